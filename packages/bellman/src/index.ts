@@ -1,0 +1,45 @@
+// Advantages and returns over token trajectories.
+
+export { actionGae } from './actionGae.js';
+export type { BatchGaeResult } from './batchTokenGae.js';
+export { batchTokenGae } from './batchTokenGae.js';
+export type { PresetOptions } from './presets.js';
+export { archer, makeTokenGae, ntpo, poad } from './presets.js';
+export type { ActionQTable } from './tabular/actionQIteration.js';
+// Tabular backups on small token MDPs (the paper's theory, exactly).
+export { actionQIteration } from './tabular/actionQIteration.js';
+export { greedyTokenDecode } from './tabular/greedyTokenDecode.js';
+export type { NtpoDiscrepancy } from './tabular/ntpoDiscrepancy.js';
+export { ntpoDiscrepancy } from './tabular/ntpoDiscrepancy.js';
+export type { IterationOptions, IterationReport } from './tabular/options.js';
+export type {
+  ActionReference,
+  SoftOptions,
+  SoftTokenQTable,
+  TokenReference,
+} from './tabular/softQIteration.js';
+export {
+  productReference,
+  softActionQIteration,
+  softBadQIteration,
+  softTokenPolicy,
+} from './tabular/softQIteration.js';
+export type { TokenAction, TokenMdp, TokenMdpState, TokenTrie } from './tabular/tokenMdp.js';
+export { buildTokenTrie, TokenMdpError } from './tabular/tokenMdp.js';
+export type { TokenQOptions, TokenQTable } from './tabular/tokenQIteration.js';
+export {
+  badQIteration,
+  ntpoQIteration,
+  tokenQ,
+  tokenQIteration,
+  trieNode,
+} from './tabular/tokenQIteration.js';
+export { tokenGae } from './tokenGae.js';
+export type {
+  ActionGaeOptions,
+  ActionSegment,
+  BootstrapMode,
+  GaeResult,
+  TokenGaeOptions,
+  TokenSegment,
+} from './types.js';

@@ -1,0 +1,62 @@
+/**
+ * One environment thread's consecutive actions t = 0..T-1, laid out token by token.
+ *
+ * Action t has `tokenCounts[t]` tokens. `values` is flat (length Σ tokenCounts): the entry for
+ * token k of action t holds V(o_t, w_<k), the critic's value of the state *before* that token,
+ * so the first token's entry is V(o_t).
+ */
+export interface TokenSegment {
+  /** r_t, one per action (length T). */
+  rewards: ArrayLike<number>;
+  /** The episode ended after action t (cuts the bootstrap and the GAE trace). Length T. */
+  dones: ArrayLike<boolean | number>;
+  /** Number of tokens of each action, each >= 1 (length T). */
+  tokenCounts: ArrayLike<number>;
+  /** Per-token values V(o_t, w_<k), flat (length Σ tokenCounts). */
+  values: ArrayLike<number>;
+  /** V of the observation after action T-1; unused when `dones[T-1]`. */
+  bootstrapValue: number;
+}
+
+/** One environment thread's consecutive actions with one value per action. */
+export interface ActionSegment {
+  /** r_t (length T). */
+  rewards: ArrayLike<number>;
+  /** The episode ended after action t (length T). */
+  dones: ArrayLike<boolean | number>;
+  /** V(o_t), one per action (length T). */
+  values: ArrayLike<number>;
+  /** V of the observation after action T-1; unused when `dones[T-1]`. */
+  bootstrapValue: number;
+}
+
+/**
+ * Where the last token of action t reads the next state's value.
+ * - `'next-first-token'`: V(o_{t+1}), the value before the next action's first token (POAD, NTPO).
+ * - `'next-last-token'`: the value before the next action's *last* token (the ARCHER variant).
+ */
+export type BootstrapMode = 'next-first-token' | 'next-last-token';
+
+export interface TokenGaeOptions {
+  /** γ, the discount between actions (γ_a in the paper). In [0, 1]. */
+  gamma: number;
+  /** λ of GAE. In [0, 1]. */
+  lambda: number;
+  /** γ_w, the discount between tokens of one action: 1 = POAD/BAD (default), γ = NTPO. */
+  intraGamma?: number;
+  /** Default `'next-first-token'`. */
+  bootstrap?: BootstrapMode;
+}
+
+export interface ActionGaeOptions {
+  /** γ, the discount between actions. In [0, 1]. */
+  gamma: number;
+  /** λ of GAE. In [0, 1]. */
+  lambda: number;
+}
+
+/** Advantages and critic regression targets (returns = advantages + values). */
+export interface GaeResult {
+  advantages: Float64Array;
+  returns: Float64Array;
+}

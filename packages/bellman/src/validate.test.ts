@@ -1,0 +1,198 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { RUNS, segmentArb, unit } from '../test/arbitraries.js';
+import { actionGae } from './actionGae.js';
+import { batchTokenGae } from './batchTokenGae.js';
+import { tokenGae } from './tokenGae.js';
+
+const base = () => ({
+  rewards: [0, 1],
+  dones: [false, true],
+  tokenCounts: [2, 1],
+  values: [0.1, 0.2, 0.3],
+  bootstrapValue: 0.5,
+});
+const opts = { gamma: 0.95, lambda: 0.95 };
+
+describe('bad input throws a typed error naming the field', () => {
+  const cases: [string, () => unknown, ErrorConstructor, RegExp][] = [
+    [
+      'rewards length',
+      () => tokenGae({ ...base(), rewards: [0] }, opts),
+      RangeError,
+      /segment\.dones/,
+    ],
+    [
+      'dones length',
+      () => tokenGae({ ...base(), dones: [false] }, opts),
+      RangeError,
+      /segment\.dones/,
+    ],
+    [
+      'tokenCounts length',
+      () => tokenGae({ ...base(), tokenCounts: [3] }, opts),
+      RangeError,
+      /segment\.tokenCounts/,
+    ],
+    [
+      'values length',
+      () => tokenGae({ ...base(), values: [1, 2] }, opts),
+      RangeError,
+      /segment\.values.*sum of tokenCounts/,
+    ],
+    [
+      'tokenCount 0',
+      () => tokenGae({ ...base(), tokenCounts: [0, 3] }, opts),
+      RangeError,
+      /tokenCounts\[0\].*at least one token/,
+    ],
+    [
+      'tokenCount 1.5',
+      () => tokenGae({ ...base(), tokenCounts: [1.5, 1.5] }, opts),
+      TypeError,
+      /tokenCounts\[0\].*integer/,
+    ],
+    [
+      'NaN reward',
+      () => tokenGae({ ...base(), rewards: [Number.NaN, 1] }, opts),
+      RangeError,
+      /segment\.rewards\[0\].*finite/,
+    ],
+    [
+      'Infinity value',
+      () => tokenGae({ ...base(), values: [0, Number.POSITIVE_INFINITY, 0] }, opts),
+      RangeError,
+      /segment\.values\[1\]/,
+    ],
+    [
+      '-Infinity bootstrap',
+      () =>
+        tokenGae(
+          { ...base(), dones: [false, false], bootstrapValue: Number.NEGATIVE_INFINITY },
+          opts,
+        ),
+      RangeError,
+      /bootstrapValue/,
+    ],
+    [
+      'NaN bootstrap',
+      () => tokenGae({ ...base(), dones: [false, false], bootstrapValue: Number.NaN }, opts),
+      RangeError,
+      /bootstrapValue/,
+    ],
+    [
+      'gamma > 1',
+      () => tokenGae(base(), { gamma: 1.01, lambda: 0.9 }),
+      RangeError,
+      /options\.gamma/,
+    ],
+    [
+      'gamma < 0',
+      () => tokenGae(base(), { gamma: -0.1, lambda: 0.9 }),
+      RangeError,
+      /options\.gamma/,
+    ],
+    [
+      'lambda NaN',
+      () => tokenGae(base(), { gamma: 0.9, lambda: Number.NaN }),
+      TypeError,
+      /options\.lambda/,
+    ],
+    [
+      'lambda > 1',
+      () => tokenGae(base(), { gamma: 0.9, lambda: 2 }),
+      RangeError,
+      /options\.lambda/,
+    ],
+    [
+      'intraGamma > 1',
+      () => tokenGae(base(), { ...opts, intraGamma: 1.5 }),
+      RangeError,
+      /options\.intraGamma/,
+    ],
+    [
+      'bad bootstrap mode',
+      () => tokenGae(base(), { ...opts, bootstrap: 'x' as never }),
+      TypeError,
+      /options\.bootstrap/,
+    ],
+    [
+      'done = 2',
+      () => tokenGae({ ...base(), dones: [2, 0] }, opts),
+      TypeError,
+      /segment\.dones\[0\]/,
+    ],
+    [
+      'missing values',
+      () => tokenGae({ ...base(), values: undefined as never }, opts),
+      TypeError,
+      /segment\.values/,
+    ],
+    [
+      'string reward',
+      () => tokenGae({ ...base(), rewards: ['1', 0] as never }, opts),
+      TypeError,
+      /segment\.rewards\[0\]/,
+    ],
+    [
+      'action values length',
+      () => actionGae({ rewards: [1], dones: [true], values: [], bootstrapValue: 0 }, opts),
+      RangeError,
+      /segment\.values/,
+    ],
+    [
+      'action lambda',
+      () =>
+        actionGae(
+          { rewards: [1], dones: [true], values: [0], bootstrapValue: 0 },
+          { gamma: 0.9, lambda: -1 },
+        ),
+      RangeError,
+      /options\.lambda/,
+    ],
+    [
+      'batch names the segment',
+      () => batchTokenGae([base(), { ...base(), rewards: [Number.NaN, 0] }], opts),
+      RangeError,
+      /segments\[1\].*rewards\[0\]/,
+    ],
+  ];
+  for (const [name, fn, type, message] of cases) {
+    it(name, () => {
+      expect(fn).toThrow(type);
+      expect(fn).toThrow(message);
+    });
+  }
+
+  it('a done last action needs no finite bootstrap value', () => {
+    expect(() => tokenGae({ ...base(), bootstrapValue: Number.NaN }, opts)).not.toThrow();
+  });
+});
+
+describe('valid input never throws', () => {
+  it('tokenGae over random segments and options', () => {
+    fc.assert(
+      fc.property(
+        segmentArb({ maxT: 12, maxTokens: 8 }),
+        unit,
+        unit,
+        unit,
+        fc.constantFrom('next-first-token' as const, 'next-last-token' as const),
+        (seg, gamma, lambda, intraGamma, bootstrap) => {
+          const out = tokenGae(seg, { gamma, lambda, intraGamma, bootstrap });
+          expect(out.advantages.length).toBe(seg.values.length);
+          for (const x of out.advantages) expect(Number.isFinite(x)).toBe(true);
+        },
+      ),
+      RUNS,
+    );
+  });
+  it('actionGae over random segments', () => {
+    fc.assert(
+      fc.property(segmentArb({ maxTokens: 1 }), unit, unit, (seg, gamma, lambda) => {
+        expect(() => actionGae(seg, { gamma, lambda })).not.toThrow();
+      }),
+      RUNS,
+    );
+  });
+});

@@ -1,0 +1,93 @@
+// Input checks shared by the advantage functions. Every error names the offending field and
+// says what a valid value looks like, so a caller can fix it without reading the source.
+
+/** Throws a RangeError unless `x` is a number in [0, 1]. */
+export function checkUnitInterval(fn: string, field: string, x: unknown): number {
+  if (typeof x !== 'number' || Number.isNaN(x)) {
+    throw new TypeError(`${fn}: \`${field}\` must be a number in [0, 1], got ${String(x)}`);
+  }
+  if (!(x >= 0 && x <= 1)) {
+    throw new RangeError(`${fn}: \`${field}\` must lie in [0, 1], got ${x}`);
+  }
+  return x;
+}
+
+/** Throws unless `x` is array-like (has a non-negative integer `length`). */
+export function checkArrayLike(fn: string, field: string, x: unknown): ArrayLike<unknown> {
+  if (
+    x === null ||
+    typeof x !== 'object' ||
+    typeof (x as { length?: unknown }).length !== 'number'
+  ) {
+    throw new TypeError(
+      `${fn}: \`${field}\` must be an array or typed array, got ${x === null ? 'null' : typeof x}`,
+    );
+  }
+  return x as ArrayLike<unknown>;
+}
+
+/** Throws unless `arr.length === expected`. */
+export function checkLength(
+  fn: string,
+  field: string,
+  arr: ArrayLike<unknown>,
+  expected: number,
+  because: string,
+): void {
+  if (arr.length !== expected) {
+    throw new RangeError(
+      `${fn}: \`${field}\` has length ${arr.length} but must have length ${expected} (${because})`,
+    );
+  }
+}
+
+/** Throws unless every entry of `arr` is a finite number. */
+export function checkFiniteArray(fn: string, field: string, arr: ArrayLike<unknown>): void {
+  for (let i = 0; i < arr.length; i++) {
+    const x = arr[i];
+    if (typeof x !== 'number') {
+      throw new TypeError(`${fn}: \`${field}[${i}]\` must be a number, got ${typeof x}`);
+    }
+    if (!Number.isFinite(x)) {
+      throw new RangeError(`${fn}: \`${field}[${i}]\` must be finite, got ${x}`);
+    }
+  }
+}
+
+/** Throws unless `x` is a finite number. */
+export function checkFinite(fn: string, field: string, x: unknown): number {
+  if (typeof x !== 'number') {
+    throw new TypeError(`${fn}: \`${field}\` must be a number, got ${typeof x}`);
+  }
+  if (!Number.isFinite(x)) throw new RangeError(`${fn}: \`${field}\` must be finite, got ${x}`);
+  return x;
+}
+
+/** Throws unless every entry of `arr` is a boolean or the number 0 or 1. */
+export function checkDones(fn: string, field: string, arr: ArrayLike<unknown>): void {
+  for (let i = 0; i < arr.length; i++) {
+    const x = arr[i];
+    if (typeof x === 'boolean' || x === 0 || x === 1) continue;
+    throw new TypeError(
+      `${fn}: \`${field}[${i}]\` must be a boolean or 0/1 (1 = the episode ended after this action), got ${String(x)}`,
+    );
+  }
+}
+
+/** Throws unless every entry of `counts` is an integer >= 1; returns their sum. */
+export function checkTokenCounts(fn: string, field: string, counts: ArrayLike<unknown>): number {
+  let total = 0;
+  for (let i = 0; i < counts.length; i++) {
+    const c = counts[i];
+    if (typeof c !== 'number' || !Number.isInteger(c)) {
+      throw new TypeError(`${fn}: \`${field}[${i}]\` must be an integer, got ${String(c)}`);
+    }
+    if (c < 1) {
+      throw new RangeError(
+        `${fn}: \`${field}[${i}]\` is ${c}, but every action has at least one token`,
+      );
+    }
+    total += c;
+  }
+  return total;
+}

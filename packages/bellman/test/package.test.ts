@@ -1,0 +1,112 @@
+// The published tarball works for a library user: `npm pack`, install into an empty project,
+// then use it through `import`, `require` and a TypeScript type-check. Also runs publint and
+// arethetypeswrong. Needs `dist/` (turbo runs `build` before `test`).
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const pkgDir = new URL('..', import.meta.url).pathname;
+const bin = (name: string) => join(pkgDir, '..', '..', 'node_modules', '.bin', name);
+const run = (cmd: string, args: string[], cwd: string) =>
+  execFileSync(cmd, args, {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 120_000,
+  });
+
+let project = '';
+
+beforeAll(() => {
+  if (!existsSync(join(pkgDir, 'dist', 'index.js'))) {
+    throw new Error(
+      'dist/ is missing: run `npm run build -w @poad/bellman` (turbo does this before test)',
+    );
+  }
+  project = mkdtempSync(join(tmpdir(), 'poad-bellman-pack-'));
+  run('npm', ['pack', '--pack-destination', project, '--loglevel=error'], pkgDir);
+  const tarball = readdirSync(project).find((f) => f.endsWith('.tgz'));
+  if (!tarball) throw new Error('npm pack produced no tarball');
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
+  run(
+    'npm',
+    ['install', '--offline', '--no-audit', '--no-fund', '--loglevel=error', `./${tarball}`],
+    project,
+  );
+}, 180_000);
+
+afterAll(() => {
+  if (project) rmSync(project, { recursive: true, force: true });
+});
+
+const segment = `{ rewards: [0, 1], dones: [false, true], tokenCounts: [2, 3], values: [0.5, 0.6, 0.7, 0.4, 0.9], bootstrapValue: 0 }`;
+
+describe('the packed tarball', () => {
+  it('ships only dist, README and package.json', () => {
+    const files = run('npm', ['pack', '--dry-run', '--json', '--loglevel=error'], pkgDir);
+    const list = (JSON.parse(files) as { files: { path: string }[] }[])[0]!.files.map(
+      (f) => f.path,
+    );
+    expect(
+      list.every((f) => f.startsWith('dist/') || f === 'README.md' || f === 'package.json'),
+    ).toBe(true);
+    expect(list).toContain('dist/index.cjs');
+    expect(list).toContain('dist/index.d.cts');
+  });
+
+  it('works through ESM import', () => {
+    writeFileSync(
+      join(project, 'esm.mjs'),
+      `import { poad, ntpo } from '@poad/bellman';\nconst s = ${segment};\nconsole.log(JSON.stringify([Array.from(poad(s, { gamma: 0.95, lambda: 0.95 }).returns), Array.from(ntpo(s, { gamma: 0.95, lambda: 1 }).returns)]));\n`,
+    );
+    const [p, n] = JSON.parse(run('node', ['esm.mjs'], project)) as number[][];
+    expect(p!.length).toBe(5);
+    // λ = 1 after a done: NTPO's returns inside the last action are γ^(tokens left) · r.
+    expect(n![2]).toBeCloseTo(0.95 ** 2, 12);
+    expect(n![4]).toBeCloseTo(1, 12);
+  });
+
+  it('works through CommonJS require', () => {
+    writeFileSync(
+      join(project, 'cjs.cjs'),
+      `const { actionGae, tokenGae } = require('@poad/bellman');\nconst s = ${segment};\nconst t = tokenGae({ ...s, tokenCounts: [1, 1], values: [0.5, 0.7] }, { gamma: 0.9, lambda: 0.8 });\nconst a = actionGae({ ...s, values: [0.5, 0.7] }, { gamma: 0.9, lambda: 0.8 });\nconsole.log(JSON.stringify([Array.from(t.advantages), Array.from(a.advantages)]));\n`,
+    );
+    const [t, a] = JSON.parse(run('node', ['cjs.cjs'], project)) as number[][];
+    expect(t).toEqual(a);
+  });
+
+  it('type-checks in a strict TypeScript project (node16 resolution)', () => {
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          module: 'node16',
+          moduleResolution: 'node16',
+          noEmit: true,
+          target: 'es2022',
+          types: [],
+        },
+        files: ['check.mts'],
+      }),
+    );
+    writeFileSync(
+      join(project, 'check.mts'),
+      `import { poad, badQIteration, type TokenSegment, type GaeResult, type TokenMdp } from '@poad/bellman';\nconst s: TokenSegment = ${segment};\nconst r: GaeResult = poad(s, { gamma: 0.9, lambda: 0.9 });\nconst m: TokenMdp = { states: [{ actions: [{ tokens: [1], reward: 1, next: [] }] }] };\nconst v: number = badQIteration(m, { gamma: 0.9 }).v[0]![0]!;\nexport { r, v };\n`,
+    );
+    run(bin('tsc'), ['-p', '.'], project);
+    // A type error must be reported: the check is able to fail.
+    writeFileSync(
+      join(project, 'check.mts'),
+      `import { poad } from '@poad/bellman';\npoad({ rewards: [0] }, { gamma: 0.9, lambda: 0.9 });\n`,
+    );
+    expect(() => run(bin('tsc'), ['-p', '.'], project)).toThrow();
+  });
+
+  it('passes publint --strict and arethetypeswrong', () => {
+    expect(run(bin('publint'), ['--strict'], pkgDir)).toMatch(/No problems found|All good/i);
+    run(bin('attw'), ['--pack', '.', '--format', 'ascii'], pkgDir);
+  });
+});

@@ -1,0 +1,11 @@
+import { describe, expect, it } from 'vitest';
+import { hello } from './hello.js';
+
+describe('hello', () => {
+  it('greets by name', () => {
+    expect(hello('poad')).toBe('hello, poad');
+  });
+  it('rejects an empty name', () => {
+    expect(() => hello('')).toThrow(TypeError);
+  });
+});
