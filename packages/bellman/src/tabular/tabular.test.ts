@@ -72,7 +72,7 @@ describe('BAD keeps the action-level optimum (paper eq. 13 vs eq. 4)', () => {
           });
         });
       }),
-      { numRuns: 100 },
+      { numRuns: 200 },
     );
   });
 });
@@ -126,7 +126,7 @@ describe('NTPO with γ_w < 1 breaks action-level optimality (paper eq. 11–12)'
           }
         },
       ),
-      { numRuns: 100 },
+      { numRuns: 200 },
     );
   });
 
@@ -186,7 +186,7 @@ describe('soft BAD (paper eq. 21)', () => {
           );
         });
       }),
-      { numRuns: 100 },
+      { numRuns: 200 },
     );
   });
 
@@ -204,7 +204,7 @@ describe('soft BAD (paper eq. 21)', () => {
           expect(Math.abs(soft.v[s]![0]! - hard.v[s]![0]!)).toBeLessThan(bound + 1e-9);
         });
       }),
-      { numRuns: 100 },
+      { numRuns: 200 },
     );
   });
 
