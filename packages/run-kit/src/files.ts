@@ -1,0 +1,58 @@
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { OptionError } from './options.js';
+
+/**
+ * Writes a file so that readers only ever see the old or the complete new content: the bytes go
+ * to a temporary file in the same directory, are flushed to disk, and then renamed over `path`.
+ */
+export function writeFileAtomicSync(path: string, data: string | Uint8Array): void {
+  const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  const fd = openSync(tmp, 'w');
+  try {
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    let off = 0;
+    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+    fsyncSync(fd);
+  } catch (err) {
+    closeSync(fd);
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+  closeSync(fd);
+  renameSync(tmp, path);
+}
+
+/** `writeFileAtomicSync` of pretty-printed JSON. */
+export function writeJsonAtomicSync(path: string, value: unknown): void {
+  writeFileAtomicSync(path, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Reads a JSON or YAML options file (by extension; `.yml`/`.yaml` are YAML). */
+export async function loadConfigFile(path: string): Promise<Record<string, unknown>> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    throw new OptionError(`--config ${path}: cannot read the file (check the path)`);
+  }
+  return parseConfigText(text, path);
+}
+
+export function parseConfigText(text: string, path: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = /\.ya?ml$/i.test(path) ? parseYaml(text) : JSON.parse(text);
+  } catch (err) {
+    throw new OptionError(
+      `--config ${path}: not valid ${/\.ya?ml$/i.test(path) ? 'YAML' : 'JSON'} (${(err as Error).message.split('\n')[0]})`,
+    );
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new OptionError(`--config ${path}: must hold an object mapping option names to values`);
+  }
+  return value as Record<string, unknown>;
+}

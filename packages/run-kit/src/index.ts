@@ -1,0 +1,30 @@
+export type { CheckpointMeta } from './checkpoint.js';
+export {
+  cleanCheckpointLeftovers,
+  latestCheckpoint,
+  replaceDir,
+  saveCheckpoint,
+} from './checkpoint.js';
+export {
+  loadConfigFile,
+  parseConfigText,
+  writeFileAtomicSync,
+  writeJsonAtomicSync,
+} from './files.js';
+export { trapInterrupts } from './interrupt.js';
+export type { MetricsRow } from './metrics.js';
+export { MetricsLog } from './metrics.js';
+export type { OptionSpec, OptionsSchema, OptionValues, ParsedArgs } from './options.js';
+export {
+  coerceOption,
+  formatHelp,
+  kebab,
+  OptionError,
+  parseArgs,
+  resolveOptions,
+} from './options.js';
+export type { LineChart, Series, TokenCreditRow } from './plot.js';
+export { lineChartSvg, svgToPng, ticks, tokenCreditSvg } from './plot.js';
+export type { ProgressOptions } from './progress.js';
+export { formatDuration, ProgressBar } from './progress.js';
+export { createRunDir, runName } from './runDir.js';

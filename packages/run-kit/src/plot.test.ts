@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { lineChartSvg, svgToPng, ticks, tokenCreditSvg } from './plot.js';
+import { formatDuration, ProgressBar } from './progress.js';
+
+describe('plots', () => {
+  const chart = {
+    title: 'Return <vs> steps',
+    xLabel: 'env steps',
+    yLabel: 'return',
+    series: [
+      {
+        name: 'poad',
+        points: [
+          [0, 0],
+          [100, 0.5],
+          [200, 0.9],
+        ] as [number, number][],
+        spread: [0, 0.1, 0.05],
+      },
+      {
+        name: 'ntpo',
+        points: [
+          [0, 0],
+          [100, 0.2],
+          [200, 0.4],
+        ] as [number, number][],
+      },
+    ],
+  };
+
+  it('draws one polyline per series, a band for spreads, escaped text and a legend', () => {
+    const svg = lineChartSvg(chart);
+    expect(svg.match(/<polyline/g)).toHaveLength(2);
+    expect(svg.match(/<polygon/g)).toHaveLength(1);
+    expect(svg).toContain('Return &lt;vs&gt; steps');
+    expect(svg).toContain('>poad</text>');
+    expect(svg.startsWith('<svg')).toBe(true);
+  });
+
+  it('maps the data range into the plot area (higher y is drawn higher up)', () => {
+    const svg = lineChartSvg({
+      ...chart,
+      series: [
+        {
+          name: 'a',
+          points: [
+            [0, 0],
+            [1, 1],
+          ],
+        },
+      ],
+    });
+    const pts = /<polyline points="([^"]+)"/
+      .exec(svg)![1]!
+      .split(' ')
+      .map((p) => p.split(',').map(Number));
+    expect(pts[1]![0]!).toBeGreaterThan(pts[0]![0]!);
+    expect(pts[1]![1]!).toBeLessThan(pts[0]![1]!);
+  });
+
+  it('makes nice ticks', () => {
+    expect(ticks(0, 1)).toEqual([0, 0.2, 0.4, 0.6, 0.8, 1]);
+    expect(ticks(0, 6000)).toEqual([0, 2000, 4000, 6000]);
+  });
+
+  it('renders PNG bytes with the PNG signature', async () => {
+    const png = await svgToPng(lineChartSvg(chart));
+    expect(Array.from(png.slice(0, 8))).toEqual([137, 80, 78, 71, 13, 10, 26, 10]);
+    expect(png.length).toBeGreaterThan(2000);
+  });
+
+  it('colours token credit by sign', () => {
+    const svg = tokenCreditSvg('credit', [
+      { state: 'kitchen', tokens: ['open', 'fridge'], advantages: [0.5, -0.25] },
+    ]);
+    expect(svg).toContain('rgba(31,119,180,1.000)');
+    expect(svg).toContain('rgba(214,39,40,0.500)');
+    expect(svg).toContain('-0.250');
+  });
+});
+
+describe('ProgressBar', () => {
+  it('shows percentage, ETA from the rate so far, and live fields', () => {
+    let t = 0;
+    const out: string[] = [];
+    const bar = new ProgressBar({
+      total: 10,
+      unit: 'it',
+      now: () => t,
+      lineIntervalMs: 0,
+      stream: { write: (s: string) => out.push(s), isTTY: false },
+    });
+    t = 20_000;
+    const text = bar.update(4, { return: 0.4567, success: '80%' });
+    expect(text).toContain(' 40% 4/10 it');
+    expect(text).toContain('ETA 30s');
+    expect(text).toContain('return 0.457 | success 80%');
+    expect(out).toHaveLength(1);
+  });
+  it('formats durations', () => {
+    expect(formatDuration(42)).toBe('42s');
+    expect(formatDuration(185)).toBe('3m05s');
+    expect(formatDuration(3720)).toBe('1h02m');
+    expect(formatDuration(Number.NaN)).toBe('--');
+  });
+});
