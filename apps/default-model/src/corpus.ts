@@ -1,0 +1,84 @@
+// Generates the default model's pretraining corpus:
+//  - random play in every VirtualHome task/variant and both Overcooked tasks: each line is an
+//    observation followed by one valid action label chosen uniformly at random, exactly the
+//    text layout the agent scores ("<observation> <action>"), so the model learns the words
+//    and the format but nothing about which action is good;
+//  - plain descriptive sentences about rooms, objects and cooking (descriptions.ts).
+// Lines are de-duplicated, shuffled and split into train and held-out files.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { createRng, type TextEnv } from '@poad/envs-core';
+import { createOvercookedEnv, OVERCOOKED_TASKS } from '@poad/envs-overcooked';
+import { createVirtualHomeEnv, VIRTUALHOME_TASKS } from '@poad/envs-virtualhome';
+import { descriptiveText } from './descriptions.js';
+
+export interface CorpusOptions {
+  seed: number;
+  /** Random-play episodes per environment. */
+  episodes: number;
+  /** Descriptive sentences. */
+  sentences: number;
+  /** Fraction of lines held out for perplexity. */
+  heldOut: number;
+}
+
+export const DEFAULT_CORPUS: CorpusOptions = {
+  seed: 1,
+  episodes: 60,
+  sentences: 20_000,
+  heldOut: 0.05,
+};
+
+async function randomPlay(env: TextEnv, episodes: number, seed: number): Promise<string[]> {
+  const rng = createRng(seed);
+  const lines: string[] = [];
+  for (let e = 0; e < episodes; e++) {
+    let step = await env.reset({ seed: seed * 1000 + e });
+    for (let t = 0; t < 200 && !(step.terminated || step.truncated); t++) {
+      const actions = step.actions;
+      if (!actions || actions.length === 0) break;
+      const action = rng.choice(actions);
+      lines.push(`${step.observation} ${action}`);
+      step = await env.step(action);
+    }
+  }
+  await env.close();
+  return lines;
+}
+
+/** Builds the corpus lines (train and held-out), deterministic for a seed. */
+export async function buildCorpus(
+  opts: CorpusOptions = DEFAULT_CORPUS,
+): Promise<{ train: string[]; heldOut: string[] }> {
+  const lines: string[] = [];
+  let k = 0;
+  for (const task of VIRTUALHOME_TASKS) {
+    lines.push(...(await randomPlay(createVirtualHomeEnv(task), opts.episodes, opts.seed + ++k)));
+  }
+  for (const task of Object.keys(OVERCOOKED_TASKS)) {
+    lines.push(
+      ...(await randomPlay(createOvercookedEnv(task as never), opts.episodes, opts.seed + ++k)),
+    );
+  }
+  const rng = createRng(opts.seed);
+  lines.push(...descriptiveText(rng, opts.sentences));
+  const unique = [...new Set(lines.map((l) => l.replace(/\s+/g, ' ').trim()))].filter(Boolean);
+  for (let i = unique.length - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    [unique[i], unique[j]] = [unique[j]!, unique[i]!];
+  }
+  const nHeld = Math.max(1, Math.round(unique.length * opts.heldOut));
+  return { heldOut: unique.slice(0, nHeld), train: unique.slice(nHeld) };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const out = resolve(process.argv[2] ?? 'build/corpus');
+  mkdirSync(out, { recursive: true });
+  const { train, heldOut } = await buildCorpus();
+  writeFileSync(join(out, 'train.txt'), `${train.join('\n')}\n`);
+  writeFileSync(join(out, 'heldout.txt'), `${heldOut.join('\n')}\n`);
+  const chars = train.reduce((s, l) => s + l.length + 1, 0);
+  console.log(
+    `corpus: ${train.length} train lines (${(chars / 1e6).toFixed(2)} MB), ${heldOut.length} held-out lines -> ${out}`,
+  );
+}
