@@ -1,0 +1,13 @@
+export type { CellCode } from './codes.js';
+export { CELL, GRID, MOVE, VIEW_RADIUS } from './codes.js';
+export { createOvercookedEnv, OvercookedEnv } from './env.js';
+export type { OvercookedEnvOptions, ResolvedOvercookedOptions } from './options.js';
+export { registerOvercookedEnvs } from './register.js';
+export { renderSvg as renderOvercookedSvg } from './render-svg.js';
+export { renderText as renderOvercookedText } from './render-text.js';
+export type { OvercookedRewards } from './rewards.js';
+export { DEFAULT_REWARDS, PRIMITIVE_DISCOUNT } from './rewards.js';
+export type { ItemSnapshot, OvercookedSnapshot } from './snapshot.js';
+export type { FoodKind, MacroKind, OvercookedTask, OvercookedTaskName } from './tasks.js';
+export { OVERCOOKED_TASKS } from './tasks.js';
+export type { OvercookedFixes } from './world.js';
