@@ -1,0 +1,20 @@
+export type { CheckEnvOptions, CheckEnvReport } from './check-env.js';
+export { checkEnv } from './check-env.js';
+export {
+  ConformanceError,
+  DuplicateEnvError,
+  EnvArgumentError,
+  EpisodeOverError,
+  InvalidActionError,
+  NotResetError,
+  UnknownEnvError,
+} from './errors.js';
+export { findLabelProblem } from './labels.js';
+export type { EnvSpec } from './registry.js';
+export { envSpec, listEnvs, makeEnv, registerEnv, unregisterEnv } from './registry.js';
+export { discountedReturn, ReturnTracker } from './returns.js';
+export type { Rng, RngState } from './rng.js';
+export { createRng, deriveSeed, mix32 } from './rng.js';
+export type { EnvFactory, EnvMeta, TextEnv, TextStep } from './types.js';
+export type { EpisodeStats, VecEnvOptions } from './vec-env.js';
+export { makeVecEnv, VecEnv } from './vec-env.js';

@@ -1,0 +1,184 @@
+import { EnvArgumentError, NotResetError } from './errors.js';
+import { deriveSeed } from './rng.js';
+import type { TextEnv, TextStep } from './types.js';
+
+/** Statistics of a finished episode, placed in `info.episode` by `VecEnv` on auto-reset. */
+export interface EpisodeStats {
+  /** The env's `info.discountedReturn`, or the plain sum of rewards when the env gives none. */
+  discountedReturn: number;
+  /** The env's `info.length`, or the number of `step` calls when the env gives none. */
+  length: number;
+  /** The env's `info.success`, when it reports one. */
+  success?: boolean;
+}
+
+/** Options of `VecEnv` and `makeVecEnv`. */
+export interface VecEnvOptions {
+  /** Base seed (default 0); see `VecEnv.episodeSeed` for how each reset's seed is derived. */
+  seed?: number;
+}
+
+/**
+ * Steps N environments together, concurrently, with same-step auto-reset.
+ *
+ * When env i's step ends its episode (`terminated || truncated`), the returned `TextStep` carries
+ * the finished step's `reward`, `terminated` and `truncated`, but the NEW episode's first
+ * `observation` and `actions`. Its `info` holds the reset's info plus `finalObservation`,
+ * `finalActions`, `finalInfo` (the finished step's info) and `episode` ({@link EpisodeStats}).
+ *
+ * Every reset of env i uses the seed `deriveSeed(seed, i, k)`, where k counts that env's resets
+ * (0 for the first), so a run is reproducible from `options.seed` alone.
+ */
+export class VecEnv {
+  /** Number of environments. */
+  readonly size: number;
+  private readonly baseSeed: number;
+  private readonly episodes: number[];
+  private readonly rewardSums: number[];
+  private readonly stepCounts: number[];
+  private started = false;
+  private closed = false;
+  private busy = false;
+
+  constructor(
+    private readonly envs: TextEnv[],
+    options: VecEnvOptions = {},
+  ) {
+    if (!Array.isArray(envs) || envs.length === 0) {
+      throw new EnvArgumentError('VecEnv(envs)', 'expected a non-empty array of TextEnv.');
+    }
+    const seed = options.seed ?? 0;
+    if (!Number.isInteger(seed)) {
+      throw new EnvArgumentError('VecEnv(options.seed)', `expected an integer, got ${seed}.`);
+    }
+    this.baseSeed = seed;
+    this.size = envs.length;
+    this.episodes = envs.map(() => 0);
+    this.rewardSums = envs.map(() => 0);
+    this.stepCounts = envs.map(() => 0);
+  }
+
+  /** The seed of env `index`'s reset number `episode` (0-based): `deriveSeed(seed, index, episode)`. */
+  episodeSeed(index: number, episode: number): number {
+    return deriveSeed(this.baseSeed, index, episode);
+  }
+
+  /** Resets every env (each with its next derived seed). */
+  async reset(): Promise<TextStep[]> {
+    this.assertReady('reset');
+    this.busy = true;
+    try {
+      const steps = await Promise.all(this.envs.map((_, i) => this.resetOne(i)));
+      this.started = true;
+      return steps;
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /**
+   * Steps env i with `actions[i]`, auto-resetting envs whose episode ended. If an env throws
+   * (e.g. `InvalidActionError`), the promise rejects with that error; the other envs may
+   * already have taken their step.
+   */
+  async step(actions: readonly string[]): Promise<TextStep[]> {
+    this.assertReady('step');
+    if (!this.started) throw new NotResetError(this.label());
+    if (!Array.isArray(actions) || actions.length !== this.size) {
+      throw new EnvArgumentError(
+        'VecEnv.step(actions)',
+        `expected ${this.size} actions (one per env), got ${Array.isArray(actions) ? actions.length : typeof actions}.`,
+      );
+    }
+    this.busy = true;
+    try {
+      return await Promise.all(
+        this.envs.map((env, i) => this.stepOne(env, i, actions[i] as string)),
+      );
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /** Closes every env. Safe to call twice. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all(this.envs.map((env) => env.close()));
+  }
+
+  private async resetOne(i: number): Promise<TextStep> {
+    const env = this.envs[i] as TextEnv;
+    const seed = this.episodeSeed(i, this.episodes[i] as number);
+    this.episodes[i] = (this.episodes[i] as number) + 1;
+    this.rewardSums[i] = 0;
+    this.stepCounts[i] = 0;
+    return env.reset({ seed });
+  }
+
+  private async stepOne(env: TextEnv, i: number, action: string): Promise<TextStep> {
+    const step = await env.step(action);
+    this.rewardSums[i] = (this.rewardSums[i] as number) + step.reward;
+    this.stepCounts[i] = (this.stepCounts[i] as number) + 1;
+    if (!step.terminated && !step.truncated) return step;
+    const episode = episodeStats(step, this.rewardSums[i] as number, this.stepCounts[i] as number);
+    const next = await this.resetOne(i);
+    return {
+      observation: next.observation,
+      actions: next.actions,
+      reward: step.reward,
+      terminated: step.terminated,
+      truncated: step.truncated,
+      info: {
+        ...next.info,
+        finalObservation: step.observation,
+        finalActions: step.actions,
+        finalInfo: step.info,
+        episode,
+      },
+    };
+  }
+
+  private assertReady(method: string): void {
+    if (this.closed) {
+      throw new EnvArgumentError(`VecEnv.${method}`, 'this VecEnv is closed; create a new one.');
+    }
+    if (this.busy) {
+      throw new EnvArgumentError(
+        `VecEnv.${method}`,
+        'the previous reset() or step() has not finished; await it before calling again.',
+      );
+    }
+  }
+
+  private label(): string {
+    return `VecEnv(${this.envs.map((e) => e.id).join(', ')})`;
+  }
+}
+
+function episodeStats(step: TextStep, rewardSum: number, steps: number): EpisodeStats {
+  const { discountedReturn, length, success } = step.info;
+  const stats: EpisodeStats = {
+    discountedReturn:
+      typeof discountedReturn === 'number' && Number.isFinite(discountedReturn)
+        ? discountedReturn
+        : rewardSum,
+    length: typeof length === 'number' && Number.isFinite(length) ? length : steps,
+  };
+  if (typeof success === 'boolean') stats.success = success;
+  return stats;
+}
+
+/** Creates `n` environments with `factory` and wraps them in a {@link VecEnv}. */
+export function makeVecEnv(factory: () => TextEnv, n: number, options: VecEnvOptions = {}): VecEnv {
+  if (!Number.isInteger(n) || n < 1) {
+    throw new EnvArgumentError('makeVecEnv(n)', `expected a positive integer, got ${String(n)}.`);
+  }
+  if (typeof factory !== 'function') {
+    throw new EnvArgumentError('makeVecEnv(factory)', 'expected a function returning a TextEnv.');
+  }
+  return new VecEnv(
+    Array.from({ length: n }, () => factory()),
+    options,
+  );
+}

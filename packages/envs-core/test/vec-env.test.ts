@@ -1,0 +1,161 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { EnvArgumentError, NotResetError } from '../src/errors.js';
+import { deriveSeed } from '../src/rng.js';
+import type { TextEnv, TextStep } from '../src/types.js';
+import { makeVecEnv, VecEnv } from '../src/vec-env.js';
+import { GuessEnv } from './guess-env.js';
+
+/** Records every reset seed and can hold steps until released. */
+class SpyEnv implements TextEnv {
+  readonly id = 'test/spy';
+  readonly seeds: number[] = [];
+  closed = 0;
+  constructor(private readonly inner: TextEnv = new GuessEnv()) {}
+  reset(options?: { seed?: number }): Promise<TextStep> {
+    this.seeds.push(options?.seed ?? -1);
+    return this.inner.reset(options);
+  }
+  step(action: string): Promise<TextStep> {
+    return this.inner.step(action);
+  }
+  async close(): Promise<void> {
+    this.closed += 1;
+  }
+}
+
+describe('VecEnv', () => {
+  it('derives reset seeds from the base seed, env index and episode counter', async () => {
+    const spies = [new SpyEnv(), new SpyEnv(), new SpyEnv()];
+    const vec = new VecEnv(spies, { seed: 42 });
+    await vec.reset();
+    await vec.reset();
+    spies.forEach((spy, i) => {
+      expect(spy.seeds).toEqual([deriveSeed(42, i, 0), deriveSeed(42, i, 1)]);
+    });
+    expect(vec.episodeSeed(2, 1)).toBe(deriveSeed(42, 2, 1));
+    expect(new VecEnv([new SpyEnv()]).episodeSeed(0, 0)).toBe(deriveSeed(0, 0, 0));
+  });
+
+  it('auto-resets in the same step and reports the finished episode in info', async () => {
+    // maxSteps 1: every step ends the episode
+    const vec = makeVecEnv(() => new GuessEnv({ maxSteps: 1 }), 2, { seed: 5 });
+    const first = await vec.reset();
+    const out = await vec.step(['guess 0', 'guess 1']);
+    // reproduce by hand: the same env, seeded like the VecEnv's first episode
+    for (let i = 0; i < 2; i++) {
+      const manual = new GuessEnv({ maxSteps: 1 });
+      await manual.reset({ seed: deriveSeed(5, i, 0) });
+      const finished = await manual.step(`guess ${i}`);
+      const next = await manual.reset({ seed: deriveSeed(5, i, 1) });
+      const got = out[i] as TextStep;
+      expect(got.observation).toBe(next.observation);
+      expect(got.actions).toEqual(next.actions);
+      expect(got.reward).toBe(finished.reward);
+      expect(got.terminated).toBe(finished.terminated);
+      expect(got.truncated).toBe(finished.truncated);
+      expect(got.info.finalObservation).toBe(finished.observation);
+      expect(got.info.finalActions).toEqual(finished.actions);
+      expect(got.info.finalInfo).toEqual(finished.info);
+      expect(got.info.episode).toEqual({
+        discountedReturn: finished.info.discountedReturn,
+        length: 1,
+        success: finished.reward === 1,
+      });
+      expect(first[i]?.observation).toBe(
+        (await new GuessEnv().reset({ seed: deriveSeed(5, i, 0) })).observation,
+      );
+    }
+  });
+
+  it('equals stepping each env by hand with the derived seeds (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 1000 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.array(fc.array(fc.nat(4), { minLength: 4, maxLength: 4 }), { maxLength: 12 }),
+        async (seed, n, moves) => {
+          const vec = makeVecEnv(() => new GuessEnv(), n, { seed });
+          await vec.reset();
+          const manual = Array.from({ length: n }, () => new GuessEnv());
+          const episodes = manual.map(() => 0);
+          await Promise.all(
+            manual.map((env, i) => env.reset({ seed: deriveSeed(seed, i, episodes[i]!++) })),
+          );
+          for (const move of moves) {
+            const actions = move.slice(0, n).map((g) => `guess ${g}`);
+            const got = await vec.step(actions);
+            for (let i = 0; i < n; i++) {
+              let want = await manual[i]!.step(actions[i]!);
+              const rewardWanted = want.reward;
+              if (want.terminated || want.truncated) {
+                expect(got[i]!.info.episode).toMatchObject({ length: want.info.length });
+                want = await manual[i]!.reset({ seed: deriveSeed(seed, i, episodes[i]!++) });
+              }
+              expect(got[i]!.observation).toBe(want.observation);
+              expect(got[i]!.reward).toBe(rewardWanted);
+            }
+          }
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
+  it('steps the envs concurrently', async () => {
+    let started = 0;
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    class SlowEnv extends GuessEnv {
+      override async step(action: string): Promise<TextStep> {
+        started += 1;
+        if (started === 3) release();
+        await gate; // would deadlock if the envs were stepped one after another
+        return super.step(action);
+      }
+    }
+    const vec = makeVecEnv(() => new SlowEnv(), 3);
+    await vec.reset();
+    const out = await vec.step(['guess 0', 'guess 0', 'guess 0']);
+    expect(out).toHaveLength(3);
+    expect(started).toBe(3);
+  });
+
+  it('falls back to the reward sum and step count when an env gives no episode info', async () => {
+    const vec = makeVecEnv(() => new GuessEnv({ bug: 'no-return-info', maxSteps: 2 }), 1, {
+      seed: 1,
+    });
+    await vec.reset();
+    let out = await vec.step(['guess 0']);
+    if (!(out[0]!.terminated || out[0]!.truncated)) out = await vec.step(['guess 0']);
+    const ep = out[0]!.info.episode as { discountedReturn: number; length: number };
+    expect(ep.length).toBeGreaterThanOrEqual(1);
+    expect(ep.discountedReturn).toBe(out[0]!.reward);
+    expect('success' in ep).toBe(false);
+  });
+
+  it('rejects wrong usage with typed errors', async () => {
+    expect(() => new VecEnv([])).toThrow(EnvArgumentError);
+    expect(() => makeVecEnv(() => new GuessEnv(), 0)).toThrow(/makeVecEnv\(n\)/);
+    expect(() => new VecEnv([new GuessEnv()], { seed: 0.5 })).toThrow(EnvArgumentError);
+    const vec = makeVecEnv(() => new GuessEnv(), 2);
+    await expect(vec.step(['guess 0', 'guess 1'])).rejects.toBeInstanceOf(NotResetError);
+    await vec.reset();
+    await expect(vec.step(['guess 0'])).rejects.toThrow(/expected 2 actions/);
+    const pending = vec.step(['guess 0', 'guess 1']);
+    await expect(vec.step(['guess 0', 'guess 1'])).rejects.toThrow(/has not finished/);
+    await pending;
+  });
+
+  it('closes every env once, even when close is called twice', async () => {
+    const spies = [new SpyEnv(), new SpyEnv()];
+    const vec = new VecEnv(spies);
+    expect(vec.size).toBe(2);
+    await vec.close();
+    await vec.close();
+    expect(spies.map((s) => s.closed)).toEqual([1, 1]);
+    await expect(vec.reset()).rejects.toThrow(/closed/);
+  });
+});
