@@ -16,5 +16,5 @@ export { discountedReturn, ReturnTracker } from './returns.js';
 export type { Rng, RngState } from './rng.js';
 export { createRng, deriveSeed, mix32 } from './rng.js';
 export type { EnvFactory, EnvMeta, TextEnv, TextStep } from './types.js';
-export type { EpisodeStats, VecEnvOptions } from './vec-env.js';
+export type { EpisodeStats, VecEnvOptions, VecEnvState } from './vec-env.js';
 export { makeVecEnv, VecEnv } from './vec-env.js';

@@ -12,6 +12,19 @@ export interface EpisodeStats {
   success?: boolean;
 }
 
+/**
+ * Where every env of a {@link VecEnv} stands, as plain data: how many resets it has had and the
+ * actions taken since the last one. Environments are deterministic given their reset seed, so
+ * `VecEnv.restore` rebuilds the exact state by replaying the actions.
+ */
+export interface VecEnvState {
+  seed: number;
+  /** Resets done by each env (its current episode is number `episodes[i] - 1`). */
+  episodes: number[];
+  /** Actions taken by each env since its last reset, in order. */
+  actions: string[][];
+}
+
 /** Options of `VecEnv` and `makeVecEnv`. */
 export interface VecEnvOptions {
   /** Base seed (default 0); see `VecEnv.episodeSeed` for how each reset's seed is derived. */
@@ -36,6 +49,7 @@ export class VecEnv {
   private readonly episodes: number[];
   private readonly rewardSums: number[];
   private readonly stepCounts: number[];
+  private readonly actionLogs: string[][];
   private started = false;
   private closed = false;
   private busy = false;
@@ -56,6 +70,69 @@ export class VecEnv {
     this.episodes = envs.map(() => 0);
     this.rewardSums = envs.map(() => 0);
     this.stepCounts = envs.map(() => 0);
+    this.actionLogs = envs.map(() => []);
+  }
+
+  /** The plain-data state to save with a checkpoint (see {@link VecEnvState}). */
+  getState(): VecEnvState {
+    if (!this.started) throw new NotResetError(this.label());
+    return {
+      seed: this.baseSeed,
+      episodes: [...this.episodes],
+      actions: this.actionLogs.map((a) => [...a]),
+    };
+  }
+
+  /**
+   * Puts every env back where `state` says, by resetting it with the seed of its current
+   * episode and replaying the recorded actions; returns the current steps (as `reset` would).
+   * The environments must be deterministic and of the same kind as when the state was saved.
+   */
+  async restore(state: VecEnvState): Promise<TextStep[]> {
+    this.assertReady('restore');
+    if (
+      state?.seed !== this.baseSeed ||
+      !Array.isArray(state.episodes) ||
+      state.episodes.length !== this.size ||
+      !Array.isArray(state.actions) ||
+      state.actions.length !== this.size ||
+      state.episodes.some((e) => !Number.isInteger(e) || e < 1)
+    ) {
+      throw new EnvArgumentError(
+        'VecEnv.restore(state)',
+        `the state does not fit this VecEnv (size ${this.size}, seed ${this.baseSeed}); restore with the same number of envs and seed it was saved with.`,
+      );
+    }
+    this.busy = true;
+    try {
+      const steps = await Promise.all(
+        this.envs.map(async (env, i) => {
+          const episode = (state.episodes[i] as number) - 1;
+          let step = await env.reset({ seed: this.episodeSeed(i, episode) });
+          this.episodes[i] = episode + 1;
+          this.rewardSums[i] = 0;
+          this.stepCounts[i] = 0;
+          this.actionLogs[i] = [];
+          for (const action of state.actions[i] as string[]) {
+            step = await env.step(action);
+            this.rewardSums[i] = (this.rewardSums[i] as number) + step.reward;
+            this.stepCounts[i] = (this.stepCounts[i] as number) + 1;
+            (this.actionLogs[i] as string[]).push(action);
+            if (step.terminated || step.truncated) {
+              throw new EnvArgumentError(
+                'VecEnv.restore(state)',
+                `replaying env ${i} ended its episode early; the environment is not deterministic or differs from the one saved.`,
+              );
+            }
+          }
+          return step;
+        }),
+      );
+      this.started = true;
+      return steps;
+    } finally {
+      this.busy = false;
+    }
   }
 
   /** The seed of env `index`'s reset number `episode` (0-based): `deriveSeed(seed, index, episode)`. */
@@ -113,11 +190,13 @@ export class VecEnv {
     this.episodes[i] = (this.episodes[i] as number) + 1;
     this.rewardSums[i] = 0;
     this.stepCounts[i] = 0;
+    this.actionLogs[i] = [];
     return env.reset({ seed });
   }
 
   private async stepOne(env: TextEnv, i: number, action: string): Promise<TextStep> {
     const step = await env.step(action);
+    (this.actionLogs[i] as string[]).push(action);
     this.rewardSums[i] = (this.rewardSums[i] as number) + step.reward;
     this.stepCounts[i] = (this.stepCounts[i] as number) + 1;
     if (!step.terminated && !step.truncated) return step;

@@ -159,3 +159,59 @@ describe('VecEnv', () => {
     await expect(vec.reset()).rejects.toThrow(/closed/);
   });
 });
+
+describe('VecEnv state and restore', () => {
+  const play = async (vec: VecEnv, steps: TextStep[], choices: number[]) => {
+    const out: TextStep[] = [];
+    let cur = steps;
+    for (const c of choices) {
+      const actions = cur.map(
+        (s) => (s.actions as readonly string[])[c % (s.actions as readonly string[]).length]!,
+      );
+      cur = await vec.step(actions);
+      out.push(...cur);
+    }
+    return out;
+  };
+
+  it('a restored VecEnv continues exactly like the original (replay of the saved actions)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 1000 }),
+        fc.array(fc.nat(50), { maxLength: 25 }),
+        fc.array(fc.nat(50), { minLength: 1, maxLength: 25 }),
+        async (seed, before, after) => {
+          const a = makeVecEnv(() => new GuessEnv(), 3, { seed });
+          const start = await a.reset();
+          const mid = await play(a, start, before);
+          const state = JSON.parse(JSON.stringify(a.getState()));
+          const current = before.length ? mid.slice(-3) : start;
+          const continued = await play(a, current, after);
+
+          const b = makeVecEnv(() => new GuessEnv(), 3, { seed });
+          const restored = await b.restore(state);
+          expect(restored.map((s) => s.observation)).toEqual(current.map((s) => s.observation));
+          const replayed = await play(b, restored, after);
+          expect(replayed.map((s) => [s.observation, s.reward, s.terminated, s.truncated])).toEqual(
+            continued.map((s) => [s.observation, s.reward, s.terminated, s.truncated]),
+          );
+          expect(b.getState()).toEqual(a.getState());
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('rejects a state saved with another seed or size, and getState before reset', async () => {
+    const a = makeVecEnv(() => new GuessEnv(), 2, { seed: 1 });
+    expect(() => a.getState()).toThrow(NotResetError);
+    await a.reset();
+    const state = a.getState();
+    await expect(makeVecEnv(() => new GuessEnv(), 2, { seed: 2 }).restore(state)).rejects.toThrow(
+      /same number of envs and seed/,
+    );
+    await expect(makeVecEnv(() => new GuessEnv(), 3, { seed: 1 }).restore(state)).rejects.toThrow(
+      EnvArgumentError,
+    );
+  });
+});
