@@ -58,6 +58,46 @@ export function saveCheckpoint(
   return final;
 }
 
+/**
+ * Like {@link saveCheckpoint}, but `populate` writes the files itself into the (temporary)
+ * checkpoint directory it is given, e.g. with a library's own save function.
+ */
+export async function saveCheckpointWith(
+  runDir: string,
+  meta: CheckpointMeta,
+  populate: (dir: string) => Promise<void>,
+  options: { keep?: number } = {},
+): Promise<string> {
+  const root = join(runDir, 'checkpoints');
+  mkdirSync(root, { recursive: true });
+  const name = `iter-${String(meta.iteration).padStart(8, '0')}`;
+  const tmp = join(root, `.${name}.${process.pid}.tmp`);
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  try {
+    await populate(tmp);
+    writeFileSync(join(tmp, 'meta.json'), `${JSON.stringify(meta, null, 2)}\n`);
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw err;
+  }
+  const final = join(root, name);
+  rmSync(final, { recursive: true, force: true });
+  renameSync(tmp, final);
+  writeJsonAtomicSync(join(root, 'latest.json'), { name, iteration: meta.iteration });
+  pruneCheckpoints(root, name, options.keep ?? 3);
+  return final;
+}
+
+function pruneCheckpoints(root: string, newest: string, keep: number): void {
+  const all = readdirSync(root)
+    .filter((n) => NAME.test(n))
+    .sort();
+  for (const old of all.slice(0, Math.max(0, all.length - keep))) {
+    if (old !== newest) rmSync(join(root, old), { recursive: true, force: true });
+  }
+}
+
 /** The newest complete checkpoint of a run directory, or `null` if there is none. */
 export function latestCheckpoint(runDir: string): { dir: string; meta: CheckpointMeta } | null {
   const root = join(runDir, 'checkpoints');

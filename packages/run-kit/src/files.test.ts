@@ -89,3 +89,23 @@ describe('checkpoints', () => {
     expect(() => saveCheckpoint(d, { iteration: 1 }, { '../evil': 'x' })).toThrow(/relative/);
   });
 });
+
+describe('saveCheckpointWith', () => {
+  it('lets a callback fill the directory and discards it if the callback fails', async () => {
+    const { saveCheckpointWith } = await import('./checkpoint.js');
+    const d = tmp();
+    await saveCheckpointWith(d, { iteration: 1 }, async (dir) =>
+      writeFileSync(join(dir, 'w.bin'), 'w1'),
+    );
+    await expect(
+      saveCheckpointWith(d, { iteration: 2 }, async (dir) => {
+        writeFileSync(join(dir, 'w.bin'), 'half');
+        throw new Error('disk full');
+      }),
+    ).rejects.toThrow('disk full');
+    const found = latestCheckpoint(d)!;
+    expect(found.meta.iteration).toBe(1);
+    expect(readFileSync(join(found.dir, 'w.bin'), 'utf8')).toBe('w1');
+    expect(readdirSync(join(d, 'checkpoints')).sort()).toEqual(['iter-00000001', 'latest.json']);
+  });
+});

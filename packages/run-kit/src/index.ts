@@ -4,6 +4,7 @@ export {
   latestCheckpoint,
   replaceDir,
   saveCheckpoint,
+  saveCheckpointWith,
 } from './checkpoint.js';
 export {
   loadConfigFile,

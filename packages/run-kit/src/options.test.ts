@@ -117,8 +117,17 @@ describe('parseArgs / resolveOptions', () => {
     expect(() => parseConfigText('{', 'x.json')).toThrow(/not valid JSON/);
   });
 
-  it('reports a missing required option', () => {
+  it('reports a missing required option and allows optional ones to stay unset', () => {
     expect(() => resolveOptions(schema, {})).toThrow(/--lr/);
+    const withOptional = {
+      ...schema,
+      resume: { type: 'string', optional: true, description: 'Run to resume' },
+    } satisfies OptionsSchema;
+    const v = resolveOptions(withOptional, { lr: 1 });
+    expect(v.resume).toBeUndefined();
+    expect(formatHelp(withOptional, { usage: 'x', summary: 'y' })).toContain(
+      'Run to resume (default: unset)',
+    );
   });
 
   it('help lists every option with its default and meaning', () => {

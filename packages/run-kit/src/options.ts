@@ -1,5 +1,11 @@
-/** One command-line / config-file option. Names are camelCase here and kebab-case on the CLI. */
-export type OptionSpec =
+/**
+ * One command-line / config-file option. Names are camelCase here and kebab-case on the CLI.
+ * An option without a default is required unless it is marked `optional` (then it may stay
+ * undefined).
+ */
+export type OptionSpec = OptionKind & { optional?: boolean };
+
+type OptionKind =
   | { type: 'string'; description: string; default?: string; placeholder?: string }
   | {
       type: 'number' | 'integer';
@@ -20,13 +26,17 @@ export type OptionSpec =
 
 export type OptionsSchema = Record<string, OptionSpec>;
 
-type ValueOf<S extends OptionSpec> = S extends { type: 'string' | 'enum' }
+type BaseValue<S extends OptionSpec> = S extends { type: 'string' | 'enum' }
   ? string
   : S extends { type: 'number' | 'integer' }
     ? number
     : S extends { type: 'boolean' }
       ? boolean
       : readonly string[];
+
+type ValueOf<S extends OptionSpec> = S extends { optional: true }
+  ? BaseValue<S> | undefined
+  : BaseValue<S>;
 
 export type OptionValues<T extends OptionsSchema> = { [K in keyof T]: ValueOf<T[K]> };
 
@@ -226,7 +236,7 @@ export function resolveOptions<T extends OptionsSchema>(
     }
   }
   Object.assign(out, explicit);
-  const missing = Object.keys(schema).filter((k) => out[k] === undefined);
+  const missing = Object.keys(schema).filter((k) => out[k] === undefined && !schema[k]!.optional);
   if (missing.length) {
     throw new OptionError(
       `missing required option(s): ${missing.map((k) => `--${kebab(k)}`).join(', ')}`,
@@ -259,7 +269,14 @@ export function formatHelp(
         : spec.type === 'list' && spec.choices
           ? ` (from: ${spec.choices.join(', ')})`
           : '';
-    const shown = def === undefined ? 'required' : Array.isArray(def) ? def.join(',') : String(def);
+    const shown =
+      def === undefined
+        ? spec.optional
+          ? 'unset'
+          : 'required'
+        : Array.isArray(def)
+          ? def.join(',')
+          : String(def);
     return [
       `  --${kebab(key)}${value}`,
       `${spec.description}${range} (default: ${shown})`,
