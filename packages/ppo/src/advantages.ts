@@ -1,0 +1,96 @@
+import { actionGae, archer, ntpo, poad } from '@poad/bellman';
+import type { PpoConfig } from './config.js';
+import type { RolloutBuffer } from './rollout-buffer.js';
+
+/** Advantages and critic targets of a rollout. */
+export interface Advantages {
+  /** 'token': aligned with `buffer.actionIds`; 'action': one entry per sample (t·N + n). */
+  readonly level: 'token' | 'action';
+  /** GAE advantages. */
+  readonly advantages: Float64Array;
+  /** Returns R = A + V, the critic's regression targets. */
+  readonly returns: Float64Array;
+}
+
+interface Segment {
+  steps: number[];
+  bootstrapValue: number;
+}
+
+/**
+ * Splits environment n's T steps into segments that each end either at the rollout's end
+ * (bootstrap V(o_T)) or after a truncated step (bootstrap V(final observation)); terminated
+ * steps stay inside a segment as dones (no bootstrap).
+ */
+function segmentsOf(buffer: RolloutBuffer, n: number, truncAsTerm: boolean): Segment[] {
+  const out: Segment[] = [];
+  let steps: number[] = [];
+  for (let t = 0; t < buffer.numSteps; t++) {
+    const i = t * buffer.numEnvs + n;
+    steps.push(i);
+    const cut = !truncAsTerm && buffer.truncated[i] === 1 && buffer.terminated[i] === 0;
+    if (cut) {
+      out.push({ steps, bootstrapValue: buffer.finalValues[i]! });
+      steps = [];
+    }
+  }
+  if (steps.length > 0) out.push({ steps, bootstrapValue: buffer.bootstrapValues[n]! });
+  return out;
+}
+
+/**
+ * Advantages and returns from `@poad/bellman`, per environment and segment:
+ * poad → BAD (γ_w = 1); ntpo → γ_w = `intraGamma ?? γ`; archer → NTPO with the next action's
+ * last-token value as bootstrap; twosome → action-level GAE on V(o_t) (value column 0).
+ *
+ * Truncation: a truncated, non-terminated step ends its segment with bootstrap
+ * V(final observation); with `truncationAsTermination` it is a done instead (original code).
+ */
+export function computeAdvantages(buffer: RolloutBuffer, config: PpoConfig): Advantages {
+  const level = config.algorithm === 'twosome' ? 'action' : 'token';
+  const size = level === 'token' ? buffer.tokenCount : buffer.size;
+  const advantages = new Float64Array(size);
+  const returns = new Float64Array(size);
+  const opts = { gamma: config.gamma, lambda: config.gaeLambda };
+  for (let n = 0; n < buffer.numEnvs; n++) {
+    for (const seg of segmentsOf(buffer, n, config.truncationAsTermination)) {
+      const rewards = seg.steps.map((i) => buffer.rewards[i]!);
+      const dones = seg.steps.map(
+        (i) =>
+          buffer.terminated[i] === 1 ||
+          (config.truncationAsTermination && buffer.truncated[i] === 1),
+      );
+      if (level === 'action') {
+        const values = seg.steps.map((i) => buffer.values[buffer.actionOffsets[i]!]!);
+        const r = actionGae({ rewards, dones, values, bootstrapValue: seg.bootstrapValue }, opts);
+        seg.steps.forEach((i, j) => {
+          advantages[i] = r.advantages[j]!;
+          returns[i] = r.returns[j]!;
+        });
+        continue;
+      }
+      const tokenCounts = seg.steps.map((i) => buffer.actionLength(i));
+      const values: number[] = [];
+      for (const i of seg.steps) {
+        for (let k = buffer.actionOffsets[i]!; k < buffer.actionOffsets[i + 1]!; k++) {
+          values.push(buffer.values[k]!);
+        }
+      }
+      const segment = { rewards, dones, tokenCounts, values, bootstrapValue: seg.bootstrapValue };
+      const r =
+        config.algorithm === 'poad'
+          ? poad(segment, opts)
+          : config.algorithm === 'archer'
+            ? archer(segment, opts)
+            : ntpo(segment, { ...opts, intraGamma: config.intraGamma ?? config.gamma });
+      let o = 0;
+      for (const i of seg.steps) {
+        for (let k = buffer.actionOffsets[i]!; k < buffer.actionOffsets[i + 1]!; k++, o++) {
+          advantages[k] = r.advantages[o]!;
+          returns[k] = r.returns[o]!;
+        }
+      }
+    }
+  }
+  return { level, advantages, returns };
+}

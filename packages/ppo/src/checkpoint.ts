@@ -1,0 +1,95 @@
+import * as tf from '@tensorflow/tfjs-core';
+import type { AdamState } from './adam.js';
+import type { Algorithm } from './config.js';
+import { CheckpointMismatchError } from './errors.js';
+import type { RngState } from './rng.js';
+
+/** A tensor as plain data. */
+export interface TensorData {
+  /** Tensor shape. */
+  shape: number[];
+  /** Row-major float32 values. */
+  data: Float32Array;
+}
+
+/** Step counters of a run. */
+export interface TrainerCounters {
+  /** Completed iterations (rollout + update). */
+  iterations: number;
+  /** Environment steps taken (T·N per iteration). */
+  envSteps: number;
+  /** Actor optimiser steps taken (skipped minibatches excluded). */
+  actorUpdates: number;
+}
+
+/**
+ * Everything needed to resume a run exactly, as plain data (typed arrays and numbers): trainable
+ * actor weights (e.g. LoRA adapters), critic weights (value head), both optimisers' moments, the
+ * generator state and the counters. The frozen base model is not included.
+ *
+ * Resuming is bit-exact when the environments are also at the same point. The trainer does not
+ * own environment state: save `VecEnv.getState()` beside the checkpoint and, after `setState`,
+ * set `trainer.steps = await vecEnv.restore(saved)`; otherwise the next iteration resets the
+ * environments. `checkpointToJson` / `checkpointFromJson` give a bit-exact text form.
+ */
+export interface TrainerCheckpoint {
+  /** Format tag. */
+  format: 'poad-ppo-checkpoint';
+  /** Format version. */
+  version: 1;
+  /** The algorithm that produced it. */
+  algorithm: Algorithm;
+  /** `policy.actorVariables`, in order. */
+  actorWeights: TensorData[];
+  /** `policy.criticVariables`, in order. */
+  criticWeights: TensorData[];
+  /** AdamW state of the actor. */
+  actorOptimizer: AdamState;
+  /** Adam state of the critic. */
+  criticOptimizer: AdamState;
+  /** Trainer generator state. */
+  rng: RngState;
+  /** Step counters. */
+  counters: TrainerCounters;
+}
+
+/** Copies variables into plain data. */
+export function readVariables(vars: readonly tf.Variable[]): TensorData[] {
+  return vars.map((v) => ({
+    shape: [...v.shape],
+    data: Float32Array.from(v.dataSync() as Float32Array),
+  }));
+}
+
+/**
+ * Writes plain data into variables (shapes must match).
+ * @throws CheckpointMismatchError naming the first variable whose count or shape differs.
+ */
+export function writeVariables(
+  vars: readonly tf.Variable[],
+  data: readonly TensorData[],
+  what: string,
+): void {
+  if (vars.length !== data.length) {
+    throw new CheckpointMismatchError(
+      `${what} has ${data.length} tensors, the policy has ${vars.length}.`,
+    );
+  }
+  vars.forEach((v, i) => {
+    const d = data[i]!;
+    if (
+      d.shape.length !== v.shape.length ||
+      d.shape.some((x, j) => x !== v.shape[j]) ||
+      d.data.length !== v.size
+    ) {
+      throw new CheckpointMismatchError(
+        `${what}[${i}] (${v.name}) has shape [${d.shape}], the policy expects [${v.shape}].`,
+      );
+    }
+  });
+  tf.tidy(() => {
+    vars.forEach((v, i) => {
+      v.assign(tf.tensor(data[i]!.data, v.shape, 'float32'));
+    });
+  });
+}

@@ -1,0 +1,210 @@
+import type { TextStep } from '@poad/envs-core';
+import type { PpoConfig } from './config.js';
+import { PolicyContractError } from './errors.js';
+import { toPadded } from './padding.js';
+import type { TokenPolicy } from './policy.js';
+import type { SeededRng } from './rng.js';
+import { type RolloutBuffer, RolloutBuilder, type StepRecord } from './rollout-buffer.js';
+import { maxLength, readMatrix, selectActions } from './select-actions.js';
+import type { VecEnvLike } from './vec-env-like.js';
+
+/** A finished episode seen during a rollout (from `info.episode`). */
+export interface EpisodeSummary {
+  /** Environment index. */
+  readonly env: number;
+  /** The environment's discounted return. */
+  readonly discountedReturn: number;
+  /** Agent steps in the episode. */
+  readonly length: number;
+  /** Task success, when the environment reports it. */
+  readonly success?: boolean;
+}
+
+/** Counters and throughput of one rollout. */
+export interface RolloutStats {
+  /** Environment steps taken (T·N). */
+  readonly envSteps: number;
+  /** Action tokens stored. */
+  readonly actionTokens: number;
+  /** Wall-clock seconds of the rollout. */
+  readonly seconds: number;
+  /** Environment steps per second. */
+  readonly envStepsPerSec: number;
+  /** Action tokens per second. */
+  readonly tokensPerSec: number;
+  /** Mean reward per step. */
+  readonly meanReward: number;
+  /** Episodes that ended during the rollout. */
+  readonly episodes: readonly EpisodeSummary[];
+}
+
+/** Result of {@link collectRollout}. */
+export interface RolloutResult {
+  /** The stored ragged trajectories. */
+  readonly buffer: RolloutBuffer;
+  /** Each environment's current step after the rollout (start of the next one). */
+  readonly nextSteps: TextStep[];
+  /** Counters and throughput. */
+  readonly stats: RolloutStats;
+}
+
+/** Inputs of {@link collectRollout}. */
+export interface CollectRolloutArgs {
+  /** The acting policy (no gradients are taken). */
+  readonly policy: TokenPolicy;
+  /** The vectorised environment. */
+  readonly env: VecEnvLike;
+  /** The steps to act on (from `env.reset()` or the previous rollout's `nextSteps`). */
+  readonly steps: readonly TextStep[];
+  /** Trainer configuration (uses numSteps, sampler and generation options, truncation mode). */
+  readonly config: PpoConfig;
+  /** The trainer's seeded generator; advanced by every sample. */
+  readonly rng: SeededRng;
+}
+
+/** Values V(o) of a list of prompts, as numbers (calls `policy.prepareValues` first). */
+export async function promptValuesOf(
+  policy: TokenPolicy,
+  prompts: readonly Int32Array[],
+): Promise<Float64Array> {
+  if (prompts.length === 0) return new Float64Array(0);
+  await policy.prepareValues?.(
+    prompts,
+    prompts.map(() => new Int32Array(0)),
+  );
+  const v = await readMatrix(() => policy.promptValues(prompts));
+  if (v.length !== prompts.length) {
+    throw new PolicyContractError(
+      'policy.promptValues',
+      `expected ${prompts.length} values, got ${v.length}.`,
+    );
+  }
+  return Float64Array.from(v);
+}
+
+/**
+ * Collects `config.numSteps` steps from every environment.
+ *
+ * Restricted action spaces use the TWOSOME sampler for every algorithm: each valid label is
+ * scored as a continuation of the prompt, its summed token log-prob is divided by its word or
+ * token count, and an action is sampled from the softmax (or taken greedily). The chosen label's
+ * in-context ids and per-token log-probs from that same scoring pass are stored. Open action
+ * spaces generate tokens with `policy.generate`, then a teacher-forced pass records their
+ * temperature-1 log-probs. A critic pass records V(o, w_<k) per token.
+ *
+ * Truncated (and not terminated) steps are bootstrapped from V(info.finalObservation) unless
+ * `config.truncationAsTermination` is set.
+ */
+export async function collectRollout(args: CollectRolloutArgs): Promise<RolloutResult> {
+  const { policy, env, config, rng } = args;
+  const n = env.size;
+  if (args.steps.length !== n) {
+    throw new PolicyContractError(
+      'collectRollout(steps)',
+      `expected ${n} steps, got ${args.steps.length}.`,
+    );
+  }
+  const start = performance.now();
+  const builder = new RolloutBuilder(config.numSteps, n);
+  const episodes: EpisodeSummary[] = [];
+  let current = [...args.steps];
+  let rewardSum = 0;
+  let tokens = 0;
+
+  for (let t = 0; t < config.numSteps; t++) {
+    const {
+      prompts,
+      actionIds,
+      logProbs,
+      labels,
+      candidates: candidateInfo,
+    } = await selectActions(policy, current, { ...config, rng });
+
+    // ---- critic: V(o, w_<k) per token ----
+    const width = maxLength(actionIds);
+    const valueBatch = { prompts, actions: actionIds, width };
+    await policy.prepareValues?.(prompts, actionIds);
+    const vals = await readMatrix(() =>
+      toPadded(policy.tokenValues(valueBatch), valueBatch, 'policy.tokenValues'),
+    );
+
+    const next = await env.step(labels);
+    if (next.length !== n) {
+      throw new PolicyContractError('env.step', `expected ${n} steps, got ${next.length}.`);
+    }
+
+    // ---- bootstrap values of truncated episodes: V(final observation) ----
+    const truncIdx = config.truncationAsTermination
+      ? []
+      : next.flatMap((s, i) => (s.truncated && !s.terminated ? [i] : []));
+    const finalPrompts = await Promise.all(
+      truncIdx.map(async (i) => {
+        const fo = next[i]!.info.finalObservation;
+        if (typeof fo !== 'string') {
+          throw new PolicyContractError(
+            'env.step',
+            `env ${i} was truncated without info.finalObservation; use an auto-resetting VecEnv or set truncationAsTermination.`,
+          );
+        }
+        return await policy.encodePrompt(fo);
+      }),
+    );
+    const finalVals = await promptValuesOf(policy, finalPrompts);
+    const finalValue = new Float64Array(n).fill(Number.NaN);
+    truncIdx.forEach((i, j) => {
+      finalValue[i] = finalVals[j]!;
+    });
+
+    for (let i = 0; i < n; i++) {
+      const s = next[i]!;
+      const len = actionIds[i]!.length;
+      tokens += len;
+      rewardSum += s.reward;
+      const rec: StepRecord = {
+        prompt: prompts[i]!,
+        action: actionIds[i]!,
+        logProbs: logProbs[i]!,
+        values: vals.subarray(i * width, i * width + len),
+        reward: s.reward,
+        terminated: s.terminated,
+        truncated: s.truncated,
+        finalValue: finalValue[i]!,
+        ...(candidateInfo[i] ? { candidates: candidateInfo[i] } : {}),
+      };
+      builder.push(rec);
+      const ep = s.info.episode as
+        | { discountedReturn?: number; length?: number; success?: boolean }
+        | undefined;
+      if ((s.terminated || s.truncated) && ep !== undefined) {
+        episodes.push({
+          env: i,
+          discountedReturn: Number(ep.discountedReturn),
+          length: Number(ep.length),
+          ...(ep.success === undefined ? {} : { success: Boolean(ep.success) }),
+        });
+      }
+    }
+    current = next;
+  }
+
+  const boot = await promptValuesOf(
+    policy,
+    await Promise.all(current.map((s) => policy.encodePrompt(s.observation))),
+  );
+  const buffer = builder.build(boot);
+  const seconds = Math.max(1e-9, (performance.now() - start) / 1000);
+  const envSteps = config.numSteps * n;
+  return {
+    buffer,
+    nextSteps: current,
+    stats: {
+      envSteps,
+      actionTokens: tokens,
+      seconds,
+      envStepsPerSec: envSteps / seconds,
+      tokensPerSec: tokens / seconds,
+      meanReward: rewardSum / envSteps,
+      episodes,
+    },
+  };
+}

@@ -1,0 +1,62 @@
+// @poad/ppo: POAD, NTPO, ARCHER and TWOSOME trainers over token trajectories.
+
+export type { AdamOptions, AdamState } from './adam.js';
+export { Adam } from './adam.js';
+export { NORMALISATION_EPS, normaliseAdvantages } from './advantage-normalisation.js';
+export type { Advantages } from './advantages.js';
+export { computeAdvantages } from './advantages.js';
+export type { TensorData, TrainerCheckpoint, TrainerCounters } from './checkpoint.js';
+export { readVariables, writeVariables } from './checkpoint.js';
+export { checkpointFromJson, checkpointToJson } from './checkpoint-json.js';
+export type {
+  CollectRolloutArgs,
+  EpisodeSummary,
+  RolloutResult,
+  RolloutStats,
+} from './collect-rollout.js';
+export { collectRollout, promptValuesOf } from './collect-rollout.js';
+export type {
+  AdvantageNormalisation,
+  Algorithm,
+  CandidateNormalisation,
+  PpoConfig,
+} from './config.js';
+// Configuration
+export { defaultConfig, resolveConfig } from './config.js';
+export type { UpdateDiagnostics } from './diagnostics.js';
+export { explainedVariance } from './diagnostics.js';
+export { CheckpointMismatchError, PolicyContractError, PpoConfigError } from './errors.js';
+export { clipGradNorm } from './grad-clip.js';
+export {
+  approxKl,
+  clipIndicator,
+  entropyBonus,
+  huber,
+  maskedSum,
+  policyLoss,
+  valueLoss,
+} from './losses.js';
+export type {
+  GeneratedAction,
+  GenerateOptions,
+  TokenBatch,
+  TokenPolicy,
+  TokenScores,
+} from './policy.js';
+export type { PpoUpdateArgs } from './ppo-update.js';
+export { ppoUpdate } from './ppo-update.js';
+export type { Preset, PresetEnv } from './presets.js';
+export { preset, presetKeys } from './presets.js';
+export type { RngState } from './rng.js';
+export { SeededRng } from './rng.js';
+export type { StepRecord } from './rollout-buffer.js';
+// Building blocks
+export { RolloutBuffer, RolloutBuilder } from './rollout-buffer.js';
+export type { SelectedActions, SelectOptions } from './select-actions.js';
+export { selectActions } from './select-actions.js';
+export type { IterationReport, PpoTrainerOptions } from './trainer.js';
+// The loop
+export { PpoTrainer } from './trainer.js';
+export type { CandidateDistribution } from './twosome-sampler.js';
+export { argmax, candidateDistribution, candidateNormaliser } from './twosome-sampler.js';
+export type { VecEnvLike } from './vec-env-like.js';

@@ -1,0 +1,61 @@
+import type * as tf from '@tensorflow/tfjs-core';
+import type { Adam } from './adam.js';
+import type { Advantages } from './advantages.js';
+import type { PpoConfig } from './config.js';
+import { PolicyContractError } from './errors.js';
+import type { TokenPolicy } from './policy.js';
+import type { SeededRng } from './rng.js';
+import type { RolloutBuffer } from './rollout-buffer.js';
+
+/** Inputs of `ppoUpdate`. */
+export interface PpoUpdateArgs {
+  /** The policy being trained. */
+  readonly policy: TokenPolicy;
+  /** The rollout to learn from. */
+  readonly buffer: RolloutBuffer;
+  /** Its advantages and returns (`computeAdvantages`). */
+  readonly advantages: Advantages;
+  /** Trainer configuration. */
+  readonly config: PpoConfig;
+  /** Seeded generator for the minibatch permutations. */
+  readonly rng: SeededRng;
+  /** AdamW over `policy.actorVariables`. */
+  readonly actorOptimizer: Adam;
+  /** Adam over `policy.criticVariables`. */
+  readonly criticOptimizer: Adam;
+}
+
+/** Sums of one minibatch's logged quantities (token- or action-weighted). */
+export interface Sums {
+  pg: number;
+  entropy: number;
+  kl: number;
+  clipped: number;
+}
+
+/** A chunk's loss; it adds its logged sums to `sums` as a side effect. */
+export type LossFn = (sums: Sums) => tf.Scalar;
+
+/** The loss closures of one minibatch. */
+export interface MinibatchLosses {
+  /** Per-chunk critic losses (their `sums.pg` collects the value-loss sum). */
+  valueFns: LossFn[];
+  /** Per-chunk actor losses. */
+  policyFns: LossFn[];
+  /** Real tokens (token level) or actions (twosome) in the minibatch. */
+  denominator: number;
+  /** Action tokens processed. */
+  tokens: number;
+}
+
+/** The first element of a tensor, read synchronously. */
+export function scalarOf(t: tf.Tensor): number {
+  return t.dataSync()[0]!;
+}
+
+/** Throws a `PolicyContractError` unless `t` has exactly `shape`. */
+export function checkShape(t: tf.Tensor, shape: readonly number[], method: string): void {
+  if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
+    throw new PolicyContractError(method, `expected shape [${shape}], got [${t.shape}].`);
+  }
+}

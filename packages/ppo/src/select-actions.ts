@@ -1,0 +1,191 @@
+import type { TextStep } from '@poad/envs-core';
+import * as tf from '@tensorflow/tfjs-core';
+import type { CandidateNormalisation } from './config.js';
+import { PolicyContractError } from './errors.js';
+import { toPadded } from './padding.js';
+import type { TokenBatch, TokenPolicy } from './policy.js';
+import type { SeededRng } from './rng.js';
+import type { StepRecord } from './rollout-buffer.js';
+import { argmax, candidateDistribution, candidateNormaliser } from './twosome-sampler.js';
+
+/** How {@link selectActions} acts. */
+export interface SelectOptions {
+  /** Arg-max instead of sampling (also greedy generation). */
+  readonly greedy: boolean;
+  /** TWOSOME normalisation of a candidate's summed log-prob. */
+  readonly candidateNormalisation: CandidateNormalisation;
+  /** Open action spaces: generation limits. */
+  readonly maxNewTokens: number;
+  readonly temperature: number;
+  readonly topK: number;
+  /** The seeded generator of every sample. */
+  readonly rng: SeededRng;
+}
+
+/** The actions chosen for a batch of environment steps. */
+export interface SelectedActions {
+  /** Prompt ids of each observation. */
+  readonly prompts: Int32Array[];
+  /** Chosen action ids, exactly as scored or generated. */
+  readonly actionIds: Int32Array[];
+  /** Per-token behaviour log-probs of the chosen actions (full vocabulary, temperature 1). */
+  readonly logProbs: ArrayLike<number>[];
+  /** The labels (or generated text) to send to the environments. */
+  readonly labels: string[];
+  /** For restricted action spaces: the candidate set and the sampler's choice. */
+  readonly candidates: Array<StepRecord['candidates']>;
+}
+
+export function maxLength(rows: readonly Int32Array[]): number {
+  let m = 1;
+  for (const r of rows) if (r.length > m) m = r.length;
+  return m;
+}
+
+/** Runs `f` (a tensor-returning pass) in a tidy scope and reads its result as a flat array. */
+export async function readMatrix(f: () => tf.Tensor): Promise<Float32Array> {
+  const t = tf.tidy(f);
+  try {
+    return (await t.data()) as Float32Array;
+  } finally {
+    t.dispose();
+  }
+}
+
+/** Padded `[B, width]` per-token log-probs of a batch, read back as numbers. */
+export function scoreLogProbs(policy: TokenPolicy, batch: TokenBatch): Promise<Float32Array> {
+  return readMatrix(() =>
+    toPadded(policy.scoreTokens(batch).logProbs, batch, 'policy.scoreTokens'),
+  );
+}
+
+/** Per-token log-probs of every candidate of every prompt (prefix-shared when the policy can). */
+async function candidateLogProbs(
+  policy: TokenPolicy,
+  prompts: readonly Int32Array[],
+  cands: readonly Int32Array[][],
+): Promise<Float32Array[][]> {
+  if (policy.scoreCandidates) {
+    const out = await policy.scoreCandidates(prompts, cands);
+    cands.forEach((ids, j) => {
+      if (out[j]?.length !== ids.length || ids.some((x, c) => out[j]![c]!.length !== x.length)) {
+        throw new PolicyContractError(
+          'policy.scoreCandidates',
+          `expected one log-prob per candidate token for prompt ${j}.`,
+        );
+      }
+    });
+    return out;
+  }
+  const rows: { prompt: Int32Array; ids: Int32Array }[] = [];
+  cands.forEach((ids, j) => {
+    for (const x of ids) rows.push({ prompt: prompts[j]!, ids: x });
+  });
+  const width = maxLength(rows.map((r) => r.ids));
+  const lp = await scoreLogProbs(policy, {
+    prompts: rows.map((r) => r.prompt),
+    actions: rows.map((r) => r.ids),
+    width,
+  });
+  let row = 0;
+  return cands.map((ids) => ids.map((x) => lp.slice(row * width, row++ * width + x.length)));
+}
+
+/**
+ * Chooses one action per environment step, as training and evaluation both do.
+ *
+ * Restricted action spaces use the TWOSOME sampler for every algorithm: each valid label is
+ * scored as a continuation of the prompt, its summed token log-prob is divided by its word or
+ * token count, and an action is sampled from the softmax (or taken greedily). The chosen label's
+ * in-context ids and per-token log-probs from that same scoring pass are returned. Open action
+ * spaces generate tokens with `policy.generate`, then a teacher-forced pass records their
+ * temperature-1 log-probs.
+ */
+export async function selectActions(
+  policy: TokenPolicy,
+  steps: readonly TextStep[],
+  options: SelectOptions,
+): Promise<SelectedActions> {
+  const n = steps.length;
+  const { rng } = options;
+  const prompts = await Promise.all(steps.map((s) => policy.encodePrompt(s.observation)));
+  const actionIds: Int32Array[] = new Array(n);
+  const logProbs: ArrayLike<number>[] = new Array(n);
+  const labels: string[] = new Array(n);
+  const candidates: Array<StepRecord['candidates']> = new Array(n);
+
+  // ---- restricted action spaces: TWOSOME sampler ----
+  const restricted = steps.flatMap((s, i) => (s.actions === null ? [] : [i]));
+  if (restricted.length > 0) {
+    const cands: Int32Array[][] = [];
+    for (const i of restricted) {
+      const labelsI = steps[i]!.actions!;
+      if (labelsI.length === 0) {
+        throw new PolicyContractError('env.step', `env ${i} offered an empty action list.`);
+      }
+      const ids = await policy.encodeContinuations(steps[i]!.observation, labelsI);
+      if (ids.length !== labelsI.length || ids.some((x) => x.length === 0)) {
+        throw new PolicyContractError(
+          'policy.encodeContinuations',
+          `expected ${labelsI.length} non-empty id arrays for env ${i}.`,
+        );
+      }
+      cands.push(ids);
+    }
+    const lp = await candidateLogProbs(
+      policy,
+      restricted.map((i) => prompts[i]!),
+      cands,
+    );
+    restricted.forEach((i, j) => {
+      const labelsI = steps[i]!.actions!;
+      const ids = cands[j]!;
+      const perToken = lp[j]!;
+      const sums = Float64Array.from(perToken, (toks) => toks.reduce((a, v) => a + v, 0));
+      const norms = Float64Array.from(labelsI, (l, c) =>
+        candidateNormaliser(l, ids[c]!.length, options.candidateNormalisation),
+      );
+      const dist = candidateDistribution(sums, norms);
+      const chosen = options.greedy ? argmax(dist.probs) : rng.categorical(dist.probs);
+      actionIds[i] = ids[chosen]!;
+      logProbs[i] = perToken[chosen]!;
+      labels[i] = labelsI[chosen]!;
+      candidates[i] = { ids, normalisers: norms, chosen, actionLogProb: dist.logProbs[chosen]! };
+    });
+  }
+
+  // ---- open action spaces: generation, then a teacher-forced temperature-1 pass ----
+  const open = steps.flatMap((s, i) => (s.actions === null ? [i] : []));
+  if (open.length > 0) {
+    if (policy.generate === undefined) {
+      throw new PolicyContractError(
+        'policy.generate',
+        'an env has an open action space (actions === null); the policy must implement generate().',
+      );
+    }
+    for (const i of open) {
+      const g = await policy.generate(prompts[i]!, {
+        maxTokens: options.maxNewTokens,
+        temperature: options.temperature,
+        topK: options.topK,
+        greedy: options.greedy,
+        random: () => rng.float(),
+      });
+      if (g.tokenIds.length === 0) {
+        throw new PolicyContractError('policy.generate', `returned no tokens for env ${i}.`);
+      }
+      actionIds[i] = g.tokenIds;
+      labels[i] = g.text;
+    }
+    const width = maxLength(open.map((i) => actionIds[i]!));
+    const lp = await scoreLogProbs(policy, {
+      prompts: open.map((i) => prompts[i]!),
+      actions: open.map((i) => actionIds[i]!),
+      width,
+    });
+    open.forEach((i, j) => {
+      logProbs[i] = lp.slice(j * width, j * width + actionIds[i]!.length);
+    });
+  }
+  return { prompts, actionIds, logProbs, labels, candidates };
+}

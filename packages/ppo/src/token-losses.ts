@@ -1,0 +1,126 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { normaliseAdvantages } from './advantage-normalisation.js';
+import {
+  approxKl,
+  clipIndicator,
+  entropyBonus,
+  maskedSum,
+  policyLoss,
+  valueLoss,
+} from './losses.js';
+import type { LossFn, MinibatchLosses, PpoUpdateArgs } from './minibatch.js';
+import { scalarOf } from './minibatch.js';
+import { toPadded } from './padding.js';
+import type { RolloutBuffer } from './rollout-buffer.js';
+
+/** Padded `[b, L]` matrices of one chunk of samples (token level). */
+function padChunk(
+  buffer: RolloutBuffer,
+  samples: ArrayLike<number>,
+  perToken: readonly ArrayLike<number>[],
+): { width: number; mask: Float32Array; mats: Float32Array[] } {
+  let width = 1;
+  for (let j = 0; j < samples.length; j++)
+    width = Math.max(width, buffer.actionLength(samples[j]!));
+  const b = samples.length;
+  const mask = new Float32Array(b * width);
+  const mats = perToken.map(() => new Float32Array(b * width));
+  for (let j = 0; j < b; j++) {
+    const i = samples[j]!;
+    const o = buffer.actionOffsets[i]!;
+    const len = buffer.actionLength(i);
+    for (let k = 0; k < len; k++) {
+      mask[j * width + k] = 1;
+      perToken.forEach((src, s) => {
+        mats[s]![j * width + k] = src[o + k]!;
+      });
+    }
+  }
+  return { width, mask, mats };
+}
+
+/** Loss closures of one token-level minibatch (poad, ntpo, archer). */
+export function tokenLevelLosses(
+  args: PpoUpdateArgs,
+  idx: Int32Array,
+  chunks: readonly Int32Array[],
+): MinibatchLosses {
+  const { buffer, advantages, config, policy } = args;
+  // Advantage standardisation over the minibatch's real tokens (ragged storage: no padding).
+  let total = 0;
+  for (const i of idx) total += buffer.actionLength(i);
+  const flat = new Float64Array(total);
+  let o = 0;
+  for (const i of idx) {
+    flat.set(
+      advantages.advantages.subarray(buffer.actionOffsets[i]!, buffer.actionOffsets[i + 1]!),
+      o,
+    );
+    o += buffer.actionLength(i);
+  }
+  const normFlat = normaliseAdvantages(flat, null, config.advantageNormalisation);
+  const normByToken = new Float32Array(buffer.tokenCount);
+  o = 0;
+  for (const i of idx) {
+    for (let k = buffer.actionOffsets[i]!; k < buffer.actionOffsets[i + 1]!; k++)
+      normByToken[k] = normFlat[o++]!;
+  }
+
+  const valueFns: LossFn[] = [];
+  const policyFns: LossFn[] = [];
+  for (const chunk of chunks) {
+    const { width, mask, mats } = padChunk(buffer, chunk, [
+      buffer.logProbs,
+      normByToken,
+      advantages.returns,
+      buffer.values,
+    ]);
+    const [logpOld, adv, returns, vOld] = mats as [
+      Float32Array,
+      Float32Array,
+      Float32Array,
+      Float32Array,
+    ];
+    const b = chunk.length;
+    const batch = {
+      prompts: Array.from(chunk, (i) => buffer.prompt(i)),
+      actions: Array.from(chunk, (i) => buffer.action(i)),
+      width,
+    };
+    const shape: [number, number] = [b, width];
+    valueFns.push((sums) => {
+      const m = tf.tensor2d(mask, shape);
+      const vNewRaw = toPadded(policy.tokenValues(batch), batch, 'policy.tokenValues');
+      const vNew = tf.where(tf.cast(m, 'bool'), vNewRaw, tf.zerosLike(vNewRaw));
+      const per = valueLoss(
+        vNew,
+        tf.tensor2d(vOld, shape),
+        tf.tensor2d(returns, shape),
+        config.clip,
+        config.valueLoss,
+        config.huberDelta,
+      );
+      const s = tf.mul(maskedSum(per, m), config.valueLossCoef);
+      sums.pg += scalarOf(s);
+      return tf.div(s, total) as tf.Scalar;
+    });
+    policyFns.push((sums) => {
+      const m = tf.tensor2d(mask, shape);
+      const mb = tf.cast(m, 'bool');
+      const scores = policy.scoreTokens(batch);
+      const lpRaw = toPadded(scores.logProbs, batch, 'policy.scoreTokens(logProbs)');
+      const entRaw = toPadded(scores.entropies, batch, 'policy.scoreTokens(entropies)');
+      const lpNew = tf.where(mb, lpRaw, tf.zerosLike(lpRaw));
+      const ent = tf.where(mb, entRaw, tf.zerosLike(entRaw));
+      const lpOld = tf.tensor2d(logpOld, shape);
+      const pg = maskedSum(policyLoss(lpNew, lpOld, tf.tensor2d(adv, shape), config.clip), m);
+      const entSum = maskedSum(ent, m);
+      sums.pg += scalarOf(pg);
+      sums.entropy += scalarOf(entSum);
+      sums.kl += scalarOf(maskedSum(approxKl(lpNew, lpOld), m));
+      sums.clipped += scalarOf(maskedSum(clipIndicator(lpNew, lpOld, config.clip), m));
+      return tf.div(tf.add(pg, entropyBonus(entSum, config.entropyCoef)), total) as tf.Scalar;
+    });
+  }
+  return { valueFns, policyFns, denominator: total, tokens: total };
+}

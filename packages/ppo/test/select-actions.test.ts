@@ -1,0 +1,94 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { SeededRng, selectActions, type TokenPolicy } from '../src/index.js';
+import { useCpu } from './backend.js';
+import { KeyTokenVecEnv, keyTokenTask } from './key-token-env.js';
+import { TinyPolicy } from './tiny-policy.js';
+
+beforeAll(useCpu);
+const task = keyTokenTask(4);
+const live: { dispose(): void }[] = [];
+afterEach(() => {
+  for (const x of live.splice(0)) x.dispose();
+});
+
+/** Async tokenisation plus a scoreCandidates fast path built from scoreTokens, counting calls. */
+function asyncWithFastPath(inner: TinyPolicy): TokenPolicy & { fastCalls: number } {
+  const wrapped = {
+    fastCalls: 0,
+    encodePrompt: async (o: string) => inner.encodePrompt(o),
+    encodeContinuations: async (o: string, c: readonly string[]) => inner.encodeContinuations(o, c),
+    scoreTokens: (b: Parameters<TokenPolicy['scoreTokens']>[0]) => inner.scoreTokens(b),
+    tokenValues: (b: Parameters<TokenPolicy['tokenValues']>[0]) => inner.tokenValues(b),
+    promptValues: (p: readonly Int32Array[]) => inner.promptValues(p),
+    async scoreCandidates(
+      prompts: readonly Int32Array[],
+      cands: readonly (readonly Int32Array[])[],
+    ) {
+      wrapped.fastCalls++;
+      return Promise.all(
+        prompts.map(async (p, j) => {
+          const ids = cands[j]!;
+          const width = Math.max(...ids.map((x) => x.length));
+          const t = tf.tidy(() => {
+            const lp = inner.scoreTokens({
+              prompts: ids.map(() => p),
+              actions: ids,
+              width,
+            }).logProbs;
+            return lp;
+          });
+          const data = (await t.data()) as Float32Array;
+          t.dispose();
+          return ids.map((x, c) => data.slice(c * width, c * width + x.length));
+        }),
+      );
+    },
+    actorVariables: inner.actorVariables,
+    criticVariables: inner.criticVariables,
+  };
+  return wrapped;
+}
+
+describe('selectActions', () => {
+  const opts = (greedy: boolean, seed = 5) => ({
+    greedy,
+    candidateNormalisation: 'words' as const,
+    maxNewTokens: 8,
+    temperature: 1,
+    topK: 0,
+    rng: new SeededRng(seed),
+  });
+
+  it('gives the same choices through the scoreCandidates fast path and async tokenisation', async () => {
+    const inner = new TinyPolicy({ words: task.words, seed: 3 });
+    live.push(inner);
+    const env = new KeyTokenVecEnv(task, 4);
+    const steps = await env.reset();
+    const fast = asyncWithFastPath(inner);
+    const a = await selectActions(inner, steps, opts(false));
+    const b = await selectActions(fast, steps, opts(false));
+    expect(fast.fastCalls).toBe(1);
+    expect(b.labels).toEqual(a.labels);
+    expect(b.actionIds.map((x) => Array.from(x))).toEqual(a.actionIds.map((x) => Array.from(x)));
+    b.logProbs.forEach((lp, i) => {
+      Array.from(lp).forEach((v, k) => {
+        expect(v).toBeCloseTo(a.logProbs[i]![k]!, 5);
+      });
+    });
+  });
+
+  it('greedy picks the highest normalised candidate score and is repeatable', async () => {
+    const inner = new TinyPolicy({ words: task.words, seed: 4 });
+    live.push(inner);
+    const steps = await new KeyTokenVecEnv(task, 2).reset();
+    const a = await selectActions(inner, steps, opts(true, 1));
+    const b = await selectActions(inner, steps, opts(true, 99));
+    expect(b.labels).toEqual(a.labels);
+    for (const c of a.candidates) {
+      const probs = c!.normalisers.length;
+      expect(probs).toBe(task.candidates.length);
+      expect(c!.actionLogProb).toBeLessThanOrEqual(0);
+    }
+  });
+});
