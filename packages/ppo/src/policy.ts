@@ -109,7 +109,6 @@ export interface TokenPolicy {
     prompt: Int32Array,
     options: GenerateOptions,
   ): GeneratedAction | Promise<GeneratedAction>;
-  /** Variables the actor optimiser (AdamW) trains, e.g. the LoRA A/B matrices. */
   /**
    * Optional fast path for the TWOSOME sampler: per-token log-probs (full vocabulary,
    * temperature 1) of every candidate continuing its prompt, e.g. with the prompt's KV cache
@@ -120,6 +119,7 @@ export interface TokenPolicy {
     prompts: readonly Int32Array[],
     candidates: readonly (readonly Int32Array[])[],
   ): Promise<Float32Array[][]>;
+  /** Variables the actor optimiser (AdamW) trains, e.g. the LoRA A/B matrices. */
   readonly actorVariables: readonly Variable[];
   /** Variables the critic optimiser (Adam) trains, e.g. the value-head MLP. */
   readonly criticVariables: readonly Variable[];
