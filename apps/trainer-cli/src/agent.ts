@@ -1,0 +1,28 @@
+import type { TokenPolicy } from '@poad/ppo';
+
+/**
+ * What the training loop needs from a model beyond `@poad/ppo`'s `TokenPolicy`: saving the
+ * trainable parts in standard formats, text utilities and a description for the run directory.
+ * `createLmAgent` (lm-agent.ts) builds one from a `@poad/lora-model` checkpoint.
+ */
+export interface Agent {
+  readonly policy: TokenPolicy;
+  /** E.g. "wasm (1 thread)"; recorded in environment.json. */
+  readonly backend: string;
+  /** Model facts for environment.json (parameter counts, config). */
+  readonly info: Record<string, unknown>;
+  /** Writes the LoRA adapter (PEFT format) and the value head into `dir`. */
+  saveTrainable(dir: string): Promise<void>;
+  /** Loads an adapter and value head written by `saveTrainable`. */
+  loadTrainable(dir: string): Promise<void>;
+  /**
+   * Called before every training iteration: drops per-iteration caches (e.g. frozen-base
+   * features), so that a resumed run computes exactly what an uninterrupted one does.
+   */
+  beginIteration(): void;
+  /** Text of one token id, for the token-credit view. */
+  tokenText(id: number): Promise<string>;
+  /** Perplexity of the policy (adapter on) on text lines. */
+  perplexity(lines: readonly string[]): Promise<number>;
+  dispose(): void;
+}

@@ -1,0 +1,118 @@
+import { join } from 'node:path';
+import {
+  formatHelp,
+  latestCheckpoint,
+  loadConfigFile,
+  OptionError,
+  parseArgs,
+  writeJsonAtomicSync,
+} from '@poad/run-kit';
+import type { AppSpec } from './app.js';
+import { evaluate } from './evaluate.js';
+import { createLmAgent } from './lm-agent.js';
+import { trainingSchema } from './options.js';
+import { ppoConfigOf, presetDefaults, resolveTraining } from './resolve.js';
+import { train } from './train.js';
+
+/** Errors caused by the user's input (bad options, files or model folders): one line, exit 2. */
+const USER_ERRORS = new Set([
+  'CheckpointError',
+  'PpoConfigError',
+  'ModelConfigError',
+  'BackendUnavailableError',
+  'UnknownEnvError',
+  'EnvArgumentError',
+]);
+
+/**
+ * The whole command line of a training app: `train` (default) or `eval`. Every input is
+ * checked before any work starts; errors print one line with the fix and exit with code 2.
+ */
+export async function runCli(spec: AppSpec, argv: readonly string[]): Promise<number> {
+  const schema = trainingSchema(spec.tasks, spec.defaultTask);
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  try {
+    const configIdx = argv.findIndex((a) => a === '--config' || a.startsWith('--config='));
+    const configPath =
+      configIdx < 0
+        ? undefined
+        : argv[configIdx]!.includes('=')
+          ? argv[configIdx]!.split('=')[1]
+          : argv[configIdx + 1];
+    const fileValues = configPath ? await loadConfigFile(configPath) : {};
+    const parsed = parseArgs(argv, schema, () => fileValues);
+    if (parsed.help) {
+      process.stdout.write(
+        formatHelp(schema, {
+          usage: `npm run ${spec.command} -- [train|eval] [options]`,
+          summary: `${spec.summary}\n\nModes:\n  train  (default) train with PPO and write a run directory\n  eval   evaluate the latest checkpoint of --resume RUN_DIR (greedy and sampled, unseen variants too)\n\nTraining defaults below are the 'small' preset for --algo poad; other algorithms and --preset paper change them.`,
+          defaults: presetDefaults(spec, {}),
+          examples: spec.examples as string[],
+        }),
+      );
+      return 0;
+    }
+    const mode = parsed.positionals[0] ?? 'train';
+    if (!['train', 'eval'].includes(mode) || parsed.positionals.length > 1) {
+      throw new OptionError(
+        `unknown mode ${JSON.stringify(parsed.positionals.join(' '))}; use train or eval (see --help)`,
+      );
+    }
+    const o = resolveTraining(spec, schema, parsed.explicit);
+    if (mode === 'eval' && !o.resume)
+      throw new OptionError(
+        'eval needs --resume RUN_DIR (the run whose latest checkpoint to evaluate)',
+      );
+    const agent = await createLmAgent({
+      model: o.model,
+      backend: o.backend as 'auto' | 'tensorflow' | 'wasm' | 'cpu',
+      seed: o.seed,
+      lora: { r: o.loraRank, alpha: o.loraAlpha },
+    });
+    log(`backend: ${agent.backend}; model: ${o.model}`);
+    try {
+      if (mode === 'train') {
+        const r = await train(spec, o, agent, log);
+        log(
+          r.interrupted
+            ? `interrupted; resume with: npm run ${spec.command} -- --resume ${r.runDir}`
+            : `done: ${r.runDir}`,
+        );
+        return r.interrupted ? 130 : 0;
+      }
+      const ck = latestCheckpoint(o.resume!);
+      if (!ck)
+        throw new OptionError(`--resume ${o.resume}: no checkpoint in this run directory yet`);
+      await agent.loadTrainable(join(ck.dir, 'model'));
+      const results: Record<string, unknown> = {};
+      for (const task of spec.evalTasks(o.task)) {
+        for (const greedy of [true, false]) {
+          const r = await evaluate(spec, agent, task, {
+            episodes: o.evalEpisodes,
+            greedy,
+            seed: o.seed + 2_000_003,
+            envs: o.envs,
+            config: ppoConfigOf(spec, o),
+          });
+          results[`${task}/${greedy ? 'greedy' : 'sampled'}`] = r;
+          log(
+            `${task} ${greedy ? 'greedy ' : 'sampled'}: success ${(100 * r.successRate).toFixed(1)}%, return ${r.meanReturn.toFixed(3)} ± ${r.stdReturn.toFixed(3)} (${r.episodes} episodes)`,
+          );
+        }
+      }
+      writeJsonAtomicSync(join(o.resume!, `eval-iter-${ck.meta.iteration}.json`), {
+        iteration: ck.meta.iteration,
+        results,
+      });
+      return 0;
+    } finally {
+      agent.dispose();
+    }
+  } catch (err) {
+    if (err instanceof OptionError || USER_ERRORS.has((err as { name?: string }).name ?? '')) {
+      log(`error: ${(err as Error).message}`);
+      return 2;
+    }
+    throw err;
+  }
+}

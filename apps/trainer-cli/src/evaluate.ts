@@ -1,0 +1,71 @@
+import { type EpisodeStats, makeVecEnv, type TextStep } from '@poad/envs-core';
+import { type PpoConfig, SeededRng, selectActions } from '@poad/ppo';
+import type { Agent } from './agent.js';
+import type { AppSpec } from './app.js';
+
+export interface EvalResult {
+  task: string;
+  greedy: boolean;
+  episodes: number;
+  successRate: number;
+  meanReturn: number;
+  stdReturn: number;
+  meanLength: number;
+}
+
+/**
+ * Success rate and discounted return of the current policy over `episodes` episodes, acting
+ * with the TWOSOME sampler (greedy: arg-max over the valid labels; otherwise sampled). Each of
+ * the parallel envs plays a fixed share of the episodes, so short episodes are not favoured.
+ */
+export async function evaluate(
+  spec: AppSpec,
+  agent: Agent,
+  task: string,
+  o: { episodes: number; greedy: boolean; seed: number; envs: number; config: Partial<PpoConfig> },
+): Promise<EvalResult> {
+  const n = Math.max(1, Math.min(o.envs, o.episodes));
+  const quota = Array.from(
+    { length: n },
+    (_, i) => Math.floor(o.episodes / n) + (i < o.episodes % n ? 1 : 0),
+  );
+  const env = makeVecEnv(() => spec.makeEnv(task), n, { seed: o.seed });
+  const rng = new SeededRng(o.seed);
+  const finished: EpisodeStats[] = [];
+  const counts = new Array<number>(n).fill(0);
+  let steps: TextStep[] = await env.reset();
+  try {
+    while (counts.some((c, i) => c < quota[i]!)) {
+      const { labels } = await selectActions(agent.policy, steps, {
+        greedy: o.greedy,
+        candidateNormalisation: o.config.candidateNormalisation ?? 'words',
+        maxNewTokens: o.config.maxNewTokens ?? 10,
+        temperature: o.config.temperature ?? 0.5,
+        topK: o.config.topK ?? 50,
+        rng,
+      });
+      steps = await env.step(labels);
+      steps.forEach((s, i) => {
+        const ep = s.info.episode as EpisodeStats | undefined;
+        if (ep && counts[i]! < quota[i]!) {
+          counts[i]! += 1;
+          finished.push(ep);
+        }
+      });
+    }
+  } finally {
+    await env.close();
+  }
+  const rets = finished.map((e) => e.discountedReturn);
+  const mean = rets.reduce((a, b) => a + b, 0) / rets.length;
+  const std = Math.sqrt(rets.reduce((a, b) => a + (b - mean) ** 2, 0) / rets.length);
+  return {
+    task,
+    greedy: o.greedy,
+    episodes: finished.length,
+    successRate: finished.filter((e) => e.success === true).length / finished.length,
+    meanReturn: mean,
+    stdReturn: std,
+    meanLength: finished.reduce((a, e) => a + e.length, 0) / finished.length,
+  };
+}

@@ -1,0 +1,274 @@
+import { mkdirSync } from 'node:fs';
+import {
+  type CausalLM,
+  initBackend,
+  loadAdapter,
+  loadCausalLM,
+  loadValueHead,
+  saveAdapter,
+  saveValueHead,
+  scoreContinuations,
+  type TextTokenizer,
+  tokenStats,
+  valuesOf,
+} from '@poad/lora-model';
+import type { TokenBatch, TokenPolicy, TokenScores } from '@poad/ppo';
+import * as tf from '@tensorflow/tfjs-core';
+import type { Agent } from './agent.js';
+
+/** Options of {@link createLmAgent}. */
+export interface LmAgentOptions {
+  /** Hugging Face model folder with config.json, model.safetensors and tokenizer.json. */
+  model: string;
+  backend: 'auto' | 'tensorflow' | 'wasm' | 'cpu';
+  seed: number;
+  lora: { r: number; alpha: number };
+  /** Value-head hidden sizes (default 1024, 512 as the paper). */
+  valueHead?: number[];
+}
+
+const key = (p: ArrayLike<number>, a: ArrayLike<number>) =>
+  `${Array.prototype.join.call(p, ',')}|${Array.prototype.join.call(a, ',')}`;
+
+/**
+ * Adapts a `@poad/lora-model` causal LM to `@poad/ppo`'s `TokenPolicy`:
+ * - prompts are `<s>` + the observation's ids; a candidate label's ids are those of
+ *   `' ' + label` (the tokens of `observation + ' ' + label` after the prompt with a byte-level
+ *   BPE), cached per string;
+ * - the actor is the LoRA policy (`tokenStats`: full-vocabulary log-probs and entropies);
+ * - the critic is the value head on the frozen base's final hidden states, whose features are
+ *   computed once per rollout in `prepareValues` and reused across PPO epochs;
+ * - candidate scoring shares each prompt's KV cache (`scoreContinuations`).
+ */
+export class LmPolicy implements TokenPolicy {
+  private readonly promptCache = new Map<string, Int32Array>();
+  private readonly labelCache = new Map<string, Int32Array>();
+  private features = new Map<string, Float32Array>();
+
+  constructor(
+    readonly model: CausalLM,
+    readonly tokenizer: TextTokenizer,
+  ) {}
+
+  /** Forgets cached base features (see `Agent.beginIteration`). */
+  clearFeatureCache(): void {
+    this.features = new Map();
+  }
+
+  get actorVariables(): tf.Variable[] {
+    return this.model.policyVariables();
+  }
+
+  get criticVariables(): tf.Variable[] {
+    return this.model.valueVariables();
+  }
+
+  async encodePrompt(observation: string): Promise<Int32Array> {
+    let ids = this.promptCache.get(observation);
+    if (!ids) {
+      const body = await this.tokenizer.encode(observation, { addSpecialTokens: false });
+      const bos = this.tokenizer.bosId;
+      ids = Int32Array.from(bos === undefined ? body : [bos, ...body]);
+      if (this.promptCache.size > 50_000) this.promptCache.clear();
+      this.promptCache.set(observation, ids);
+    }
+    return ids;
+  }
+
+  async encodeContinuations(
+    _observation: string,
+    candidates: readonly string[],
+  ): Promise<Int32Array[]> {
+    return Promise.all(
+      candidates.map(async (label) => {
+        let ids = this.labelCache.get(label);
+        if (!ids) {
+          ids = Int32Array.from(
+            await this.tokenizer.encode(` ${label}`, { addSpecialTokens: false }),
+          );
+          this.labelCache.set(label, ids);
+        }
+        return ids;
+      }),
+    );
+  }
+
+  scoreTokens(batch: TokenBatch): TokenScores {
+    const s = tokenStats(
+      this.model,
+      batch.prompts.map((p) => Array.from(p)),
+      batch.actions.map((a) => Array.from(a)),
+    );
+    return { logProbs: s.logProbs, entropies: s.entropies };
+  }
+
+  async scoreCandidates(
+    prompts: readonly Int32Array[],
+    candidates: readonly (readonly Int32Array[])[],
+  ): Promise<Float32Array[][]> {
+    const out = await scoreContinuations(
+      this.model,
+      prompts.map((p) => Array.from(p)),
+      candidates.map((c) => c.map((x) => Array.from(x))),
+    );
+    return out.map((perPrompt) => perPrompt.map((lp) => Float32Array.from(lp)));
+  }
+
+  async prepareValues(
+    prompts: readonly Int32Array[],
+    actions: readonly Int32Array[],
+  ): Promise<void> {
+    const todo: number[] = [];
+    prompts.forEach((p, i) => {
+      if (!this.features.has(key(p, actions[i]!))) todo.push(i);
+    });
+    if (todo.length === 0) return;
+    if (this.features.size > 20_000) this.features = new Map();
+    const t = tf.tidy(() =>
+      this.baseRows(
+        todo.map((i) => prompts[i]!),
+        todo.map((i) => actions[i]!),
+      ),
+    );
+    const data = (await t.data()) as Float32Array;
+    t.dispose();
+    const dim = this.model.config.hiddenSize;
+    let row = 0;
+    for (const i of todo) {
+      const n = Math.max(1, actions[i]!.length);
+      this.features.set(key(prompts[i]!, actions[i]!), data.slice(row * dim, (row + n) * dim));
+      row += n;
+    }
+  }
+
+  tokenValues(batch: TokenBatch): tf.Tensor1D {
+    return valuesOf(this.model, this.featureRows(batch.prompts, batch.actions));
+  }
+
+  promptValues(prompts: readonly Int32Array[]): tf.Tensor1D {
+    const empty = new Int32Array(0);
+    return valuesOf(
+      this.model,
+      this.featureRows(
+        prompts,
+        prompts.map(() => empty),
+      ),
+    );
+  }
+
+  /**
+   * Frozen-base features for each row: one per action token (the state before it), or one (the
+   * last prompt token) for an empty action. Cached rows are reused; others are computed now.
+   */
+  private featureRows(prompts: readonly Int32Array[], actions: readonly Int32Array[]): tf.Tensor2D {
+    const dim = this.model.config.hiddenSize;
+    const missing = prompts.flatMap((p, i) => (this.features.has(key(p, actions[i]!)) ? [] : [i]));
+    return tf.tidy(() => {
+      const fresh = missing.length
+        ? this.baseRows(
+            missing.map((i) => prompts[i]!),
+            missing.map((i) => actions[i]!),
+          )
+        : null;
+      const parts: tf.Tensor2D[] = [];
+      let freshRow = 0;
+      prompts.forEach((p, i) => {
+        const n = Math.max(1, actions[i]!.length);
+        const cached = this.features.get(key(p, actions[i]!));
+        if (cached) parts.push(tf.tensor2d(cached, [n, dim]));
+        else {
+          parts.push(tf.slice(fresh!, [freshRow, 0], [n, dim]));
+          freshRow += n;
+        }
+      });
+      // No stop-gradient needed: the base weights are constants, and the critic's gradients are
+      // taken w.r.t. the value-head variables only.
+      return (parts.length === 1 ? parts[0]! : tf.concat(parts, 0)) as tf.Tensor2D;
+    });
+  }
+
+  /** Base hidden states (adapter off) at the positions that predict each action token. */
+  private baseRows(prompts: readonly Int32Array[], actions: readonly Int32Array[]): tf.Tensor2D {
+    const seq = Math.max(...prompts.map((p, i) => p.length + actions[i]!.length));
+    const ids = new Int32Array(prompts.length * seq);
+    const rows: number[] = [];
+    prompts.forEach((p, i) => {
+      const a = actions[i]!;
+      ids.set(p, i * seq);
+      ids.set(a, i * seq + p.length);
+      const n = Math.max(1, a.length);
+      for (let k = 0; k < n; k++) rows.push(i * seq + p.length - 1 + k);
+    });
+    const { hidden } = this.model.forward({ ids, batch: prompts.length, seq, adapter: undefined });
+    return tf.gather(hidden, tf.tensor1d(rows, 'int32')) as tf.Tensor2D;
+  }
+}
+
+/** Loads a model folder and wraps it as an {@link Agent} with a fresh LoRA adapter and value head. */
+export async function createLmAgent(o: LmAgentOptions): Promise<Agent> {
+  const backend = await initBackend(o.backend);
+  const model = await loadCausalLM(o.model, {
+    seed: o.seed,
+    lora: { r: o.lora.r, alpha: o.lora.alpha },
+    valueHead: o.valueHead ? { hiddenSizes: o.valueHead } : true,
+  });
+  const tokenizer = model.tokenizer;
+  if (!tokenizer) {
+    throw new Error(
+      `${o.model}: no tokenizer.json; the training apps need the model's tokenizer to score action labels`,
+    );
+  }
+  const policy = new LmPolicy(model, tokenizer);
+  return {
+    policy,
+    backend: `${backend.backend} (${backend.source})`,
+    info: {
+      model: o.model,
+      config: model.config,
+      trainableActor: count(policy.actorVariables),
+      trainableCritic: count(policy.criticVariables),
+    },
+    beginIteration() {
+      policy.clearFeatureCache();
+    },
+    async saveTrainable(dir) {
+      mkdirSync(dir, { recursive: true });
+      await saveAdapter(model, dir);
+      await saveValueHead(model, dir);
+    },
+    async loadTrainable(dir) {
+      await loadAdapter(model, dir);
+      await loadValueHead(model, dir);
+    },
+    async tokenText(id) {
+      return tokenizer.decode([id], { skipSpecialTokens: false });
+    },
+    async perplexity(lines) {
+      let nll = 0;
+      let n = 0;
+      for (let i = 0; i < lines.length; i += 16) {
+        const chunk = lines.slice(i, i + 16);
+        const ids = await Promise.all(
+          chunk.map((l) => tokenizer.encode(l, { addSpecialTokens: false })),
+        );
+        const bos = tokenizer.bosId ?? 1;
+        const s = tokenStats(
+          model,
+          ids.map(() => [bos]),
+          ids,
+        );
+        const lp = (await s.logProbs.data()) as Float32Array;
+        s.logProbs.dispose();
+        s.entropies.dispose();
+        for (const v of lp) nll -= v;
+        n += lp.length;
+      }
+      return Math.exp(nll / Math.max(1, n));
+    },
+    dispose() {
+      model.dispose();
+    },
+  };
+}
+
+const count = (vars: readonly tf.Variable[]) => vars.reduce((a, v) => a + v.size, 0);

@@ -1,0 +1,155 @@
+import type { OptionsSchema } from '@poad/run-kit';
+
+/**
+ * Every option of a training command. Training hyper-parameters left unset come from the preset
+ * of the chosen environment family, algorithm and `--preset` (see presets.ts), then a config
+ * file, then the command line.
+ */
+export function trainingSchema(tasks: readonly string[], defaultTask: string) {
+  return {
+    task: { type: 'enum', choices: tasks, default: defaultTask, description: 'Task to train on' },
+    algo: {
+      type: 'enum',
+      choices: ['poad', 'ntpo', 'twosome', 'archer'],
+      default: 'poad',
+      description:
+        'Algorithm: poad (BAD token credit), ntpo (tokens as steps), twosome (action level), archer',
+    },
+    preset: {
+      type: 'enum',
+      choices: ['small', 'paper'],
+      default: 'small',
+      description:
+        "Hyper-parameter preset: 'small' is tuned for the embedded default model, 'paper' is the paper's values for 7B models",
+    },
+    seed: {
+      type: 'integer',
+      default: 1,
+      min: 0,
+      description: 'Seed of every random choice (envs, sampling, init, minibatches)',
+    },
+    model: {
+      type: 'string',
+      default: 'models/default',
+      placeholder: 'dir',
+      description: 'Hugging Face model folder (config.json, model.safetensors, tokenizer.json)',
+    },
+    backend: {
+      type: 'enum',
+      choices: ['auto', 'tensorflow', 'wasm', 'cpu'],
+      default: 'auto',
+      description: 'TF.js backend: auto prefers tfjs-node-gpu, tfjs-node, then wasm, then cpu',
+    },
+    envs: { type: 'integer', min: 1, max: 256, description: 'Parallel environments N' },
+    envSteps: {
+      type: 'integer',
+      min: 1,
+      description: 'Total environment steps of the run (iterations = env-steps / (N·T))',
+    },
+    numSteps: {
+      type: 'integer',
+      min: 1,
+      description: 'Rollout length T per environment per iteration',
+    },
+    lr: { type: 'number', min: 0, max: 1, description: 'Actor (LoRA) learning rate, AdamW' },
+    criticLr: {
+      type: 'number',
+      min: 0,
+      max: 1,
+      description: 'Critic (value head) learning rate, Adam',
+    },
+    epochs: { type: 'integer', min: 1, description: 'PPO epochs per rollout' },
+    minibatches: { type: 'integer', min: 1, description: 'Minibatches per epoch' },
+    gradAccumulation: {
+      type: 'integer',
+      min: 1,
+      description: 'Gradient-accumulation chunks per minibatch',
+    },
+    gamma: { type: 'number', min: 0, max: 1, description: 'Discount γ between actions' },
+    lambda: { type: 'number', min: 0, max: 1, description: 'GAE λ' },
+    intraGamma: {
+      type: 'number',
+      optional: true,
+      min: 0,
+      max: 1,
+      description: 'NTPO intra-action discount γ_w (default: γ); ignored by poad/archer/twosome',
+    },
+    entropyCoef: { type: 'number', min: 0, description: 'Entropy bonus coefficient' },
+    clip: {
+      type: 'number',
+      min: 0,
+      max: 10,
+      description: 'PPO ratio clip ε (also the value clip)',
+    },
+    targetKl: {
+      type: 'number',
+      min: 0,
+      description: 'Approximate-KL threshold that skips an actor step (0 = off)',
+    },
+    candidateNormalisation: {
+      type: 'enum',
+      choices: ['words', 'tokens', 'none'],
+      description:
+        'TWOSOME sampler: divide a candidate log-prob by its word count, token count, or nothing',
+    },
+    truncationAsTermination: {
+      type: 'boolean',
+      default: false,
+      description:
+        'Treat step-limit truncation as termination (the original code) instead of bootstrapping',
+    },
+    loraRank: {
+      type: 'integer',
+      default: 8,
+      min: 1,
+      description: 'LoRA rank r (targets q_proj and v_proj)',
+    },
+    loraAlpha: { type: 'number', default: 16, min: 0, description: 'LoRA alpha' },
+    runs: {
+      type: 'string',
+      default: 'runs',
+      placeholder: 'dir',
+      description: 'Folder that holds run directories',
+    },
+    runName: {
+      type: 'string',
+      optional: true,
+      placeholder: 'name',
+      description: 'Run directory name (default: task-algo-seed-timestamp)',
+    },
+    resume: {
+      type: 'string',
+      optional: true,
+      placeholder: 'run-dir',
+      description: 'Continue a run from its latest checkpoint, bit for bit',
+    },
+    checkpointEvery: {
+      type: 'integer',
+      default: 1,
+      min: 1,
+      description:
+        'Save a checkpoint every N iterations and at the end (1: a hard kill loses at most one iteration)',
+    },
+    evalEpisodes: {
+      type: 'integer',
+      default: 100,
+      min: 1,
+      description: 'Episodes per evaluation (eval mode and the end of training)',
+    },
+    evalEvery: {
+      type: 'integer',
+      default: 0,
+      min: 0,
+      description: 'Greedy evaluation every N iterations during training (0 = only at the end)',
+    },
+    maxIterations: {
+      type: 'integer',
+      optional: true,
+      min: 1,
+      description: 'Stop after this many iterations (smoke tests); default: from env-steps',
+    },
+    quiet: { type: 'boolean', default: false, description: 'No progress bar' },
+  } satisfies OptionsSchema;
+}
+
+export type TrainingSchema = ReturnType<typeof trainingSchema>;

@@ -1,0 +1,96 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Algorithm, PpoConfig } from '@poad/ppo';
+import { OptionError, type OptionValues, resolveOptions } from '@poad/run-kit';
+import type { AppSpec } from './app.js';
+import type { TrainingSchema } from './options.js';
+import { runPreset } from './presets.js';
+
+export type TrainingOptions = OptionValues<TrainingSchema>;
+
+/** Options that may change when resuming (they do not affect the numbers). */
+export const RESUMABLE_OVERRIDES = [
+  'maxIterations',
+  'quiet',
+  'evalEpisodes',
+  'evalEvery',
+  'checkpointEvery',
+  'backend',
+] as const;
+
+/** Preset values expressed as option names, for the layered defaults. */
+export function presetDefaults(
+  spec: AppSpec,
+  explicit: Record<string, unknown>,
+): Record<string, unknown> {
+  const algo = (explicit.algo ?? 'poad') as Algorithm;
+  const p = runPreset(spec.family, algo, (explicit.preset ?? 'small') as 'small' | 'paper');
+  const c = p.config;
+  return {
+    envs: p.numEnvs,
+    envSteps: p.envSteps,
+    numSteps: c.numSteps,
+    lr: c.lr,
+    criticLr: c.criticLr,
+    epochs: c.epochs,
+    minibatches: c.numMinibatches,
+    gradAccumulation: c.gradAccumulation,
+    gamma: c.gamma,
+    lambda: c.gaeLambda ?? 0.95,
+    entropyCoef: c.entropyCoef,
+    clip: c.clip ?? 0.2,
+    targetKl: c.targetKl === null ? 0 : (c.targetKl ?? 0.02),
+    candidateNormalisation: c.candidateNormalisation ?? 'words',
+  };
+}
+
+/** Resolves the options of a new run, or reloads those of a run being resumed. */
+export function resolveTraining(
+  spec: AppSpec,
+  schema: TrainingSchema,
+  explicit: Record<string, unknown>,
+): TrainingOptions {
+  if (typeof explicit.resume === 'string') {
+    const file = join(explicit.resume, 'config.json');
+    if (!existsSync(file)) {
+      throw new OptionError(
+        `--resume ${explicit.resume}: no config.json there; pass the run directory a previous run printed`,
+      );
+    }
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as TrainingOptions;
+    const changed = Object.keys(explicit).filter(
+      (k) => k !== 'resume' && !(RESUMABLE_OVERRIDES as readonly string[]).includes(k),
+    );
+    if (changed.length) {
+      throw new OptionError(
+        `--resume keeps the run's own settings; remove ${changed.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} (only ${RESUMABLE_OVERRIDES.join(', ')} may change)`,
+      );
+    }
+    return { ...saved, ...explicit } as TrainingOptions;
+  }
+  return resolveOptions(schema, explicit, (e) => presetDefaults(spec, e));
+}
+
+/** The trainer configuration a resolved run asks for. */
+export function ppoConfigOf(spec: AppSpec, o: TrainingOptions): Partial<PpoConfig> {
+  const base = runPreset(spec.family, o.algo as Algorithm, o.preset as 'small' | 'paper').config;
+  return {
+    ...base,
+    algorithm: o.algo as Algorithm,
+    seed: o.seed,
+    numSteps: o.numSteps,
+    lr: o.lr,
+    criticLr: o.criticLr,
+    epochs: o.epochs,
+    numMinibatches: o.minibatches,
+    gradAccumulation: o.gradAccumulation,
+    gamma: o.gamma,
+    gaeLambda: o.lambda,
+    intraGamma: typeof o.intraGamma === 'number' ? o.intraGamma : null,
+    entropyCoef: o.entropyCoef,
+    clip: o.clip,
+    targetKl: o.targetKl > 0 ? o.targetKl : null,
+    candidateNormalisation: o.candidateNormalisation as PpoConfig['candidateNormalisation'],
+    truncationAsTermination: o.truncationAsTermination,
+  };
+}

@@ -1,0 +1,269 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { makeVecEnv, type VecEnvState } from '@poad/envs-core';
+import { type IterationReport, PpoTrainer, type TrainerCheckpoint } from '@poad/ppo';
+import {
+  cleanCheckpointLeftovers,
+  createRunDir,
+  latestCheckpoint,
+  MetricsLog,
+  type MetricsRow,
+  ProgressBar,
+  runName,
+  saveCheckpointWith,
+  trapInterrupts,
+  writeJsonAtomicSync,
+} from '@poad/run-kit';
+import type { Agent } from './agent.js';
+import type { AppSpec } from './app.js';
+import { writeTokenCredit } from './credit.js';
+import { evaluate } from './evaluate.js';
+import { writeLearningCurve } from './plots.js';
+import { ppoConfigOf, type TrainingOptions } from './resolve.js';
+import { readState, writeState } from './state-file.js';
+
+export interface TrainResult {
+  runDir: string;
+  iterations: number;
+  interrupted: boolean;
+}
+
+/** Number of iterations a run makes. */
+export function plannedIterations(o: TrainingOptions): number {
+  const fromSteps = Math.max(1, Math.floor(o.envSteps / (o.envs * o.numSteps)));
+  return o.maxIterations ? Math.min(o.maxIterations, fromSteps) : fromSteps;
+}
+
+/** One metrics row per iteration: the rollout's finished episodes and every PPO diagnostic. */
+export function metricsRow(
+  report: IterationReport,
+  envSteps: number,
+  wallSeconds: number,
+): MetricsRow {
+  const eps = report.rollout.episodes;
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
+  const withSuccess = eps.filter((e) => typeof e.success === 'boolean');
+  const u = report.update;
+  return {
+    iteration: report.iteration,
+    envSteps,
+    wallSeconds: Number(wallSeconds.toFixed(2)),
+    episodes: eps.length,
+    episodeReturn: mean(eps.map((e) => e.discountedReturn)),
+    episodeLength: mean(eps.map((e) => e.length)),
+    successRate: withSuccess.length ? mean(withSuccess.map((e) => (e.success ? 1 : 0))) : null,
+    meanReward: report.rollout.meanReward,
+    policyLoss: u.policyLoss,
+    valueLoss: u.valueLoss,
+    entropy: u.entropy,
+    approxKl: u.approxKl,
+    clipFraction: u.clipFraction,
+    explainedVariance: u.explainedVariance,
+    actorGradNorm: u.actorGradNorm,
+    criticGradNorm: u.criticGradNorm,
+    minibatches: u.minibatches,
+    skippedMinibatches: u.skippedMinibatches,
+    rolloutEnvStepsPerSec: report.rollout.envStepsPerSec,
+    rolloutTokensPerSec: report.rollout.tokensPerSec,
+    updateTokensPerSec: u.tokensPerSec,
+  };
+}
+
+/**
+ * Runs (or resumes) PPO training and writes everything into a run directory:
+ * config.json, environment.json, metrics.jsonl/csv, learning-curve.svg/png, token-credit.svg,
+ * checkpoints/ (PEFT adapter, value head, trainer and environment state) and, at the end,
+ * eval.json and perplexity.json.
+ */
+export async function train(
+  spec: AppSpec,
+  o: TrainingOptions,
+  agent: Agent,
+  log: (line: string) => void,
+): Promise<TrainResult> {
+  const resuming = typeof o.resume === 'string';
+  const runDir = resuming
+    ? (o.resume as string)
+    : createRunDir(
+        o.runs,
+        o.runName ?? runName([spec.envId(o.task).replace('/', '-'), o.algo, `s${o.seed}`]),
+        { ...o },
+        {
+          backend: agent.backend,
+          model: agent.info,
+          packages: packageVersions(),
+        },
+      );
+  const config = ppoConfigOf(spec, o);
+  const env = makeVecEnv(() => spec.makeEnv(o.task), o.envs, { seed: o.seed });
+  const trainer = new PpoTrainer({ policy: agent.policy, env, config });
+  const total = plannedIterations(o);
+  let done = 0;
+  let wallBefore = 0;
+
+  if (resuming) {
+    cleanCheckpointLeftovers(runDir);
+    const ck = latestCheckpoint(runDir);
+    if (ck) {
+      trainer.setState(readState<TrainerCheckpoint>(ck.dir, 'trainer'));
+      trainer.steps = await env.restore(
+        JSON.parse(readFileSync(join(ck.dir, 'env.json'), 'utf8')) as VecEnvState,
+      );
+      done = ck.meta.iteration;
+      wallBefore = Number(ck.meta.wallSeconds ?? 0);
+      log(`resuming ${runDir} after iteration ${done}`);
+    } else {
+      log(`resuming ${runDir}: no checkpoint yet, starting from iteration 0`);
+    }
+  } else {
+    log(`run directory: ${runDir}`);
+  }
+  const metrics = MetricsLog.open(runDir, { upToIteration: done });
+  if (!resuming || done === 0) await recordPerplexity(runDir, agent, 'before');
+
+  const interrupts = trapInterrupts((signal) =>
+    log(
+      `\n${signal}: finishing this iteration, saving a checkpoint, then exiting (press again to quit now)`,
+    ),
+  );
+  const bar = o.quiet ? null : new ProgressBar({ total, unit: 'it', label: `${o.algo} ${o.task}` });
+  bar?.resumeFrom(done);
+  const started = Date.now();
+  const recent: { ret: number; success?: boolean }[] = [];
+  const save = async (iteration: number) => {
+    const wallSeconds = wallBefore + (Date.now() - started) / 1000;
+    await saveCheckpointWith(
+      runDir,
+      { iteration, envSteps: trainer.counters.envSteps, wallSeconds },
+      async (dir) => {
+        writeState(dir, 'trainer', trainer.getState());
+        writeJsonAtomicSync(join(dir, 'env.json'), env.getState());
+        await agent.saveTrainable(join(dir, 'model'));
+      },
+      { keep: 2 },
+    );
+  };
+
+  try {
+    while (done < total && !interrupts.requested) {
+      agent.beginIteration();
+      const report = await trainer.iterate();
+      done = report.iteration;
+      const wall = wallBefore + (Date.now() - started) / 1000;
+      metrics.append(metricsRow(report, trainer.counters.envSteps, wall));
+      for (const e of report.rollout.episodes)
+        recent.push({
+          ret: e.discountedReturn,
+          ...(e.success === undefined ? {} : { success: e.success }),
+        });
+      recent.splice(0, Math.max(0, recent.length - 50));
+      await writeLearningCurve(
+        runDir,
+        metrics.rows,
+        `${spec.envId(o.task)} — ${o.algo}, seed ${o.seed}`,
+      );
+      await writeTokenCredit(runDir, report, agent, 6);
+      if (done % o.checkpointEvery === 0 || done === total || interrupts.requested)
+        await save(done);
+      bar?.update(done, progressFields(recent));
+      if (o.evalEvery > 0 && done % o.evalEvery === 0 && done < total) {
+        const r = await evaluate(spec, agent, o.task, {
+          episodes: o.evalEpisodes,
+          greedy: true,
+          seed: o.seed + 1_000_003,
+          envs: o.envs,
+          config,
+        });
+        log(
+          `\niteration ${done}: greedy success ${(r.successRate * 100).toFixed(0)}%, return ${r.meanReturn.toFixed(3)}`,
+        );
+      }
+    }
+  } finally {
+    bar?.finish();
+    interrupts.dispose();
+  }
+  if (interrupts.requested && done < total) {
+    log(`stopped after iteration ${done}/${total}; continue with --resume ${runDir}`);
+    await env.close();
+    return { runDir, iterations: done, interrupted: true };
+  }
+  await env.close();
+  await recordPerplexity(runDir, agent, 'after');
+  const results: Record<string, unknown> = {};
+  for (const task of spec.evalTasks(o.task)) {
+    for (const greedy of [true, false]) {
+      const r = await evaluate(spec, agent, task, {
+        episodes: o.evalEpisodes,
+        greedy,
+        seed: o.seed + 2_000_003,
+        envs: o.envs,
+        config,
+      });
+      results[`${task}/${greedy ? 'greedy' : 'sampled'}`] = r;
+      log(
+        `eval ${task} (${greedy ? 'greedy' : 'sampled'}): success ${(r.successRate * 100).toFixed(1)}%, return ${r.meanReturn.toFixed(3)} over ${r.episodes} episodes`,
+      );
+    }
+  }
+  writeJsonAtomicSync(join(runDir, 'eval.json'), {
+    iteration: done,
+    envSteps: trainer.counters.envSteps,
+    results,
+  });
+  return { runDir, iterations: done, interrupted: false };
+}
+
+function progressFields(
+  recent: { ret: number; success?: boolean }[],
+): Record<string, string | number> {
+  if (recent.length === 0) return { return: '–' };
+  const ret = recent.reduce((a, e) => a + e.ret, 0) / recent.length;
+  const s = recent.filter((e) => e.success !== undefined);
+  return {
+    return: ret,
+    ...(s.length
+      ? { success: `${((100 * s.filter((e) => e.success).length) / s.length).toFixed(0)}%` }
+      : {}),
+  };
+}
+
+async function recordPerplexity(
+  runDir: string,
+  agent: Agent,
+  when: 'before' | 'after',
+): Promise<void> {
+  const file = join(runDir, 'perplexity.json');
+  const heldOut = heldOutLines();
+  if (heldOut.length === 0) return;
+  const prev = existsSync(file)
+    ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>)
+    : {};
+  writeJsonAtomicSync(file, {
+    ...prev,
+    [when]: await agent.perplexity(heldOut),
+    lines: heldOut.length,
+  });
+}
+
+/** The held-out text the perplexity check uses (shipped beside the default model). */
+export function heldOutLines(): string[] {
+  const file = new URL('../../../models/heldout.txt', import.meta.url).pathname;
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8').split('\n').filter(Boolean).slice(0, 200);
+}
+
+function packageVersions(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of ['bellman', 'ppo', 'lora-model', 'envs-core', 'run-kit']) {
+    try {
+      const file = new URL(`../../../packages/${name}/package.json`, import.meta.url).pathname;
+      out[`@poad/${name}`] = (
+        JSON.parse(readFileSync(file, 'utf8')) as { version: string }
+      ).version;
+    } catch {
+      // Not in this checkout.
+    }
+  }
+  return out;
+}

@@ -1,0 +1,184 @@
+// End-to-end smoke of the training CLI on a tiny model: a real run directory, resume bit for
+// bit, evaluation, and bad input rejected before any work.
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { createOvercookedEnv, type OvercookedTaskName } from '@poad/envs-overcooked';
+import { createVirtualHomeEnv, type VirtualHomeTask } from '@poad/envs-virtualhome';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { AppSpec } from '../src/app.js';
+import { runCli } from '../src/cli.js';
+import { tinyModelDir } from './tiny-model.js';
+
+const vh: AppSpec = {
+  command: 'train:virtualhome',
+  family: 'virtualhome',
+  summary: 'test',
+  tasks: ['food-preparation', 'entertainment'],
+  defaultTask: 'food-preparation',
+  envId: (t) => `virtualhome/${t}`,
+  makeEnv: (t) => createVirtualHomeEnv(t as VirtualHomeTask),
+  evalTasks: (t) => (t === 'food-preparation' ? [t, 'food-preparation/cheese'] : [t]),
+  examples: [],
+};
+const oc: AppSpec = {
+  ...vh,
+  command: 'train:overcooked',
+  family: 'overcooked',
+  tasks: ['tomato-salad'],
+  defaultTask: 'tomato-salad',
+  envId: (t) => `overcooked/${t}`,
+  makeEnv: (t) => createOvercookedEnv(t as OvercookedTaskName),
+  evalTasks: (t) => [t],
+};
+
+let model = '';
+let runs = '';
+const small = [
+  '--envs',
+  '2',
+  '--num-steps',
+  '4',
+  '--epochs',
+  '1',
+  '--minibatches',
+  '2',
+  '--eval-episodes',
+  '2',
+  '--quiet',
+  '--backend',
+  'wasm',
+];
+const stderr: string[] = [];
+
+beforeAll(async () => {
+  model = await tinyModelDir();
+  runs = join(model, '..', 'runs');
+  vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => {
+    stderr.push(String(s));
+    return true;
+  });
+});
+afterAll(() => {
+  vi.restoreAllMocks();
+  rmSync(join(model, '..'), { recursive: true, force: true });
+});
+
+const rowsOf = (dir: string) =>
+  readFileSync(join(dir, 'metrics.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => {
+      const {
+        wallSeconds,
+        rolloutEnvStepsPerSec,
+        rolloutTokensPerSec,
+        updateTokensPerSec,
+        ...rest
+      } = JSON.parse(l);
+      return rest;
+    });
+
+describe('training apps end to end', () => {
+  it('trains, writes a complete run directory, and resumes bit for bit', async () => {
+    stderr.length = 0;
+    const code = await runCli(vh, [
+      '--model',
+      model,
+      '--runs',
+      runs,
+      '--run-name',
+      'straight',
+      '--max-iterations',
+      '3',
+      ...small,
+    ]);
+    expect(code, stderr.join('')).toBe(0);
+    const straight = join(runs, 'straight');
+    for (const f of [
+      'config.json',
+      'environment.json',
+      'metrics.jsonl',
+      'metrics.csv',
+      'learning-curve.svg',
+      'learning-curve.png',
+      'token-credit.svg',
+      'eval.json',
+    ]) {
+      expect(readdirSync(straight)).toContain(f);
+    }
+    expect(rowsOf(straight)).toHaveLength(3);
+    const evalJson = JSON.parse(readFileSync(join(straight, 'eval.json'), 'utf8'));
+    expect(Object.keys(evalJson.results)).toEqual([
+      'food-preparation/greedy',
+      'food-preparation/sampled',
+      'food-preparation/cheese/greedy',
+      'food-preparation/cheese/sampled',
+    ]);
+
+    // Same run in two pieces: 1 iteration, then --resume to 3.
+    expect(
+      await runCli(vh, [
+        '--model',
+        model,
+        '--runs',
+        runs,
+        '--run-name',
+        'pieces',
+        '--max-iterations',
+        '1',
+        ...small,
+      ]),
+    ).toBe(0);
+    const pieces = join(runs, 'pieces');
+    expect(await runCli(vh, ['--resume', pieces, '--max-iterations', '3', '--quiet'])).toBe(0);
+    expect(rowsOf(pieces)).toEqual(rowsOf(straight));
+    const adapter = (d: string) =>
+      readFileSync(join(d, 'checkpoints', 'iter-00000003', 'model', 'adapter_model.safetensors'));
+    expect(adapter(pieces).equals(adapter(straight))).toBe(true);
+    const trainer = (d: string) =>
+      readFileSync(join(d, 'checkpoints', 'iter-00000003', 'trainer.safetensors'));
+    expect(trainer(pieces).equals(trainer(straight))).toBe(true);
+  });
+
+  it('evaluates the latest checkpoint of a run', async () => {
+    const dir = join(runs, 'straight');
+    expect(await runCli(vh, ['eval', '--resume', dir, '--eval-episodes', '2', '--quiet'])).toBe(0);
+    const out = JSON.parse(readFileSync(join(dir, 'eval-iter-3.json'), 'utf8'));
+    expect(out.results['food-preparation/greedy'].episodes).toBe(2);
+  });
+
+  it('runs the Overcooked app', async () => {
+    expect(
+      await runCli(oc, [
+        '--model',
+        model,
+        '--runs',
+        runs,
+        '--run-name',
+        'oc',
+        '--max-iterations',
+        '1',
+        ...small,
+      ]),
+    ).toBe(0);
+    expect(rowsOf(join(runs, 'oc'))).toHaveLength(1);
+  });
+
+  it('rejects bad input before any work, naming the valid choices or the missing file', async () => {
+    stderr.length = 0;
+    expect(await runCli(vh, ['--task', 'cooking'])).toBe(2);
+    expect(stderr.join('')).toMatch(/"cooking" is not one of: food-preparation, entertainment/);
+    expect(await runCli(vh, ['--algo', 'dqn'])).toBe(2);
+    expect(stderr.join('')).toMatch(/poad, ntpo, twosome, archer/);
+    expect(await runCli(vh, ['--lr', '-1'])).toBe(2);
+    expect(await runCli(vh, ['--lern-rate', '1'])).toBe(2);
+    expect(stderr.join('')).toMatch(/unknown option --lern-rate/);
+    expect(await runCli(oc, ['--algo', 'archer', '--model', model])).toBe(2);
+    expect(stderr.join('')).toMatch(/archer/);
+    stderr.length = 0;
+    expect(await runCli(vh, ['--model', join(model, 'nope'), '--quiet'])).toBe(2);
+    expect(stderr.join('')).toMatch(/config\.json/);
+    expect(await runCli(vh, ['--resume', join(runs, 'straight'), '--seed', '5'])).toBe(2);
+    expect(stderr.join('')).toMatch(/remove --seed/);
+  });
+});

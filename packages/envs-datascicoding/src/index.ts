@@ -1,0 +1,46 @@
+export { AucError, binaryRocAuc, meanAndStd, splitRocAuc } from './auc.js';
+export type {
+  BuiltinDatasetName,
+  CsvDatasetSpec,
+  Dataset,
+  DatasetSpec,
+  DatasetSplit,
+  OpenMLDatasetSpec,
+} from './datasets.js';
+export {
+  BUILTIN_DATASETS,
+  DEFAULT_MAX_ROWS,
+  datasetName,
+  loadDataset,
+  SPLIT_COUNT,
+} from './datasets.js';
+export type { DataSciCodingEnv, DataSciCodingOptions } from './env.js';
+export { createDataSciCodingEnv, DEFAULT_MAX_ATTEMPTS } from './env.js';
+export {
+  DataSciOptionError,
+  DatasetError,
+  EnvBusyError,
+  PYTHON_INSTALL_HINT,
+  PythonUnavailableError,
+  SandboxUnavailableError,
+} from './errors.js';
+export type { IsolationProbe, IsolationRequest } from './isolation.js';
+export { chooseIsolation, probeIsolation } from './isolation.js';
+export type { SandboxLimits } from './limits.js';
+export { DEFAULT_LIMITS, resolveLimits } from './limits.js';
+export { defaultEvaluationPool, EvaluationPool } from './pool.js';
+export type { PromptData, PromptParts } from './prompts.js';
+export {
+  assembleProgram,
+  infillPrompt,
+  initialPrompt,
+  reflectionPrompt,
+  stripTrailingReturn,
+} from './prompts.js';
+export type { PythonInfo } from './python.js';
+export { checkPython, DEFAULT_PYTHON } from './python.js';
+export { registerDataSciCodingEnvs } from './register.js';
+export type { IsolationMode } from './sandbox.js';
+export { SANDBOX_MARKER } from './sandbox.js';
+export type { EvaluateOptions, Evaluation, FailureReason } from './scoring.js';
+export { DEFAULT_BANNED, evaluateModule, evaluateProgram } from './scoring.js';

@@ -1,0 +1,244 @@
+import { AucError, meanAndStd, splitRocAuc } from './auc.js';
+import type { Dataset } from './datasets.js';
+import { chooseIsolation, type IsolationRequest } from './isolation.js';
+import { resolveLimits, type SandboxLimits } from './limits.js';
+import type { EvaluationPool } from './pool.js';
+import { defaultEvaluationPool } from './pool.js';
+import { assembleProgram } from './prompts.js';
+import { DEFAULT_PYTHON } from './python.js';
+import { type IsolationMode, runSandboxed, type SandboxRun } from './sandbox.js';
+
+/** Constructs refused before running, as in the paper (both make evaluations too slow). */
+export const DEFAULT_BANNED: readonly string[] = Object.freeze(['GridSearchCV(', 'SVC(']);
+
+/** Why an evaluation failed. */
+export type FailureReason =
+  | 'banned'
+  | 'syntax'
+  | 'exception'
+  | 'memory-limit'
+  | 'exit'
+  | 'no-model'
+  | 'bad-probabilities'
+  | 'scoring'
+  | 'timeout'
+  | 'cpu-limit'
+  | 'output-limit'
+  | 'crashed'
+  | 'no-result'
+  | 'sandbox'
+  | 'aborted';
+
+/** Outcome of scoring one program. */
+export interface Evaluation {
+  ok: boolean;
+  /** Mean ROC AUC over the splits (NaN on failure). */
+  auc: number;
+  /** ROC AUC of each split (empty on failure). */
+  aucs: number[];
+  /** Population standard deviation of `aucs` (NaN on failure). */
+  std: number;
+  reason?: FailureReason;
+  /** One-paragraph explanation of the failure (what the reflection prompt shows). */
+  error?: string;
+  /** The isolation the program ran under (absent when it never ran). */
+  isolation?: IsolationMode;
+  durationMs: number;
+  /** The first bytes the program printed on stdout and stderr. */
+  stdout: string;
+  stderr: string;
+}
+
+/** Options of {@link evaluateProgram}. */
+export interface EvaluateOptions {
+  /** Interpreter with numpy, scikit-learn and pandas (default `/usr/bin/python3`). */
+  python?: string;
+  /** `auto` (default) uses namespaces when available, else the basic fallback. */
+  isolation?: IsolationRequest;
+  limits?: Partial<SandboxLimits>;
+  /** Substrings that make a program fail without running (default `GridSearchCV(`, `SVC(`). */
+  banned?: readonly string[];
+  /** Parent of the per-run temporary directories (default the OS temp directory). */
+  tmpDir?: string;
+  /** Run a final bare `return` line as written instead of dropping it (default false). */
+  keepTrailingReturn?: boolean;
+  /** Bounds concurrent runs (default: a shared pool of min(4, CPUs) slots). */
+  pool?: EvaluationPool;
+  signal?: AbortSignal;
+}
+
+function failure(
+  reason: FailureReason,
+  error: string,
+  run?: SandboxRun,
+  isolation?: IsolationMode,
+): Evaluation {
+  return {
+    ok: false,
+    auc: Number.NaN,
+    aucs: [],
+    std: Number.NaN,
+    reason,
+    error,
+    isolation,
+    durationMs: run?.durationMs ?? 0,
+    stdout: run?.stdout ?? '',
+    stderr: run?.stderr ?? '',
+  };
+}
+
+/**
+ * Scores the body of `build_model`: refuses banned constructs, runs the program in the sandbox
+ * on the dataset's five splits and returns the ROC AUC of each split, or the reason it failed.
+ */
+export async function evaluateProgram(
+  dataset: Dataset,
+  body: string,
+  options: EvaluateOptions = {},
+): Promise<Evaluation> {
+  for (const banned of options.banned ?? DEFAULT_BANNED) {
+    if (banned.length > 0 && body.includes(banned)) {
+      return failure(
+        'banned',
+        `the code uses ${banned} which is not allowed here (too slow); use another model`,
+      );
+    }
+  }
+  const source = assembleProgram(body, dataset.n, dataset.d, options.keepTrailingReturn);
+  return evaluateModule(dataset, source, options);
+}
+
+/** Like {@link evaluateProgram} for a complete module that defines `build_model` (no ban check). */
+export async function evaluateModule(
+  dataset: Dataset,
+  source: string,
+  options: EvaluateOptions = {},
+): Promise<Evaluation> {
+  const python = options.python ?? DEFAULT_PYTHON;
+  const limits = resolveLimits(options.limits);
+  const isolation = await chooseIsolation(options.isolation ?? 'auto', python, options.tmpDir);
+  const pool = options.pool ?? defaultEvaluationPool();
+  const run = await pool.run(() =>
+    runSandboxed({
+      mode: isolation === 'namespaces' ? 'ns' : 'basic',
+      source,
+      dataset,
+      limits,
+      python,
+      tmpDir: options.tmpDir,
+      signal: options.signal,
+    }),
+  );
+  return interpret(run, dataset, limits, isolation);
+}
+
+interface RunnerResult {
+  ok?: boolean;
+  reason?: string;
+  error?: string;
+  splits?: Array<{ cols?: unknown; proba?: unknown }>;
+}
+
+const RUNNER_REASONS = new Set([
+  'syntax',
+  'exception',
+  'memory-limit',
+  'exit',
+  'no-model',
+  'bad-probabilities',
+  'sandbox',
+]);
+
+function interpret(
+  run: SandboxRun,
+  dataset: Dataset,
+  limits: SandboxLimits,
+  isolation: IsolationMode,
+): Evaluation {
+  const fail = (reason: FailureReason, error: string) => failure(reason, error, run, isolation);
+  switch (run.ending) {
+    case 'timeout':
+      return fail(
+        'timeout',
+        `the program did not finish within ${limits.timeoutMs / 1000} s and was stopped`,
+      );
+    case 'output-limit':
+      return fail(
+        'output-limit',
+        `the program printed more than ${limits.maxOutputBytes} bytes and was stopped`,
+      );
+    case 'result-limit':
+      return fail(
+        'output-limit',
+        `the program's result exceeded ${limits.maxResultBytes} bytes and was stopped`,
+      );
+    case 'aborted':
+      return fail('aborted', 'the evaluation was cancelled');
+    case 'spawn-failed':
+      return fail('sandbox', `the sandbox could not be started: ${run.stderr}`);
+    default:
+      break;
+  }
+  const result = run.result as RunnerResult | null;
+  if (result && result.ok === false) {
+    const reason = RUNNER_REASONS.has(result.reason ?? '')
+      ? (result.reason as FailureReason)
+      : 'exception';
+    return fail(reason, result.error ?? 'the program failed');
+  }
+  if (result?.ok !== true) {
+    if (run.signal === 'SIGXCPU') {
+      return fail('cpu-limit', `the program used more than ${limits.cpuSeconds} s of CPU time`);
+    }
+    if (run.signal !== null) {
+      const hint =
+        run.signal === 'SIGSEGV'
+          ? ' (for example a stack overflow from very deep recursion)'
+          : run.signal === 'SIGKILL'
+            ? ' (it killed itself or its parent, or reached the hard CPU-time limit)'
+            : '';
+      return fail('crashed', `the program was terminated by ${run.signal}${hint}`);
+    }
+    if (run.resultUnreadable) {
+      return fail('bad-probabilities', 'the program wrote a result that could not be read');
+    }
+    return fail(
+      'no-result',
+      `the program exited with code ${run.exitCode} before build_model returned a model for every split`,
+    );
+  }
+  const splits = result.splits;
+  if (!Array.isArray(splits) || splits.length !== dataset.splits.length) {
+    return fail('bad-probabilities', 'the program reported a malformed result');
+  }
+  const aucs: number[] = [];
+  for (let i = 0; i < splits.length; i++) {
+    const { cols, proba } = splits[i] as { cols?: unknown; proba?: unknown };
+    const test = (dataset.splits[i] as Dataset['splits'][number]).test;
+    if (
+      typeof cols !== 'number' ||
+      !Array.isArray(proba) ||
+      proba.some((v) => typeof v !== 'number')
+    ) {
+      return fail('bad-probabilities', `split ${i}: the program reported malformed probabilities`);
+    }
+    const labels = test.map((row) => dataset.y[row] as number);
+    try {
+      aucs.push(splitRocAuc(labels, proba as number[], cols));
+    } catch (err) {
+      if (err instanceof AucError) return fail('scoring', `split ${i}: ${err.message}`);
+      throw err;
+    }
+  }
+  const { mean, std } = meanAndStd(aucs);
+  return {
+    ok: true,
+    auc: mean,
+    aucs,
+    std,
+    isolation,
+    durationMs: run.durationMs,
+    stdout: run.stdout,
+    stderr: run.stderr,
+  };
+}

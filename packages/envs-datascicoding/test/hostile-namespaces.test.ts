@@ -1,0 +1,3 @@
+import { defineHostileSuite } from './hostile-suite.js';
+
+defineHostileSuite('namespaces');
