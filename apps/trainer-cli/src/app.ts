@@ -1,5 +1,7 @@
 import type { TextEnv } from '@poad/envs-core';
-import type { PresetEnv } from '@poad/ppo';
+import type { IterationReport, PresetEnv } from '@poad/ppo';
+import type { OptionsSchema } from '@poad/run-kit';
+import type { Agent } from './agent.js';
 
 /** What an app (one environment family) tells the shared training CLI. */
 export interface AppSpec {
@@ -14,8 +16,14 @@ export interface AppSpec {
   defaultTask: string;
   /** Registry-style id of a task, e.g. `virtualhome/food-preparation`. */
   envId(task: string): string;
-  /** A fresh environment for a task. */
-  makeEnv(task: string): TextEnv;
+  /** A fresh environment for a task (`options`: every resolved option, extra ones included). */
+  makeEnv(task: string, options?: Record<string, unknown>): TextEnv;
+  /** The option name of the task on the command line (default `task`, e.g. `dataset`). */
+  taskOption?: string;
+  /** App-specific options added to the common ones (e.g. `--csv FILE --target COLUMN`). */
+  extraOptions?: OptionsSchema;
+  /** Called after every iteration, e.g. to keep the best program found so far. */
+  onIteration?(report: IterationReport, runDir: string, agent: Agent): Promise<void>;
   /** Tasks an evaluation covers for a trained task (itself first, then unseen variants). */
   evalTasks(task: string): readonly string[];
   /** Example command lines for `--help`. */

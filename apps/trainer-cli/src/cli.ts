@@ -14,6 +14,8 @@ import { trainingSchema } from './options.js';
 import { ppoConfigOf, presetDefaults, resolveTraining } from './resolve.js';
 import { train } from './train.js';
 
+const capitalise = (s: string) => s[0]!.toUpperCase() + s.slice(1);
+
 /** Errors caused by the user's input (bad options, files or model folders): one line, exit 2. */
 const USER_ERRORS = new Set([
   'CheckpointError',
@@ -29,7 +31,17 @@ const USER_ERRORS = new Set([
  * checked before any work starts; errors print one line with the fix and exit with code 2.
  */
 export async function runCli(spec: AppSpec, argv: readonly string[]): Promise<number> {
-  const schema = trainingSchema(spec.tasks, spec.defaultTask);
+  const base = trainingSchema(
+    spec.tasks,
+    spec.defaultTask,
+    spec.taskOption ? capitalise(spec.taskOption) : 'Task',
+  );
+  const schema = { ...base, ...(spec.extraOptions ?? {}) } as typeof base;
+  const taskKey = spec.taskOption ?? 'task';
+  // The command-line schema: the task option under the app's own name (e.g. --dataset).
+  const cliSchema = Object.fromEntries(
+    Object.entries(schema).map(([k, v]) => [k === 'task' ? taskKey : k, v]),
+  );
   const log = (line: string) => process.stderr.write(`${line}\n`);
   try {
     const configIdx = argv.findIndex((a) => a === '--config' || a.startsWith('--config='));
@@ -40,10 +52,14 @@ export async function runCli(spec: AppSpec, argv: readonly string[]): Promise<nu
           ? argv[configIdx]!.split('=')[1]
           : argv[configIdx + 1];
     const fileValues = configPath ? await loadConfigFile(configPath) : {};
-    const parsed = parseArgs(argv, schema, () => fileValues);
+    const parsed = parseArgs(argv, cliSchema, () => fileValues);
+    if (taskKey !== 'task' && taskKey in parsed.explicit) {
+      parsed.explicit.task = parsed.explicit[taskKey];
+      delete parsed.explicit[taskKey];
+    }
     if (parsed.help) {
       process.stdout.write(
-        formatHelp(schema, {
+        formatHelp(cliSchema, {
           usage: `npm run ${spec.command} -- [train|eval] [options]`,
           summary: `${spec.summary}\n\nModes:\n  train  (default) train with PPO and write a run directory\n  eval   evaluate the latest checkpoint of --resume RUN_DIR (greedy and sampled, unseen variants too)\n\nTraining defaults below are the 'small' preset for --algo poad; other algorithms and --preset paper change them.`,
           defaults: presetDefaults(spec, {}),
@@ -68,6 +84,7 @@ export async function runCli(spec: AppSpec, argv: readonly string[]): Promise<nu
       backend: o.backend as 'auto' | 'tensorflow' | 'wasm' | 'cpu',
       seed: o.seed,
       lora: { r: o.loraRank, alpha: o.loraAlpha },
+      ...(spec.family === 'datascicoding' ? { stopTokenIds: [2] } : {}),
     });
     log(`backend: ${agent.backend}; model: ${o.model}`);
     try {
@@ -93,6 +110,7 @@ export async function runCli(spec: AppSpec, argv: readonly string[]): Promise<nu
             seed: o.seed + 2_000_003,
             envs: o.envs,
             config: ppoConfigOf(spec, o),
+            options: o,
           });
           results[`${task}/${greedy ? 'greedy' : 'sampled'}`] = r;
           log(

@@ -22,14 +22,21 @@ export async function evaluate(
   spec: AppSpec,
   agent: Agent,
   task: string,
-  o: { episodes: number; greedy: boolean; seed: number; envs: number; config: Partial<PpoConfig> },
+  o: {
+    episodes: number;
+    greedy: boolean;
+    seed: number;
+    envs: number;
+    config: Partial<PpoConfig>;
+    options?: Record<string, unknown>;
+  },
 ): Promise<EvalResult> {
   const n = Math.max(1, Math.min(o.envs, o.episodes));
   const quota = Array.from(
     { length: n },
     (_, i) => Math.floor(o.episodes / n) + (i < o.episodes % n ? 1 : 0),
   );
-  const env = makeVecEnv(() => spec.makeEnv(task), n, { seed: o.seed });
+  const env = makeVecEnv(() => spec.makeEnv(task, o.options), n, { seed: o.seed });
   const rng = new SeededRng(o.seed);
   const finished: EpisodeStats[] = [];
   const counts = new Array<number>(n).fill(0);

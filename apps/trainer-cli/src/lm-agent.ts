@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import {
   type CausalLM,
+  generate as generateTokens,
   initBackend,
   loadAdapter,
   loadCausalLM,
@@ -12,7 +13,13 @@ import {
   tokenStats,
   valuesOf,
 } from '@poad/lora-model';
-import type { TokenBatch, TokenPolicy, TokenScores } from '@poad/ppo';
+import type {
+  GeneratedAction,
+  GenerateOptions,
+  TokenBatch,
+  TokenPolicy,
+  TokenScores,
+} from '@poad/ppo';
 import * as tf from '@tensorflow/tfjs-core';
 import type { Agent } from './agent.js';
 
@@ -23,6 +30,8 @@ export interface LmAgentOptions {
   backend: 'auto' | 'tensorflow' | 'wasm' | 'cpu';
   seed: number;
   lora: { r: number; alpha: number };
+  /** Token ids that end a generated action (open action spaces); default: the tokenizer's EOS. */
+  stopTokenIds?: number[];
   /** Value-head hidden sizes (default 1024, 512 as the paper). */
   valueHead?: number[];
 }
@@ -48,7 +57,30 @@ export class LmPolicy implements TokenPolicy {
   constructor(
     readonly model: CausalLM,
     readonly tokenizer: TextTokenizer,
+    readonly stopTokenIds: readonly number[] = tokenizer.eosId === undefined
+      ? []
+      : [tokenizer.eosId],
   ) {}
+
+  /**
+   * Samples an action for an open action space with the LoRA policy and the KV cache. The ids are
+   * returned exactly as generated (stop token included); the text is their decoding without
+   * special tokens. The seed of each call is drawn from the trainer's generator.
+   */
+  async generate(prompt: Int32Array, options: GenerateOptions): Promise<GeneratedAction> {
+    const out = await generateTokens(this.model, Array.from(prompt), {
+      maxNewTokens: options.maxTokens,
+      temperature: options.greedy ? 0 : options.temperature,
+      topK: options.topK,
+      stopTokenIds: [...this.stopTokenIds],
+      seed: Math.floor(options.random() * 2 ** 31),
+    });
+    const ids = Int32Array.from(out.tokens);
+    // Models may pad their vocabulary past the tokenizer's (e.g. to a multiple of 64): such ids
+    // stay in the stored action exactly as sampled but have no text.
+    const known = Array.from(ids).filter((t) => t < this.tokenizer.vocabSize);
+    return { tokenIds: ids, text: await this.tokenizer.decode(known, { skipSpecialTokens: true }) };
+  }
 
   /** Forgets cached base features (see `Agent.beginIteration`). */
   clearFeatureCache(): void {
@@ -218,7 +250,7 @@ export async function createLmAgent(o: LmAgentOptions): Promise<Agent> {
       `${o.model}: no tokenizer.json; the training apps need the model's tokenizer to score action labels`,
     );
   }
-  const policy = new LmPolicy(model, tokenizer);
+  const policy = new LmPolicy(model, tokenizer, o.stopTokenIds);
   return {
     policy,
     backend: `${backend.backend} (${backend.source})`,
@@ -241,7 +273,9 @@ export async function createLmAgent(o: LmAgentOptions): Promise<Agent> {
       await loadValueHead(model, dir);
     },
     async tokenText(id) {
-      return tokenizer.decode([id], { skipSpecialTokens: false });
+      return id < tokenizer.vocabSize
+        ? tokenizer.decode([id], { skipSpecialTokens: false })
+        : `<${id}>`;
     },
     async perplexity(lines) {
       let nll = 0;

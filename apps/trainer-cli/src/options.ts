@@ -5,9 +5,14 @@ import type { OptionsSchema } from '@poad/run-kit';
  * of the chosen environment family, algorithm and `--preset` (see presets.ts), then a config
  * file, then the command line.
  */
-export function trainingSchema(tasks: readonly string[], defaultTask: string) {
+export function trainingSchema(tasks: readonly string[], defaultTask: string, taskLabel = 'Task') {
   return {
-    task: { type: 'enum', choices: tasks, default: defaultTask, description: 'Task to train on' },
+    task: {
+      type: 'enum',
+      choices: tasks,
+      default: defaultTask,
+      description: `${taskLabel} to train on`,
+    },
     algo: {
       type: 'enum',
       choices: ['poad', 'ntpo', 'twosome', 'archer'],
@@ -91,6 +96,22 @@ export function trainingSchema(tasks: readonly string[], defaultTask: string) {
       choices: ['words', 'tokens', 'none'],
       description:
         'TWOSOME sampler: divide a candidate log-prob by its word count, token count, or nothing',
+    },
+    maxNewTokens: {
+      type: 'integer',
+      min: 1,
+      max: 2048,
+      description: 'Open action spaces: most tokens generated per action (stops early at EOS)',
+    },
+    temperature: {
+      type: 'number',
+      min: 0.001,
+      description: 'Open action spaces: sampling temperature (stored log-probs use temperature 1)',
+    },
+    topK: {
+      type: 'integer',
+      min: 0,
+      description: 'Open action spaces: sample among the k most likely tokens (0 = all)',
     },
     truncationAsTermination: {
       type: 'boolean',

@@ -41,6 +41,9 @@ export function presetDefaults(
     clip: c.clip ?? 0.2,
     targetKl: c.targetKl === null ? 0 : (c.targetKl ?? 0.02),
     candidateNormalisation: c.candidateNormalisation ?? 'words',
+    maxNewTokens: c.maxNewTokens ?? 10,
+    temperature: c.temperature ?? 0.5,
+    topK: c.topK ?? 50,
   };
 }
 
@@ -92,5 +95,8 @@ export function ppoConfigOf(spec: AppSpec, o: TrainingOptions): Partial<PpoConfi
     targetKl: o.targetKl > 0 ? o.targetKl : null,
     candidateNormalisation: o.candidateNormalisation as PpoConfig['candidateNormalisation'],
     truncationAsTermination: o.truncationAsTermination,
+    maxNewTokens: o.maxNewTokens,
+    temperature: o.temperature,
+    topK: o.topK,
   };
 }

@@ -95,7 +95,7 @@ export async function train(
         },
       );
   const config = ppoConfigOf(spec, o);
-  const env = makeVecEnv(() => spec.makeEnv(o.task), o.envs, { seed: o.seed });
+  const env = makeVecEnv(() => spec.makeEnv(o.task, o), o.envs, { seed: o.seed });
   const trainer = new PpoTrainer({ policy: agent.policy, env, config });
   const total = plannedIterations(o);
   let done = 0;
@@ -163,6 +163,7 @@ export async function train(
         `${spec.envId(o.task)} — ${o.algo}, seed ${o.seed}`,
       );
       await writeTokenCredit(runDir, report, agent, 6);
+      await spec.onIteration?.(report, runDir, agent);
       if (done % o.checkpointEvery === 0 || done === total || interrupts.requested)
         await save(done);
       bar?.update(done, progressFields(recent));
@@ -173,6 +174,7 @@ export async function train(
           seed: o.seed + 1_000_003,
           envs: o.envs,
           config,
+          options: o,
         });
         log(
           `\niteration ${done}: greedy success ${(r.successRate * 100).toFixed(0)}%, return ${r.meanReturn.toFixed(3)}`,
@@ -199,6 +201,7 @@ export async function train(
         seed: o.seed + 2_000_003,
         envs: o.envs,
         config,
+        options: o,
       });
       results[`${task}/${greedy ? 'greedy' : 'sampled'}`] = r;
       log(
