@@ -24,6 +24,8 @@ export interface AppSpec {
   extraOptions?: OptionsSchema;
   /** Called after every iteration, e.g. to keep the best program found so far. */
   onIteration?(report: IterationReport, runDir: string, agent: Agent): Promise<void>;
+  /** Best achievable logged (discounted) return of a task, for "steps to 90% of optimum". */
+  optimalReturn?(task: string): number | undefined;
   /** Tasks an evaluation covers for a trained task (itself first, then unseen variants). */
   evalTasks(task: string): readonly string[];
   /** Example command lines for `--help`. */

@@ -1,0 +1,115 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Series } from '@poad/run-kit';
+
+/** One curve group: an algorithm (or ablation setting) over several seeds. */
+export interface Group {
+  label: string;
+  runDirs: string[];
+}
+
+export interface GroupSummary {
+  label: string;
+  seeds: number;
+  /** Greedy evaluation of the final policy on the training task: mean ± std over seeds. */
+  finalReturn: [number, number];
+  finalSuccess: [number, number];
+  /** Env steps until the running-mean training return first reaches 90% of the optimum, per seed (null: never). */
+  stepsTo90: (number | null)[];
+  /** Greedy success per evaluated task, averaged over seeds. */
+  generalisation: Record<string, number>;
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+const std = (xs: number[]) => Math.sqrt(mean(xs.map((x) => (x - mean(xs)) ** 2)));
+
+interface Row {
+  envSteps: number;
+  episodeReturn: number | null;
+  successRate: number | null;
+}
+
+export function readRows(runDir: string): Row[] {
+  return readFileSync(join(runDir, 'metrics.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Row);
+}
+
+/** Running mean over the last `k` iterations that finished episodes (carried forward). */
+export function smoothed(rows: readonly Row[], key: 'episodeReturn' | 'successRate', k = 5): number[] {
+  const seen: number[] = [];
+  return rows.map((r) => {
+    const v = r[key];
+    if (typeof v === 'number' && Number.isFinite(v)) seen.push(v);
+    const w = seen.slice(-k);
+    return w.length ? mean(w) : Number.NaN;
+  });
+}
+
+/** Mean ± std curves of a group on its common env-step grid. */
+export function groupCurve(g: Group, key: 'episodeReturn' | 'successRate'): Series {
+  const all = g.runDirs.map(readRows);
+  const len = Math.min(...all.map((r) => r.length));
+  const curves = all.map((rows) => smoothed(rows, key).slice(0, len));
+  const points: [number, number][] = [];
+  const spread: number[] = [];
+  for (let i = 0; i < len; i++) {
+    const vals = curves.map((c) => c[i]!).filter(Number.isFinite);
+    if (!vals.length) continue;
+    points.push([all[0]![i]!.envSteps, mean(vals)]);
+    spread.push(std(vals));
+  }
+  return { name: `${g.label} (${g.runDirs.length} seeds)`, points, spread };
+}
+
+export function summarise(g: Group, trainTask: string, optimum: number | undefined): GroupSummary {
+  const evals = g.runDirs.map((d) => {
+    const f = join(d, 'eval.json');
+    return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as { results: Record<string, { meanReturn: number; successRate: number }> }).results : {};
+  });
+  const greedy = (task: string) => evals.map((e) => e[`${task}/greedy`]).filter(Boolean) as { meanReturn: number; successRate: number }[];
+  const fin = greedy(trainTask);
+  const tasks = [...new Set(evals.flatMap((e) => Object.keys(e)))].filter((k) => k.endsWith('/greedy')).map((k) => k.slice(0, -'/greedy'.length));
+  return {
+    label: g.label,
+    seeds: g.runDirs.length,
+    finalReturn: [mean(fin.map((r) => r.meanReturn)), std(fin.map((r) => r.meanReturn))],
+    finalSuccess: [mean(fin.map((r) => r.successRate)), std(fin.map((r) => r.successRate))],
+    stepsTo90: g.runDirs.map((d) => {
+      if (optimum === undefined) return null;
+      const rows = readRows(d);
+      const s = smoothed(rows, 'episodeReturn');
+      const i = s.findIndex((v) => v >= 0.9 * optimum);
+      return i < 0 ? null : rows[i]!.envSteps;
+    }),
+    generalisation: Object.fromEntries(tasks.map((t) => [t, mean(greedy(t).map((r) => r.successRate))])),
+  };
+}
+
+/** The report as Markdown. */
+export function markdown(title: string, command: string, summaries: readonly GroupSummary[], optimum: number | undefined): string {
+  const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+  const lines = [
+    `# ${title}`,
+    '',
+    `Command: \`${command}\``,
+    '',
+    '![learning curves](curves.png)',
+    '',
+    `| run | seeds | final greedy return | final greedy success | env steps to 90% of optimum${optimum === undefined ? '' : ` (${optimum.toFixed(4)})`} |`,
+    '|---|---|---|---|---|',
+    ...summaries.map((s) => {
+      const reached = s.stepsTo90.filter((x): x is number => x !== null);
+      const steps = reached.length ? `${Math.round(mean(reached))} (${reached.length}/${s.seeds} seeds reached)` : `not reached (0/${s.seeds})`;
+      return `| ${s.label} | ${s.seeds} | ${s.finalReturn[0].toFixed(3)} ± ${s.finalReturn[1].toFixed(3)} | ${pct(s.finalSuccess[0])} ± ${pct(s.finalSuccess[1])} | ${steps} |`;
+    }),
+  ];
+  const tasks = [...new Set(summaries.flatMap((s) => Object.keys(s.generalisation)))];
+  if (tasks.length > 1) {
+    lines.push('', '## Greedy success per task (generalisation)', '', `| run | ${tasks.join(' | ')} |`, `|---|${tasks.map(() => '---').join('|')}|`);
+    for (const s of summaries) lines.push(`| ${s.label} | ${tasks.map((t) => (t in s.generalisation ? pct(s.generalisation[t]!) : '–')).join(' | ')} |`);
+  }
+  return `${lines.join('\n')}\n`;
+}

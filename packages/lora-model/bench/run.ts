@@ -1,0 +1,237 @@
+/**
+ * Throughput benchmark of @poad/lora-model next to a PyTorch CPU baseline on the same configs.
+ *
+ *   npm run bench -w @poad/lora-model                  # quick: wasm + cpu, a few minutes at most
+ *   npm run bench -w @poad/lora-model -- --full        # compute.md batch sizes (slow)
+ *   options: --backends wasm,cpu  --configs tiny,small  --modes fwd,lora,score,prefix
+ *            --reps 5  --no-torch
+ *
+ * TF.js and PyTorch steps alternate (one each, `reps` times, after a warm-up) so both see the same
+ * load on a shared machine; medians and ratios come from the same run.
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import { type CausalLM, createCausalLM, initBackend, SeededRng } from '../src/index.js';
+import { TorchBaseline } from './torch-client.js';
+
+interface BenchConfig {
+  name: string;
+  d: number;
+  layers: number;
+  heads: number;
+  ffn: number;
+  vocab: number;
+  batch: number;
+  seq: number;
+}
+
+const args = process.argv.slice(2);
+const flag = (name: string): boolean => args.includes(`--${name}`);
+const option = (name: string, def: string): string => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] ? (args[i + 1] as string) : def;
+};
+const full = flag('full');
+const backends = option('backends', 'wasm,cpu').split(',');
+const configNames = option('configs', 'tiny,small').split(',');
+const modes = option('modes', 'fwd,lora,score,prefix').split(',');
+const reps = Number(option('reps', full ? '7' : '3'));
+const SCORE = { prompt: 100, cands: 10, len: 8 };
+
+const CONFIGS: Record<string, BenchConfig> = {
+  tiny: {
+    name: 'tiny',
+    d: 256,
+    layers: 4,
+    heads: 4,
+    ffn: 688,
+    vocab: 4096,
+    batch: full ? 8 : 4,
+    seq: full ? 128 : 64,
+  },
+  small: {
+    name: 'small',
+    d: 512,
+    layers: 8,
+    heads: 8,
+    ffn: 1376,
+    vocab: 8192,
+    batch: full ? 4 : 2,
+    seq: full ? 256 : 64,
+  },
+};
+
+/**
+ * The pure-JS cpu backend is ~20× slower than wasm: fewer tokens, no baseline, no naive scoring.
+ */
+function forBackend(c: BenchConfig, backend: string): BenchConfig {
+  return backend === 'cpu' ? { ...c, name: `${c.name}`, batch: 1, seq: 32 } : c;
+}
+
+const mid = (x: number[]): number =>
+  [...x].sort((p, q) => p - q)[Math.floor(x.length / 2)] as number;
+
+/** Alternate `a` and `b` `n` times after one warm-up each; median seconds of both. */
+async function alternate(
+  a: () => Promise<number>,
+  b: (() => Promise<number>) | null,
+  n: number,
+): Promise<[number, number | null]> {
+  await a();
+  if (b) await b();
+  const ta: number[] = [];
+  const tb: number[] = [];
+  for (let i = 0; i < n; i++) {
+    ta.push(await a());
+    if (b) tb.push(await b());
+  }
+  return [mid(ta), b ? mid(tb) : null];
+}
+
+const timed = (fn: () => Promise<void>) => async (): Promise<number> => {
+  const t0 = performance.now();
+  await fn();
+  return (performance.now() - t0) / 1000;
+};
+
+function build(c: BenchConfig): CausalLM {
+  return createCausalLM(
+    {
+      vocab_size: c.vocab,
+      hidden_size: c.d,
+      intermediate_size: c.ffn,
+      num_hidden_layers: c.layers,
+      num_attention_heads: c.heads,
+    },
+    { seed: 1, lora: true },
+  );
+}
+
+const fmt = (x: number): string => x.toFixed(0).padStart(8);
+function line(
+  backend: string,
+  c: BenchConfig,
+  mode: string,
+  tokens: number,
+  s: number,
+  torch: number | null,
+  torchTokens: number,
+): void {
+  const ours = tokens / s;
+  let out = `${backend.padEnd(6)} ${c.name.padEnd(6)} ${mode.padEnd(12)} ${fmt(ours)} tok/s (median ${s.toFixed(3)} s)`;
+  if (torch !== null) {
+    const theirs = torchTokens / torch;
+    out += `   torch ${fmt(theirs)} tok/s   ratio ${(ours / theirs).toFixed(3)}x`;
+  }
+  console.log(out);
+}
+
+async function benchModel(
+  backend: string,
+  base: BenchConfig,
+  torch: TorchBaseline | null,
+): Promise<void> {
+  const c = forBackend(base, backend);
+  const useTorch = backend === 'wasm' ? torch : null;
+  const model = build(c);
+  const rng = new SeededRng(2);
+  const prompts: number[][] = [];
+  const actions: number[][] = [];
+  for (let b = 0; b < c.batch; b++) {
+    const seq = Array.from({ length: c.seq }, () => Math.floor(rng.next() * c.vocab));
+    prompts.push(seq.slice(0, 1));
+    actions.push(seq.slice(1));
+  }
+  const tokens = c.batch * (c.seq - 1);
+  let torchTokens = 0;
+  const torchStep = (mode: string) =>
+    useTorch
+      ? async (): Promise<number> => {
+          const r = await useTorch.step(c.name, mode);
+          torchTokens = r.tokens;
+          return r.seconds;
+        }
+      : null;
+  console.log(`# ${backend} ${c.name}: batch ${c.batch} x seq ${c.seq}`);
+  if (modes.includes('fwd')) {
+    const ours = timed(async () => {
+      const l = tf.tidy(() => tf.neg(tf.mean(model.tokenStats(prompts, actions).logProbs)));
+      await l.data();
+      l.dispose();
+    });
+    const [s, t] = await alternate(ours, torchStep('fwd'), reps);
+    line(backend, c, 'fwd', tokens, s, t, torchTokens);
+  }
+  if (modes.includes('lora')) {
+    const opt = tf.train.adam(1e-4);
+    const ours = timed(async () => {
+      const l = opt.minimize(
+        () => tf.neg(tf.mean(model.tokenStats(prompts, actions).logProbs)) as tf.Scalar,
+        true,
+        model.policyVariables(),
+      );
+      await l?.data();
+      l?.dispose();
+    });
+    const [s, t] = await alternate(ours, torchStep('lora'), reps);
+    opt.dispose();
+    line(backend, c, 'lora', tokens, s, t, torchTokens);
+  }
+  if (modes.includes('score') || modes.includes('prefix')) {
+    const rand = (n: number): number[] =>
+      Array.from({ length: n }, () => Math.floor(rng.next() * c.vocab));
+    const prompt = rand(SCORE.prompt);
+    const cands = Array.from({ length: SCORE.cands }, () => rand(SCORE.len));
+    const scored = SCORE.cands * SCORE.len;
+    const shared = timed(async () => {
+      await model.scoreContinuations([prompt], [cands]);
+    });
+    console.log(
+      `#   scoring ${SCORE.cands} candidates x ${SCORE.len} tokens after a ${SCORE.prompt}-token prompt`,
+    );
+    const [s, t] = await alternate(shared, torchStep('score'), reps);
+    line(backend, c, 'score', scored, s, t, torchTokens);
+    if (modes.includes('prefix') && backend !== 'cpu') {
+      const naive = timed(async () => {
+        await model.scoreContinuations([prompt], [cands], { prefixSharing: false });
+      });
+      // The ratio of two short timings is noisy on a shared machine: take more pairs.
+      const [a, b] = await alternate(shared, naive, Math.max(reps, 7));
+      line(backend, c, 'score-naive', scored, b as number, null, 0);
+      console.log(
+        `    prefix-shared speedup over naive scoring: ${((b as number) / a).toFixed(2)}x (target >= 5x)`,
+      );
+    }
+  }
+  model.dispose();
+}
+
+async function main(): Promise<void> {
+  console.log(
+    `# @poad/lora-model bench (${full ? 'full' : 'quick'}), node ${process.version}, reps ${reps}`,
+  );
+  const torch = flag('no-torch')
+    ? null
+    : await TorchBaseline.start({
+        configs: configNames.map((n) => CONFIGS[n]).filter(Boolean),
+        score: SCORE,
+      });
+  if (torch)
+    console.log(
+      '# PyTorch CPU baseline: torch.set_num_threads(1), system OpenBLAS, same configs, steps alternated',
+    );
+  try {
+    for (const backend of backends) {
+      const info = await initBackend(backend as 'wasm' | 'cpu');
+      for (const n of configNames) {
+        const c = CONFIGS[n];
+        if (!c) throw new Error(`unknown config ${n}; use tiny or small`);
+        if (info.backend === 'cpu' && c.name !== 'tiny') continue; // minutes per step in pure JS
+        await benchModel(info.backend, c, torch);
+      }
+    }
+  } finally {
+    torch?.close();
+  }
+}
+
+await main();

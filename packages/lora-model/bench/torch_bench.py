@@ -1,0 +1,163 @@
+"""PyTorch CPU baseline for bench/run.ts: the same decoder, sizes and modes.
+
+Usage: python3 torch_bench.py JSON_SPEC            (one-shot: medians for every config and mode)
+       python3 torch_bench.py --serve JSON_SPEC    (reads "CONFIG MODE" lines on stdin, answers
+                                                    each with the seconds of one step, so a caller
+                                                    can interleave its own steps with these)
+JSON_SPEC: {"configs": [{"name", "d", "layers", "heads", "ffn", "vocab", "batch", "seq"}],
+            "modes": ["fwd", "lora", "score"], "reps": 3, "score": {"prompt": 100, "cands": 10, "len": 8}}
+One-shot prints one JSON line per measurement: {"config", "mode", "tokens_per_s", "median_s"}.
+
+Runs with torch.set_num_threads(1) (OpenBLAS keeps its own pool), the fastest setting measured on
+this machine class; see compute.md.
+"""
+import json
+import statistics
+import sys
+import time
+
+import torch
+
+torch.set_num_threads(1)
+torch.manual_seed(0)
+
+
+class Model(torch.nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        d, h, f, v = c["d"], c["heads"], c["ffn"], c["vocab"]
+        self.h = h
+        self.hd = d // h
+        self.embed = torch.nn.Embedding(v, d)
+        self.layers = torch.nn.ModuleList()
+        for _ in range(c["layers"]):
+            m = torch.nn.Module()
+            m.n1 = torch.nn.Parameter(torch.ones(d))
+            m.n2 = torch.nn.Parameter(torch.ones(d))
+            for name, i, o in [("q", d, d), ("k", d, d), ("v", d, d), ("o", d, d), ("g", d, f), ("u", d, f), ("dn", f, d)]:
+                setattr(m, name, torch.nn.Linear(i, o, bias=False))
+            m.qa = torch.nn.Parameter(torch.randn(8, d) * 0.01)
+            m.qb = torch.nn.Parameter(torch.zeros(d, 8))
+            m.va = torch.nn.Parameter(torch.randn(8, d) * 0.01)
+            m.vb = torch.nn.Parameter(torch.zeros(d, 8))
+            self.layers.append(m)
+        self.norm = torch.nn.Parameter(torch.ones(d))
+        self.head = torch.nn.Linear(d, v, bias=False)
+        inv = 1.0 / (10000 ** (torch.arange(0, self.hd, 2).float() / self.hd))
+        self.register_buffer("inv", inv)
+
+    @staticmethod
+    def rms(x, w):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+
+    @staticmethod
+    def rot(x):
+        half = x.shape[-1] // 2
+        return torch.cat((-x[..., half:], x[..., :half]), -1)
+
+    def forward(self, ids):
+        b, t = ids.shape
+        pos = torch.arange(t).float()
+        emb = torch.cat([torch.outer(pos, self.inv)] * 2, -1)
+        cos, sin = emb.cos(), emb.sin()
+        x = self.embed(ids)
+        mask = torch.full((t, t), float("-inf")).triu(1)
+        for m in self.layers:
+            y = self.rms(x, m.n1)
+            q = m.q(y) + (y @ m.qa.T) @ m.qb.T * 2.0
+            k = m.k(y)
+            v = m.v(y) + (y @ m.va.T) @ m.vb.T * 2.0
+            q, k, v = (z.view(b, t, self.h, self.hd).transpose(1, 2) for z in (q, k, v))
+            q = q * cos + self.rot(q) * sin
+            k = k * cos + self.rot(k) * sin
+            a = torch.softmax(q @ k.transpose(2, 3) / self.hd**0.5 + mask, -1) @ v
+            x = x + m.o(a.transpose(1, 2).reshape(b, t, -1))
+            y = self.rms(x, m.n2)
+            x = x + m.dn(torch.nn.functional.silu(m.g(y)) * m.u(y))
+        return self.head(self.rms(x, self.norm))
+
+
+def timed(fn, reps):
+    fn()
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+
+
+def make_runner(c, mode, spec):
+    """Return (step function, tokens per step) for one config and mode."""
+    model = Model(c)
+    for p in model.parameters():
+        p.requires_grad_(False)
+    lora = [p for m in model.layers for p in (m.qa, m.qb, m.va, m.vb)]
+    b, t = c["batch"], c["seq"]
+    ids = torch.randint(0, c["vocab"], (b, t))
+    if mode == "fwd":
+
+        def run():
+            with torch.no_grad():
+                logits = model(ids[:, :-1])
+                torch.nn.functional.cross_entropy(logits.reshape(-1, c["vocab"]), ids[:, 1:].reshape(-1))
+
+        return run, b * (t - 1)
+    if mode == "lora":
+        for p in lora:
+            p.requires_grad_(True)
+        opt = torch.optim.Adam(lora, lr=1e-4)
+
+        def run():
+            opt.zero_grad()
+            logits = model(ids[:, :-1])
+            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, c["vocab"]), ids[:, 1:].reshape(-1))
+            loss.backward()
+            opt.step()
+
+        return run, b * (t - 1)
+    if mode == "score":
+        sc = spec["score"]
+        seqs = torch.randint(0, c["vocab"], (sc["cands"], sc["prompt"] + sc["len"]))
+
+        def run():
+            with torch.no_grad():
+                logits = model(seqs[:, :-1])[:, sc["prompt"] - 1 :]
+                lp = torch.log_softmax(logits, -1)
+                lp.gather(-1, seqs[:, sc["prompt"] :].unsqueeze(-1))
+
+        return run, sc["cands"] * sc["len"]
+    raise ValueError(f"unknown mode {mode}")
+
+
+def serve(spec):
+    configs = {c["name"]: c for c in spec["configs"]}
+    runners = {}
+    print("ready", flush=True)
+    for line in sys.stdin:
+        name, mode = line.split()
+        key = (name, mode)
+        if key not in runners:
+            runners[key] = make_runner(configs[name], mode, spec)
+            runners[key][0]()  # warm-up
+        run = runners[key][0]
+        t0 = time.perf_counter()
+        run()
+        print(json.dumps({"seconds": time.perf_counter() - t0, "tokens": runners[key][1]}), flush=True)
+
+
+def main():
+    if sys.argv[1] == "--serve":
+        serve(json.loads(sys.argv[2]))
+        return
+    spec = json.loads(sys.argv[1])
+    reps = spec.get("reps", 3)
+    for c in spec["configs"]:
+        for mode in spec["modes"]:
+            run, toks = make_runner(c, mode, spec)
+            s = timed(run, reps)
+            print(json.dumps({"config": c["name"], "mode": mode, "tokens_per_s": toks / s, "median_s": s}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { registerGradients } from './gradients.js';
+import { registerSegmentSumKernel } from './kernels.js';
+
+/** Backends {@link initBackend} can select. */
+export type BackendChoice = 'auto' | 'tensorflow' | 'wasm' | 'cpu' | 'webgpu';
+
+/** Which backend was chosen and from which package. */
+export interface BackendInfo {
+  /** TF.js backend name now active (`tensorflow`, `wasm`, `cpu` or `webgpu`). */
+  backend: string;
+  /** The package that provided it. */
+  source: string;
+}
+
+/** Thrown when a requested backend cannot be loaded or initialised. */
+export class BackendUnavailableError extends Error {
+  readonly backend: string;
+  constructor(backend: string, message: string) {
+    super(`backend "${backend}": ${message}`);
+    this.name = 'BackendUnavailableError';
+    this.backend = backend;
+  }
+}
+
+// Kept in variables so bundlers leave the optional native packages alone.
+const NODE_GPU = '@tensorflow/tfjs-node-gpu';
+const NODE_CPU = '@tensorflow/tfjs-node';
+const WEBGPU = '@tensorflow/tfjs-backend-webgpu';
+
+async function tryImport(specifier: string): Promise<boolean> {
+  try {
+    await import(/* @vite-ignore */ specifier);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function activate(name: string): Promise<boolean> {
+  if (!tf.findBackendFactory(name)) return false;
+  try {
+    return await tf.setBackend(name);
+  } catch {
+    return false;
+  }
+}
+
+async function tryNative(): Promise<BackendInfo | null> {
+  for (const pkg of [NODE_GPU, NODE_CPU]) {
+    if ((await tryImport(pkg)) && (await activate('tensorflow')))
+      return { backend: 'tensorflow', source: pkg };
+  }
+  return null;
+}
+
+async function tryWasm(): Promise<BackendInfo | null> {
+  await import('@tensorflow/tfjs-backend-wasm');
+  return (await activate('wasm'))
+    ? { backend: 'wasm', source: '@tensorflow/tfjs-backend-wasm' }
+    : null;
+}
+
+async function tryCpu(): Promise<BackendInfo | null> {
+  await import('@tensorflow/tfjs-backend-cpu');
+  return (await activate('cpu'))
+    ? { backend: 'cpu', source: '@tensorflow/tfjs-backend-cpu' }
+    : null;
+}
+
+/**
+ * Choose and initialise a TF.js backend. `auto` prefers `@tensorflow/tfjs-node-gpu`, then
+ * `@tensorflow/tfjs-node` (optional installs), then wasm, then cpu. Nothing happens on import of
+ * this package: only this call loads a backend. Also registers a fast `UnsortedSegmentSum`
+ * kernel for wasm and cpu (the embedding gradient of full fine-tuning).
+ */
+export async function initBackend(choice: BackendChoice = 'auto'): Promise<BackendInfo> {
+  let info: BackendInfo | null = null;
+  switch (choice) {
+    case 'auto':
+      info = (await tryNative()) ?? (await tryWasm()) ?? (await tryCpu());
+      break;
+    case 'tensorflow':
+      info = await tryNative();
+      if (!info) {
+        throw new BackendUnavailableError(
+          choice,
+          `neither ${NODE_GPU} nor ${NODE_CPU} could be loaded; install one (npm install ${NODE_CPU}) or use "wasm"`,
+        );
+      }
+      break;
+    case 'wasm':
+      info = await tryWasm();
+      break;
+    case 'cpu':
+      info = await tryCpu();
+      break;
+    case 'webgpu':
+      if ((await tryImport(WEBGPU)) && (await activate('webgpu')))
+        info = { backend: 'webgpu', source: WEBGPU };
+      else {
+        throw new BackendUnavailableError(
+          choice,
+          `${WEBGPU} is not installed or no GPU adapter is available; use "wasm" or "cpu"`,
+        );
+      }
+      break;
+    default:
+      throw new BackendUnavailableError(
+        String(choice),
+        'unknown backend; use auto, tensorflow, wasm, cpu or webgpu',
+      );
+  }
+  if (!info) throw new BackendUnavailableError(choice, 'initialisation failed');
+  await tf.ready();
+  registerSegmentSumKernel(info.backend);
+  registerGradients();
+  return info;
+}

@@ -1,0 +1,326 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { checkIds } from './batch.js';
+import { type HFModelConfig, type ModelConfig, resolveModelConfig } from './config.js';
+import { type DecoderInput, type DecoderOutput, decoderForward, lmHead } from './decoder.js';
+import { ModelInputError } from './errors.js';
+import {
+  type BaseFeatures,
+  baseFeatures,
+  promptFeatures,
+  promptValues,
+  tokenValues,
+  valuesOf,
+} from './features.js';
+import { type GenerateOptions, type GenerateResult, generate } from './generate.js';
+import { registerGradients } from './gradients.js';
+import type { TextTokenizer } from './io/index.js';
+import { registerSegmentSumKernel } from './kernels.js';
+import { LoraAdapter, type LoraConfig } from './lora.js';
+import { type ScoreOptions, scoreContinuations } from './scoring.js';
+import { scoreTokens, type TokenStats, type TokenStatsOptions, tokenStats } from './token-stats.js';
+import { ValueHead, type ValueHeadOptions } from './value-head.js';
+import {
+  buildWeights,
+  exportWeights,
+  FUSED_MODULES,
+  type HostTensor,
+  type ModelWeights,
+  moduleShape,
+  randomHostTensors,
+  weightTensors,
+} from './weights.js';
+
+/** Options when building a model. */
+export interface CausalLMOptions {
+  /** Seed for random initialisation (weights, adapter, value head). Default 0. */
+  seed?: number;
+  /** Attach a fresh LoRA adapter (`true` for the defaults). */
+  lora?: Partial<LoraConfig> | boolean;
+  /** Attach a fresh value head (`true` for the default sizes). */
+  valueHead?: ValueHeadOptions | boolean;
+  /** Make every base weight trainable (full fine-tuning; tiny models only). */
+  fullFineTune?: boolean;
+  /** Standard deviation of random weights (createCausalLM only). Default 0.02. */
+  initStd?: number;
+}
+
+/** Per-call switch for the adapter. */
+export interface AdapterOption {
+  /** Run the LoRA adapter. Default true when the model has one. */
+  adapter?: boolean;
+}
+
+/**
+ * A LLaMA-family causal language model in float32 TF.js, with an optional LoRA adapter and an
+ * optional value head. Linear weights live in [in, out] layout; frozen weights also keep their
+ * transpose so gradients use plain matmuls only.
+ */
+export class CausalLM {
+  readonly config: ModelConfig;
+  weights: ModelWeights;
+  adapter: LoraAdapter | null = null;
+  valueHead: ValueHead | null = null;
+  /** Tokenizer loaded with the checkpoint (`loadCausalLM`), when the folder has one. */
+  tokenizer: TextTokenizer | undefined = undefined;
+  /** Text of `tokenizer.json` when the model was loaded from a folder that has one. */
+  tokenizerJson: string | undefined = undefined;
+  /** Fields of the `config.json` the model came from, kept so a save writes them back. */
+  sourceConfig: Record<string, unknown> = {};
+  private seed: number;
+  private disposed = false;
+
+  constructor(config: ModelConfig, weights: ModelWeights, seed = 0) {
+    this.config = config;
+    this.weights = weights;
+    this.seed = seed;
+  }
+
+  /** Whether every base weight is trainable. */
+  get fullFineTune(): boolean {
+    return this.weights.trainable;
+  }
+
+  /** Attach a fresh LoRA adapter (A kaiming-uniform from `seed`, B zero), replacing any other. */
+  addLora(opts: Partial<LoraConfig> = {}, seed = this.seed + 1): LoraAdapter {
+    this.assertLive();
+    this.adapter?.dispose();
+    this.adapter = LoraAdapter.create(this.config, opts, seed);
+    return this.adapter;
+  }
+
+  /** Attach a fresh value head on the final hidden states, replacing any other. */
+  addValueHead(opts: ValueHeadOptions = {}, seed = this.seed + 2): ValueHead {
+    this.assertLive();
+    this.valueHead?.dispose();
+    this.valueHead = ValueHead.create(this.config.hiddenSize, opts, seed);
+    return this.valueHead;
+  }
+
+  /** Variables the policy optimiser updates: every base weight in full fine-tuning, else the adapter's. */
+  policyVariables(): tf.Variable[] {
+    const vars: tf.Variable[] = [];
+    if (this.weights.trainable) {
+      for (const t of weightTensors(this.weights)) vars.push(t as tf.Variable);
+    }
+    if (this.adapter) vars.push(...this.adapter.variables());
+    return vars;
+  }
+
+  /** Variables of the value head (the critic optimiser's). */
+  valueVariables(): tf.Variable[] {
+    return this.valueHead ? this.valueHead.variables() : [];
+  }
+
+  /** Resolve the per-call adapter switch. */
+  useAdapter(opts?: AdapterOption): LoraAdapter | undefined {
+    if (opts?.adapter === false) return undefined;
+    return this.adapter ?? undefined;
+  }
+
+  /**
+   * Low-level pass (call inside `tf.tidy` or a gradient function). Registers the row-scatter
+   * kernel the gather gradient needs on wasm before any differentiable pass.
+   */
+  forward(input: DecoderInput): DecoderOutput {
+    this.assertLive();
+    registerSegmentSumKernel();
+    registerGradients();
+    return decoderForward(this.config, this.weights, input);
+  }
+
+  /** Vocabulary logits for hidden rows [n, hidden]. */
+  head(hidden: tf.Tensor2D): tf.Tensor2D {
+    return lmHead(this.weights, hidden);
+  }
+
+  /**
+   * Logits for a batch of equal-length token sequences, row-major [batch, seq, vocab].
+   * Uses the adapter when one is attached (pass `{ adapter: false }` for the base model).
+   */
+  async logits(batch: number[][], opts?: AdapterOption): Promise<Float32Array> {
+    this.assertLive();
+    if (!Array.isArray(batch) || batch.length === 0) {
+      throw new ModelInputError('batch', 'expected a non-empty array of token id arrays');
+    }
+    const seq = batch[0]?.length ?? 0;
+    batch.forEach((row, i) => {
+      checkIds(`batch[${i}]`, row, this.config.vocabSize, false);
+      if (row.length !== seq) {
+        throw new ModelInputError(
+          `batch[${i}]`,
+          `length ${row.length} differs from batch[0] length ${seq}; logits() needs equal lengths`,
+        );
+      }
+    });
+    const ids = new Int32Array(batch.length * seq);
+    for (let i = 0; i < batch.length; i++) ids.set(batch[i] as number[], i * seq);
+    const out = tf.tidy(() => {
+      const { hidden } = this.forward({
+        ids,
+        batch: batch.length,
+        seq,
+        adapter: this.useAdapter(opts),
+      });
+      return this.head(hidden);
+    });
+    const data = (await out.data()) as Float32Array;
+    out.dispose();
+    return data;
+  }
+
+  /**
+   * Per-token log-probs of each candidate continuing its prompt, result[i][j][k]. Each prompt is
+   * run once and its KV cache shared by its candidates (equal to full-sequence scoring).
+   */
+  scoreContinuations(
+    prompts: readonly (readonly number[])[],
+    candidatesPerPrompt: readonly (readonly (readonly number[])[])[],
+    opts?: ScoreOptions,
+  ): Promise<number[][][]> {
+    return scoreContinuations(this, prompts, candidatesPerPrompt, opts);
+  }
+
+  /**
+   * Teacher-forced per-token log-probs and entropies of `actions[i]` after `prompts[i]`,
+   * differentiable w.r.t. {@link policyVariables}. Use inside a gradient function.
+   */
+  tokenStats(
+    prompts: readonly (readonly number[])[],
+    actions: readonly (readonly number[])[],
+    opts?: TokenStatsOptions,
+  ): TokenStats {
+    return tokenStats(this, prompts, actions, opts);
+  }
+
+  /** {@link tokenStats} as numbers (behaviour log-probs of a rollout). */
+  scoreTokens(
+    prompts: readonly (readonly number[])[],
+    actions: readonly (readonly number[])[],
+    opts?: AdapterOption,
+  ): Promise<{ logProbs: number[][]; entropies: number[][] }> {
+    return scoreTokens(this, prompts, actions, opts);
+  }
+
+  /** Frozen-base features before every action token; compute once per rollout, reuse per epoch. */
+  baseFeatures(
+    prompts: readonly (readonly number[])[],
+    actions: readonly (readonly number[])[],
+  ): Promise<BaseFeatures> {
+    return baseFeatures(this, prompts, actions);
+  }
+
+  /** Frozen-base features at the last token of each prompt, [prompts, hidden]. */
+  promptFeatures(prompts: readonly (readonly number[])[]): Promise<Float32Array> {
+    return promptFeatures(this, prompts);
+  }
+
+  /** Value head on feature rows; differentiable w.r.t. {@link valueVariables}. */
+  values(features: tf.Tensor2D | BaseFeatures): tf.Tensor1D {
+    return valuesOf(this, features);
+  }
+
+  /** Per-token values V(o, w_<k) for every action token. */
+  tokenValues(
+    prompts: readonly (readonly number[])[],
+    actions: readonly (readonly number[])[],
+  ): Promise<number[][]> {
+    return tokenValues(this, prompts, actions);
+  }
+
+  /** Bootstrap values V(o) at the end of each prompt. */
+  promptValues(prompts: readonly (readonly number[])[]): Promise<number[]> {
+    return promptValues(this, prompts);
+  }
+
+  /** Sample a continuation with a KV cache (seeded); ids plus their log-probs. */
+  generate(prompt: readonly number[], opts?: GenerateOptions): Promise<GenerateResult> {
+    return generate(this, prompt, opts);
+  }
+
+  /**
+   * Fold the adapter into the base weights (W ← W + A·B·alpha/r) and drop it. The merged model
+   * computes what the adapted model computed.
+   */
+  mergeAdapter(): void {
+    this.assertLive();
+    const ad = this.adapter;
+    if (!ad) return;
+    ad.layers.forEach((entry, i) => {
+      const layer = this.weights.layers[i];
+      if (!layer) return;
+      for (const name of ['qkv', 'o', 'gateUp', 'down'] as const) {
+        const mods = FUSED_MODULES[name];
+        if (!mods.some((m) => entry[m])) continue;
+        const lw = layer[name];
+        const merged = tf.tidy(() => {
+          const deltas = mods.map((m) => {
+            const pair = entry[m];
+            const [inD, outD] = moduleShape(this.config, m);
+            return pair ? tf.mul(tf.matMul(pair.A, pair.B), ad.scale) : tf.zeros([inD, outD]);
+          });
+          return tf.add(
+            lw.kernel,
+            deltas.length === 1 ? (deltas[0] as tf.Tensor) : tf.concat(deltas, 1),
+          );
+        }) as tf.Tensor2D;
+        if (this.weights.trainable) {
+          (lw.kernel as unknown as tf.Variable).assign(merged);
+          merged.dispose();
+        } else {
+          lw.kernel.dispose();
+          lw.kernelT?.dispose();
+          lw.kernel = merged;
+          lw.kernelT = tf.transpose(merged);
+        }
+      }
+    });
+    ad.dispose();
+    this.adapter = null;
+  }
+
+  /** Base weights as Hugging Face named host tensors ([out, in] linear weights). */
+  exportWeights(): Map<string, HostTensor> {
+    this.assertLive();
+    return exportWeights(this.config, this.weights);
+  }
+
+  /** Free every tensor the model owns. */
+  dispose(): void {
+    if (this.disposed) return;
+    for (const t of weightTensors(this.weights)) t.dispose();
+    this.adapter?.dispose();
+    this.valueHead?.dispose();
+    this.adapter = null;
+    this.valueHead = null;
+    this.disposed = true;
+  }
+
+  private assertLive(): void {
+    if (this.disposed) throw new ModelInputError('model', 'this model was disposed');
+  }
+}
+
+/** Build a model from Hugging Face named host tensors and a config. */
+export function causalLMFromTensors(
+  config: HFModelConfig | ModelConfig,
+  tensors: ReadonlyMap<string, HostTensor>,
+  opts: CausalLMOptions = {},
+): CausalLM {
+  const c =
+    'hiddenSize' in config ? (config as ModelConfig) : resolveModelConfig(config as HFModelConfig);
+  const seed = opts.seed ?? 0;
+  const model = new CausalLM(c, buildWeights(c, tensors, opts.fullFineTune === true), seed);
+  if (opts.lora) model.addLora(opts.lora === true ? {} : opts.lora, seed + 1);
+  if (opts.valueHead) model.addValueHead(opts.valueHead === true ? {} : opts.valueHead, seed + 2);
+  return model;
+}
+
+/**
+ * A randomly initialised model (seeded): linear weights and embeddings N(0, 0.02), norm weights
+ * 1 + N(0, 0.02), biases N(0, 0.02). For tests, benchmarks and tiny experiments.
+ */
+export function createCausalLM(config: HFModelConfig, opts: CausalLMOptions = {}): CausalLM {
+  const c = resolveModelConfig(config);
+  const host = randomHostTensors(c, opts.seed ?? 0, opts.initStd ?? 0.02);
+  return causalLMFromTensors(c, host, opts);
+}

@@ -1,0 +1,249 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type CausalLM, type CausalLMOptions, causalLMFromTensors } from './causal-lm.js';
+import { type ModelConfig, toHFConfig } from './config.js';
+import { ModelConfigError } from './errors.js';
+import {
+  CheckpointError,
+  type LlamaConfig,
+  loadTokenizer,
+  type PeftAdapterConfig,
+  parseLlamaConfig,
+  peftKey,
+  readCheckpoint,
+  readPeftAdapter,
+  readSafetensorsFile,
+  writeCheckpoint,
+  writePeftAdapter,
+  writeSafetensorsFile,
+} from './io/index.js';
+import { LoraAdapter } from './lora.js';
+import { ValueHead } from './value-head.js';
+import {
+  type HostTensor,
+  MODULE_NAMES,
+  type ModuleName,
+  modulePath,
+  moduleShape,
+  transposeHost,
+} from './weights.js';
+
+/** File name of the saved critic head. */
+export const VALUE_HEAD_FILE = 'value_head.safetensors';
+
+/** Options of {@link loadCausalLM}. */
+export interface LoadCausalLMOptions extends Omit<CausalLMOptions, 'initStd'> {
+  /** Load a PEFT adapter from this folder after the base model. */
+  adapterDir?: string;
+  /** Load `value_head.safetensors` from this folder. */
+  valueHeadDir?: string;
+  /** Load `tokenizer.json` (when present) into `model.tokenizer`. Default true. */
+  tokenizer?: boolean;
+}
+
+/** The model's configuration as a validated Hugging Face `config.json` object. */
+export function llamaConfigOf(model: CausalLM): LlamaConfig {
+  return parseLlamaConfig({ ...model.sourceConfig, ...toHFConfig(model.config) }, 'config.json');
+}
+
+/**
+ * Load a Hugging Face LLaMA-family checkpoint folder (`config.json`, `model.safetensors` or shards,
+ * optional `tokenizer.json`, loaded through the `tokenizers` package). F16/BF16 weights become float32. Errors are `CheckpointError`s
+ * naming the file and tensor.
+ */
+export async function loadCausalLM(
+  dir: string,
+  options: LoadCausalLMOptions = {},
+): Promise<CausalLM> {
+  const ckpt = await readCheckpoint(dir);
+  const model = causalLMFromTensors(ckpt.config, ckpt.tensors, options);
+  try {
+    model.sourceConfig = { ...ckpt.config };
+    model.tokenizerJson = ckpt.tokenizerJson;
+    if (ckpt.tokenizerJson !== undefined && options.tokenizer !== false) {
+      model.tokenizer = await loadTokenizer(dir);
+    }
+    if (options.adapterDir) await loadAdapter(model, options.adapterDir);
+    if (options.valueHeadDir) await loadValueHead(model, options.valueHeadDir);
+  } catch (e) {
+    model.dispose();
+    throw e;
+  }
+  return model;
+}
+
+/** Options of {@link saveCausalLM}. */
+export interface SaveCausalLMOptions {
+  /** Write base weights with the adapter folded in (the model itself is unchanged). */
+  merged?: boolean;
+  /** Tokenizer text to write as `tokenizer.json` (default: the one the model was loaded with). */
+  tokenizerJson?: string;
+}
+
+function addAdapterDelta(
+  c: ModelConfig,
+  tensors: Map<string, HostTensor>,
+  adapter: LoraAdapter,
+): void {
+  adapter.layers.forEach((entry, layer) => {
+    for (const m of MODULE_NAMES) {
+      const pair = entry[m];
+      if (!pair) continue;
+      const [inD, outD] = moduleShape(c, m);
+      const r = adapter.config.r;
+      const a = pair.A.dataSync() as Float32Array; // [in, r]
+      const b = pair.B.dataSync() as Float32Array; // [r, out]
+      const w = tensors.get(`${modulePath(layer, m)}.weight`);
+      if (!w) continue;
+      const data = new Float32Array(w.data); // [out, in]
+      for (let o = 0; o < outD; o++) {
+        for (let i = 0; i < inD; i++) {
+          let s = 0;
+          for (let k = 0; k < r; k++) s += (a[i * r + k] as number) * (b[k * outD + o] as number);
+          data[o * inD + i] = (data[o * inD + i] as number) + s * adapter.scale;
+        }
+      }
+      tensors.set(`${modulePath(layer, m)}.weight`, { ...w, data });
+    }
+  });
+}
+
+/**
+ * Write the model as a Hugging Face checkpoint folder (`config.json`, float32 `model.safetensors`,
+ * `tokenizer.json` when known), atomically file by file. The adapter and value head are not
+ * included; save them with {@link saveAdapter} and {@link saveValueHead}, or pass `merged`.
+ */
+export async function saveCausalLM(
+  model: CausalLM,
+  dir: string,
+  options: SaveCausalLMOptions = {},
+): Promise<void> {
+  const tensors = model.exportWeights();
+  if (options.merged && model.adapter) addAdapterDelta(model.config, tensors, model.adapter);
+  const tokenizerJson = options.tokenizerJson ?? model.tokenizerJson;
+  await writeCheckpoint(
+    dir,
+    llamaConfigOf(model),
+    tensors,
+    tokenizerJson === undefined ? {} : { tokenizerJson },
+  );
+}
+
+/** Options of {@link saveAdapter}. */
+export interface SaveAdapterOptions {
+  /** Recorded as `base_model_name_or_path` in `adapter_config.json`. */
+  baseModelNameOrPath?: string | null;
+}
+
+/**
+ * Write the attached LoRA adapter in PEFT's format (`adapter_config.json` +
+ * `adapter_model.safetensors`, [r, in] and [out, r] weights) so Python PEFT can load it.
+ */
+export async function saveAdapter(
+  model: CausalLM,
+  dir: string,
+  options: SaveAdapterOptions = {},
+): Promise<void> {
+  const ad = model.adapter;
+  if (!ad)
+    throw new ModelConfigError(
+      'adapter',
+      'the model has no LoRA adapter to save; call addLora() first',
+    );
+  const tensors = new Map<string, HostTensor>();
+  const r = ad.config.r;
+  ad.layers.forEach((entry, layer) => {
+    for (const m of MODULE_NAMES) {
+      const pair = entry[m];
+      if (!pair) continue;
+      const [inD, outD] = moduleShape(model.config, m);
+      tensors.set(peftKey(layer, m, 'A'), {
+        shape: [r, inD],
+        data: transposeHost(pair.A.dataSync() as Float32Array, inD, r),
+      });
+      tensors.set(peftKey(layer, m, 'B'), {
+        shape: [outD, r],
+        data: transposeHost(pair.B.dataSync() as Float32Array, r, outD),
+      });
+    }
+  });
+  const config: PeftAdapterConfig = {
+    peft_type: 'LORA',
+    task_type: 'CAUSAL_LM',
+    r,
+    lora_alpha: ad.config.alpha,
+    lora_dropout: ad.config.dropout,
+    target_modules: [...ad.config.targetModules],
+    bias: 'none',
+    fan_in_fan_out: false,
+    base_model_name_or_path: options.baseModelNameOrPath ?? null,
+    layers_to_transform: ad.config.layers ?? null,
+    use_rslora: ad.config.useRslora === true,
+  };
+  await writePeftAdapter(dir, config, tensors, { baseConfig: llamaConfigOf(model) });
+}
+
+/** Load a PEFT LoRA adapter folder into the model, replacing any attached adapter. */
+export async function loadAdapter(model: CausalLM, dir: string): Promise<LoraAdapter> {
+  const { config, tensors } = await readPeftAdapter(dir, { baseConfig: llamaConfigOf(model) });
+  const file = join(dir, 'adapter_model.safetensors');
+  const modules = config.target_modules as ModuleName[];
+  const layers = config.layers_to_transform ?? null;
+  const adapter = LoraAdapter.fromHost(
+    model.config,
+    {
+      r: config.r,
+      alpha: config.lora_alpha,
+      dropout: config.lora_dropout,
+      targetModules: modules,
+      layers,
+      useRslora: config.use_rslora === true,
+    },
+    (layer, m) => {
+      const [inD, outD] = moduleShape(model.config, m);
+      const get = (which: 'A' | 'B'): Float32Array => {
+        const key = peftKey(layer, m, which);
+        const t = tensors.get(key);
+        if (!t) throw new CheckpointError('missing_tensor', file, 'missing from the adapter', key);
+        return t.data;
+      };
+      return {
+        A: transposeHost(get('A'), config.r, inD),
+        B: transposeHost(get('B'), outD, config.r),
+      };
+    },
+  );
+  model.adapter?.dispose();
+  model.adapter = adapter;
+  return adapter;
+}
+
+/** Write the value head as `value_head.safetensors` (`v_head.{0,2,4}.weight`, [out, in]). */
+export async function saveValueHead(model: CausalLM, dir: string): Promise<void> {
+  if (!model.valueHead) {
+    throw new ModelConfigError(
+      'valueHead',
+      'the model has no value head to save; call addValueHead() first',
+    );
+  }
+  await mkdir(dir, { recursive: true });
+  await writeSafetensorsFile(join(dir, VALUE_HEAD_FILE), model.valueHead.toHost());
+}
+
+/** Load `value_head.safetensors` from a folder, replacing any attached value head. */
+export async function loadValueHead(model: CausalLM, dir: string): Promise<ValueHead> {
+  const file = join(dir, VALUE_HEAD_FILE);
+  const { tensors } = await readSafetensorsFile(file);
+  let head: ValueHead;
+  try {
+    head = ValueHead.fromHost(tensors, model.config.hiddenSize);
+  } catch (e) {
+    if (e instanceof ModelConfigError) {
+      throw new CheckpointError('shape_mismatch', file, e.message, e.field, { cause: e });
+    }
+    throw e;
+  }
+  model.valueHead?.dispose();
+  model.valueHead = head;
+  return head;
+}

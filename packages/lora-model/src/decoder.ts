@@ -1,0 +1,206 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { attention, sharedPrefixAttention } from './attention.js';
+import type { ModelConfig } from './config.js';
+import { rmsNorm, swiGlu } from './layers.js';
+import { type LinearWeight, linear, trainableMatMul } from './linear.js';
+import type { LoraAdapter } from './lora.js';
+import { MASKED, stepMask } from './mask.js';
+import { applyRope, ropeTables } from './rope.js';
+import { FUSED_MODULES, type ModelWeights, type ModuleName, moduleLocation } from './weights.js';
+
+/** Keys and values of one layer for every cached position: [batch, kvHeads, len, headDim]. */
+export interface KVEntry {
+  k: tf.Tensor4D;
+  v: tf.Tensor4D;
+}
+
+/** One {@link KVEntry} per decoder layer. */
+export type KVCache = KVEntry[];
+
+/** Input of one decoder pass. */
+export interface DecoderInput {
+  /** Token ids, row-major [batch, seq]. */
+  ids: Int32Array;
+  batch: number;
+  seq: number;
+  /** Cached keys/values of earlier tokens, [batch, kvHeads, pastLen, headDim] per layer. */
+  past?: KVCache;
+  /** Real (non-padding) cached slots per row; defaults to all of `pastLen`. */
+  pastValid?: ArrayLike<number>;
+  /** Run the LoRA adapter (when the model has one). */
+  adapter?: LoraAdapter;
+  /** Training pass: enables LoRA dropout. */
+  training?: boolean;
+  /**
+   * Cache shared by groups of rows: `past` has one row per group and rows g·perGroup ..
+   * (g+1)·perGroup − 1 all continue group g (prefix sharing). The cache is never copied per row.
+   * Mutually exclusive with `wantCache`.
+   */
+  sharedPast?: { cache: KVCache; perGroup: number };
+  /**
+   * Only these positions (one per row, counted within this step) need final hidden states: the
+   * last layer then runs attention and MLP for them alone (the cache still covers every
+   * position) and `hidden` is [batch, hidden]. For prompt prefill, where only the last token's
+   * output is read.
+   */
+  outputRows?: ArrayLike<number>;
+  /** Return the updated cache (past + this step). */
+  wantCache?: boolean;
+}
+
+/** Output of one decoder pass. */
+export interface DecoderOutput {
+  /** Final hidden states after the last norm, [batch·seq, hidden]. */
+  hidden: tf.Tensor2D;
+  cache?: KVCache;
+}
+
+/** LoRA update of module `m` for input `x`, or null when the module has no adapter. */
+function loraDelta(
+  x: tf.Tensor2D,
+  layer: number,
+  m: ModuleName,
+  input: DecoderInput,
+): tf.Tensor2D | null {
+  const ad = input.adapter;
+  const pair = ad?.layers[layer]?.[m];
+  if (!ad || !pair) return null;
+  let xin = x;
+  const rate = ad.config.dropout;
+  if (input.training && rate > 0) {
+    xin = tf.dropout(x, rate, undefined, ad.nextDropoutSeed()) as tf.Tensor2D;
+  }
+  const low = trainableMatMul(
+    trainableMatMul(xin, pair.A as unknown as tf.Tensor2D),
+    pair.B as unknown as tf.Tensor2D,
+  );
+  return tf.mul(low, ad.scale) as tf.Tensor2D;
+}
+
+/** Apply a fused weight and split it into its modules' outputs, each with its LoRA update. */
+function projectFused(
+  c: ModelConfig,
+  x: tf.Tensor2D,
+  w: LinearWeight,
+  mods: readonly ModuleName[],
+  layer: number,
+  input: DecoderInput,
+): tf.Tensor2D[] {
+  const y = linear(x, w);
+  const parts =
+    mods.length === 1
+      ? [y]
+      : (tf.split(
+          y,
+          mods.map((m) => moduleLocation(c, m).width),
+          1,
+        ) as tf.Tensor2D[]);
+  return parts.map((p, i) => {
+    const d = loraDelta(x, layer, mods[i] as ModuleName, input);
+    return d ? tf.add(p, d) : p;
+  });
+}
+function toHeads(
+  x: tf.Tensor2D,
+  batch: number,
+  seq: number,
+  heads: number,
+  hd: number,
+): tf.Tensor4D {
+  return tf.transpose(tf.reshape(x, [batch, seq, heads, hd]), [0, 2, 1, 3]);
+}
+
+/** Final projection to vocabulary logits for hidden rows [n, hidden] → [n, vocab]. */
+export function lmHead(w: ModelWeights, hidden: tf.Tensor2D): tf.Tensor2D {
+  if (w.lmHead) return linear(hidden, w.lmHead);
+  return trainableMatMul(hidden, tf.transpose(w.embed));
+}
+
+/**
+ * One pass of the decoder over `seq` new tokens per row, attending to an optional cache.
+ * Must run inside `tf.tidy` (or a gradient function); returned tensors belong to the caller.
+ */
+export function decoderForward(
+  c: ModelConfig,
+  w: ModelWeights,
+  input: DecoderInput,
+): DecoderOutput {
+  const { batch, seq } = input;
+  const shared = input.sharedPast;
+  if (shared && (input.past || input.wantCache)) {
+    throw new Error('decoderForward: sharedPast cannot be combined with past or wantCache');
+  }
+  if (shared && input.outputRows) {
+    throw new Error('decoderForward: outputRows cannot be combined with sharedPast');
+  }
+  if (input.outputRows && input.outputRows.length !== batch) {
+    throw new Error('decoderForward: outputRows needs one position per row');
+  }
+  if (shared && (shared.cache[0]?.k.shape[0] ?? 0) * shared.perGroup !== batch) {
+    throw new Error('decoderForward: sharedPast needs batch = cached rows × perGroup');
+  }
+  const pastLen = (shared ? shared.cache[0]?.k.shape[2] : input.past?.[0]?.k.shape[2]) ?? 0;
+  const { positions, mask } = stepMask(batch, seq, pastLen, input.pastValid ?? null);
+  const rope = ropeTables(positions, c.headDim, c.ropeTheta);
+  const ids = tf.tensor1d(input.ids, 'int32');
+  let h: tf.Tensor2D = tf.gather(w.embed, ids);
+  const cache: KVCache = [];
+  for (let i = 0; i < c.numLayers; i++) {
+    const layer = w.layers[i];
+    if (!layer) throw new Error(`decoder: missing weights for layer ${i}`);
+    const x = rmsNorm(h, layer.inputNorm, c.rmsNormEps);
+    const [qRaw, kRaw, vNew] = projectFused(c, x, layer.qkv, FUSED_MODULES.qkv, i, input) as [
+      tf.Tensor2D,
+      tf.Tensor2D,
+      tf.Tensor2D,
+    ];
+    const q = applyRope(qRaw, c.numHeads, c.headDim, rope);
+    const kNew = applyRope(kRaw, c.numKVHeads, c.headDim, rope);
+    let k = toHeads(kNew, batch, seq, c.numKVHeads, c.headDim);
+    let v = toHeads(vNew, batch, seq, c.numKVHeads, c.headDim);
+    let attn: tf.Tensor2D;
+    const pre = shared?.cache[i];
+    if (pre) {
+      attn = sharedPrefixAttention(c, q, k, v, pre.k, pre.v, mask, batch, seq);
+    } else {
+      const past = input.past?.[i];
+      if (past && pastLen > 0) {
+        k = tf.concat([past.k, k], 2);
+        v = tf.concat([past.v, v], 2);
+      }
+      if (input.wantCache) cache.push({ k, v });
+      if (input.outputRows && i === c.numLayers - 1) {
+        // Last layer: only the requested rows go on.
+        const sel = tf.tensor1d(
+          Array.from(input.outputRows, (pos, b) => b * seq + pos),
+          'int32',
+        );
+        const qSel = tf.gather(q, sel) as tf.Tensor2D;
+        h = tf.gather(h, sel) as tf.Tensor2D;
+        const keys = pastLen + seq;
+        const m = new Float32Array(batch * keys);
+        for (let b = 0; b < batch; b++) {
+          const valid = input.pastValid ? (input.pastValid[b] as number) : pastLen;
+          const pos = input.outputRows[b] as number;
+          for (let j = 0; j < keys; j++) {
+            const ok = j < pastLen ? j < valid : j - pastLen <= pos;
+            if (!ok) m[b * keys + j] = MASKED;
+          }
+        }
+        attn = attention(c, qSel, k, v, tf.tensor(m, [batch, 1, 1, 1, keys]), batch, 1);
+      } else {
+        attn = attention(c, q, k, v, mask, batch, seq);
+      }
+    }
+    h = tf.add(h, projectFused(c, attn, layer.o, FUSED_MODULES.o, i, input)[0] as tf.Tensor2D);
+    const y = rmsNorm(h, layer.postNorm, c.rmsNormEps);
+    const [gate, up] = projectFused(c, y, layer.gateUp, FUSED_MODULES.gateUp, i, input) as [
+      tf.Tensor2D,
+      tf.Tensor2D,
+    ];
+    const act = swiGlu(gate, up);
+    h = tf.add(h, projectFused(c, act, layer.down, FUSED_MODULES.down, i, input)[0] as tf.Tensor2D);
+  }
+  const hidden = rmsNorm(h, w.finalNorm, c.rmsNormEps);
+  return input.wantCache ? { hidden, cache } : { hidden };
+}

@@ -1,0 +1,70 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { frozenMatMul } from './linear.js';
+
+/**
+ * Rotary position tables for the given positions, in the rotate-half convention: for head size
+ * `h` and frequency index `i < h/2`, angle = position · theta^(-2i/h), repeated for both halves.
+ * Returns cos and a sign-folded sin ([-sin, +sin] halves) of shape [n, 1, h].
+ */
+export function ropeTables(positions: Int32Array, headDim: number, theta: number): RopeTables {
+  const half = headDim / 2;
+  const invFreq = new Float64Array(half);
+  for (let i = 0; i < half; i++) invFreq[i] = 1 / theta ** ((2 * i) / headDim);
+  const n = positions.length;
+  const cos = new Float32Array(n * headDim);
+  const sin = new Float32Array(n * headDim);
+  for (let r = 0; r < n; r++) {
+    const p = positions[r] as number;
+    const base = r * headDim;
+    for (let i = 0; i < half; i++) {
+      const a = Math.fround(p * Math.fround(invFreq[i] as number));
+      const c = Math.cos(a);
+      const s = Math.sin(a);
+      cos[base + i] = c;
+      cos[base + half + i] = c;
+      sin[base + i] = -s;
+      sin[base + half + i] = s;
+    }
+  }
+  // Half-swap permutation: [x1, x2] · swap = [x2, x1]; it is its own transpose.
+  const swap = new Float32Array(headDim * headDim);
+  for (let i = 0; i < half; i++) {
+    swap[(i + half) * headDim + i] = 1;
+    swap[i * headDim + i + half] = 1;
+  }
+  return {
+    cos: tf.tensor3d(cos, [n, 1, headDim]),
+    sin: tf.tensor3d(sin, [n, 1, headDim]),
+    swap: tf.tensor2d(swap, [headDim, headDim]),
+  };
+}
+
+/** Tables for {@link applyRope}. */
+export interface RopeTables {
+  cos: tf.Tensor3D;
+  sin: tf.Tensor3D;
+  /** [headDim, headDim] permutation swapping the two halves. */
+  swap: tf.Tensor2D;
+}
+
+/**
+ * Apply rotary embeddings to `x` of shape [n, heads·headDim] (n rows matching the tables).
+ * rotate_half(x) = [-x2, x1]; the sign is folded into `sin`, so this is x·cos + [x2, x1]·sin.
+ */
+export function applyRope(
+  x: tf.Tensor2D,
+  heads: number,
+  headDim: number,
+  t: RopeTables,
+): tf.Tensor2D {
+  const n = x.shape[0];
+  // The half swap is a 2-D matmul by a permutation: one fast kernel instead of split + concat.
+  const swapped = tf.reshape(frozenMatMul(tf.reshape(x, [n * heads, headDim]), t.swap, t.swap), [
+    n,
+    heads,
+    headDim,
+  ]);
+  const x3 = tf.reshape(x, [n, heads, headDim]);
+  const out = tf.add(tf.mul(x3, t.cos), tf.mul(swapped, t.sin));
+  return tf.reshape(out, [n, heads * headDim]);
+}

@@ -1,0 +1,235 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { checkIds } from './batch.js';
+import type { AdapterOption, CausalLM } from './causal-lm.js';
+import { ModelInputError } from './errors.js';
+import { targetLogProbs } from './log-prob-stats.js';
+import { tidyNested } from './variable.js';
+
+/** Options of {@link scoreContinuations}. */
+export interface ScoreOptions extends AdapterOption {
+  /**
+   * Run each prompt once and share its KV cache with its candidates (default true). With false,
+   * every prompt + candidate sequence is run in full (the reference the shared path must match).
+   */
+  prefixSharing?: boolean;
+  /** Largest number of candidate rows per forward pass (memory bound). Default 64. */
+  maxBatch?: number;
+}
+
+function validate(
+  model: CausalLM,
+  prompts: readonly (readonly number[])[],
+  candidatesPerPrompt: readonly (readonly (readonly number[])[])[],
+): void {
+  const vocab = model.config.vocabSize;
+  if (!Array.isArray(prompts) || prompts.length === 0) {
+    throw new ModelInputError('prompts', 'expected a non-empty array of token id arrays');
+  }
+  if (!Array.isArray(candidatesPerPrompt) || candidatesPerPrompt.length !== prompts.length) {
+    throw new ModelInputError(
+      'candidatesPerPrompt',
+      `expected one candidate list per prompt (${prompts.length})`,
+    );
+  }
+  prompts.forEach((p, i) => {
+    checkIds(`prompts[${i}]`, p as number[], vocab, false);
+    const cands = candidatesPerPrompt[i];
+    if (!Array.isArray(cands))
+      throw new ModelInputError(`candidatesPerPrompt[${i}]`, 'expected an array');
+    for (let j = 0; j < cands.length; j++) {
+      checkIds(`candidatesPerPrompt[${i}][${j}]`, cands[j] as number[], vocab, false);
+    }
+  });
+}
+
+/** log-softmax of logits rows at `rows`, gathered at `targets`: one number per target. */
+function gatherLogProbs(
+  model: CausalLM,
+  hidden: tf.Tensor2D,
+  rows: Int32Array,
+  targets: Int32Array,
+): tf.Tensor1D {
+  const h = tf.gather(hidden, tf.tensor1d(rows, 'int32')) as tf.Tensor2D;
+  return targetLogProbs(model.head(h), targets);
+}
+
+async function scoreNaive(
+  model: CausalLM,
+  prompts: readonly (readonly number[])[],
+  cands: readonly (readonly (readonly number[])[])[],
+  opts: ScoreOptions,
+): Promise<number[][][]> {
+  const seqs: number[][] = [];
+  const plen: number[] = [];
+  prompts.forEach((p, i) => {
+    for (const c of cands[i] ?? []) {
+      seqs.push([...p, ...c]);
+      plen.push(p.length);
+    }
+  });
+  const flatScores: number[][] = [];
+  const maxBatch = opts.maxBatch ?? 64;
+  for (let s = 0; s < seqs.length; s += maxBatch) {
+    const chunk = seqs.slice(s, s + maxBatch);
+    const seq = Math.max(...chunk.map((x) => x.length - 1));
+    const ids = new Int32Array(chunk.length * seq);
+    const rows: number[] = [];
+    const targets: number[] = [];
+    const counts: number[] = [];
+    chunk.forEach((x, b) => {
+      ids.set(x.slice(0, x.length - 1), b * seq);
+      const p = plen[s + b] as number;
+      for (let k = p; k < x.length; k++) {
+        rows.push(b * seq + k - 1);
+        targets.push(x[k] as number);
+      }
+      counts.push(x.length - p);
+    });
+    const out = tf.tidy(() => {
+      const { hidden } = model.forward({
+        ids,
+        batch: chunk.length,
+        seq,
+        adapter: model.useAdapter(opts),
+      });
+      return gatherLogProbs(model, hidden, Int32Array.from(rows), Int32Array.from(targets));
+    });
+    const vals = Array.from(await out.data());
+    out.dispose();
+    let o = 0;
+    for (const n of counts) {
+      flatScores.push(vals.slice(o, o + n));
+      o += n;
+    }
+  }
+  const result: number[][][] = [];
+  let k = 0;
+  for (const c of cands) result.push(c.map(() => flatScores[k++] as number[]));
+  return result;
+}
+
+async function scoreShared(
+  model: CausalLM,
+  prompts: readonly (readonly number[])[],
+  cands: readonly (readonly (readonly number[])[])[],
+  opts: ScoreOptions,
+): Promise<number[][][]> {
+  const adapter = model.useAdapter(opts);
+  const nP = prompts.length;
+  const pSeq = Math.max(...prompts.map((p) => p.length));
+  const pIds = new Int32Array(nP * pSeq);
+  for (let i = 0; i < nP; i++) pIds.set(prompts[i] as number[], i * pSeq);
+  const pLens = Int32Array.from(prompts.map((p) => p.length));
+  const result: number[][][] = cands.map((c) => c.map((x) => new Array<number>(x.length).fill(0)));
+
+  // 1. Prompts once: cache, plus the log-probs of every candidate's first token.
+  const firstRows: number[] = [];
+  const firstTargets: number[] = [];
+  const owner: Array<[number, number]> = [];
+  cands.forEach((list, i) => {
+    list.forEach((c, j) => {
+      firstRows.push(i);
+      firstTargets.push(c[0] as number);
+      owner.push([i, j]);
+    });
+  });
+  const { cache, first } = tidyNested(() => {
+    const outputRows = Array.from(pLens, (l) => l - 1);
+    const out = model.forward({
+      ids: pIds,
+      batch: nP,
+      seq: pSeq,
+      adapter,
+      wantCache: true,
+      outputRows,
+    });
+    const lp = gatherLogProbs(
+      model,
+      out.hidden,
+      Int32Array.from(firstRows),
+      Int32Array.from(firstTargets),
+    );
+    return { cache: out.cache ?? [], first: lp };
+  });
+  try {
+    const fv = await first.data();
+    owner.forEach(([i, j], n) => {
+      (result[i]?.[j] as number[])[0] = fv[n] as number;
+    });
+    // 2. Candidates (all but their last token) against the shared cache. Rows are laid out
+    //    prompt-major, `per` candidate slots per prompt (empty slots are padding).
+    const maxC = Math.max(...cands.map((c) => c.length));
+    const per = Math.max(1, Math.min(maxC, Math.floor((opts.maxBatch ?? 64) / nP) || 1));
+    for (let j0 = 0; j0 < maxC; j0 += per) {
+      const slots: Array<[number, number] | null> = [];
+      let seq = 0;
+      for (let i = 0; i < nP; i++) {
+        for (let j = j0; j < j0 + per; j++) {
+          const c = cands[i]?.[j];
+          slots.push(c && c.length > 1 ? [i, j] : null);
+          if (c) seq = Math.max(seq, c.length - 1);
+        }
+      }
+      if (seq === 0) continue;
+      const rowsN = nP * per;
+      const ids = new Int32Array(rowsN * seq);
+      const pastValid = new Int32Array(rowsN);
+      const rows: number[] = [];
+      const targets: number[] = [];
+      slots.forEach((slot, r) => {
+        pastValid[r] = pLens[Math.floor(r / per)] as number;
+        if (!slot) return;
+        const c = cands[slot[0]]?.[slot[1]] as number[];
+        ids.set(c.slice(0, c.length - 1), r * seq);
+        for (let k = 1; k < c.length; k++) {
+          rows.push(r * seq + k - 1);
+          targets.push(c[k] as number);
+        }
+      });
+      if (rows.length === 0) continue;
+      const lp = tf.tidy(() => {
+        const { hidden } = model.forward({
+          ids,
+          batch: rowsN,
+          seq,
+          pastValid,
+          sharedPast: { cache, perGroup: per },
+          adapter,
+        });
+        return gatherLogProbs(model, hidden, Int32Array.from(rows), Int32Array.from(targets));
+      });
+      const vals = await lp.data();
+      lp.dispose();
+      let o = 0;
+      for (const slot of slots) {
+        if (!slot) continue;
+        const out = result[slot[0]]?.[slot[1]] as number[];
+        for (let k = 1; k < out.length; k++) out[k] = vals[o++] as number;
+      }
+    }
+  } finally {
+    first.dispose();
+    for (const e of cache) {
+      e.k.dispose();
+      e.v.dispose();
+    }
+  }
+  return result;
+}
+
+/**
+ * Per-token log-probs of each candidate continuing its prompt: result[i][j][k] is
+ * log p(candidate_j[k] | prompt_i, candidate_j[<k]). Each prompt is run once and its KV cache is
+ * shared by its candidates; the numbers equal full-sequence scoring.
+ */
+export async function scoreContinuations(
+  model: CausalLM,
+  prompts: readonly (readonly number[])[],
+  candidatesPerPrompt: readonly (readonly (readonly number[])[])[],
+  opts: ScoreOptions = {},
+): Promise<number[][][]> {
+  validate(model, prompts, candidatesPerPrompt);
+  if (candidatesPerPrompt.every((c) => c.length === 0)) return candidatesPerPrompt.map(() => []);
+  if (opts.prefixSharing === false) return scoreNaive(model, prompts, candidatesPerPrompt, opts);
+  return scoreShared(model, prompts, candidatesPerPrompt, opts);
+}

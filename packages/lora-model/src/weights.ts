@@ -1,0 +1,360 @@
+import * as tf from '@tensorflow/tfjs-core';
+import type { ModelConfig } from './config.js';
+import type { LinearWeight } from './linear.js';
+import { SeededRng } from './rng.js';
+import { toVariable } from './variable.js';
+
+/** Names of the projection modules inside one decoder layer, as in Hugging Face checkpoints. */
+export type ModuleName =
+  | 'q_proj'
+  | 'k_proj'
+  | 'v_proj'
+  | 'o_proj'
+  | 'gate_proj'
+  | 'up_proj'
+  | 'down_proj';
+
+/** Every projection module, in checkpoint order. */
+export const MODULE_NAMES: readonly ModuleName[] = [
+  'q_proj',
+  'k_proj',
+  'v_proj',
+  'o_proj',
+  'gate_proj',
+  'up_proj',
+  'down_proj',
+];
+
+/** A host-side float32 tensor: the exchange format with the file layer. */
+export interface HostTensor {
+  dtype?: string;
+  shape: number[];
+  data: Float32Array;
+}
+
+/** The fused weight a projection lives in: q/k/v share one matmul, gate/up another. */
+export type FusedName = 'qkv' | 'o' | 'gateUp' | 'down';
+
+/**
+ * Weights of one decoder layer. Projections that read the same input are fused into one
+ * [in, Σout] kernel (q|k|v and gate|up) so each costs one matmul forward and one backward.
+ */
+export interface LayerWeights {
+  inputNorm: tf.Tensor1D;
+  postNorm: tf.Tensor1D;
+  qkv: LinearWeight;
+  o: LinearWeight;
+  gateUp: LinearWeight;
+  down: LinearWeight;
+}
+
+/** All weights of the model, on the current backend. */
+export interface ModelWeights {
+  embed: tf.Tensor2D;
+  layers: LayerWeights[];
+  finalNorm: tf.Tensor1D;
+  /** Absent when the head is tied to a trainable embedding (then computed from `embed`). */
+  lmHead?: LinearWeight;
+  /** True when every weight is a `tf.Variable` (full fine-tuning). */
+  trainable: boolean;
+}
+
+/** Where a module's output columns sit inside its fused kernel. */
+export function moduleLocation(
+  c: ModelConfig,
+  m: ModuleName,
+): { fused: FusedName; offset: number; width: number } {
+  const q = c.numHeads * c.headDim;
+  const kv = c.numKVHeads * c.headDim;
+  const f = c.intermediateSize;
+  switch (m) {
+    case 'q_proj':
+      return { fused: 'qkv', offset: 0, width: q };
+    case 'k_proj':
+      return { fused: 'qkv', offset: q, width: kv };
+    case 'v_proj':
+      return { fused: 'qkv', offset: q + kv, width: kv };
+    case 'o_proj':
+      return { fused: 'o', offset: 0, width: c.hiddenSize };
+    case 'gate_proj':
+      return { fused: 'gateUp', offset: 0, width: f };
+    case 'up_proj':
+      return { fused: 'gateUp', offset: f, width: f };
+    case 'down_proj':
+      return { fused: 'down', offset: 0, width: c.hiddenSize };
+  }
+}
+
+/** Modules of each fused weight, in column order. */
+export const FUSED_MODULES: Readonly<Record<FusedName, readonly ModuleName[]>> = {
+  qkv: ['q_proj', 'k_proj', 'v_proj'],
+  o: ['o_proj'],
+  gateUp: ['gate_proj', 'up_proj'],
+  down: ['down_proj'],
+};
+
+/** [in, out] shape of a projection. */
+export function moduleShape(c: ModelConfig, m: ModuleName): [number, number] {
+  const d = c.hiddenSize;
+  switch (m) {
+    case 'q_proj':
+      return [d, c.numHeads * c.headDim];
+    case 'k_proj':
+    case 'v_proj':
+      return [d, c.numKVHeads * c.headDim];
+    case 'o_proj':
+      return [c.numHeads * c.headDim, d];
+    case 'gate_proj':
+    case 'up_proj':
+      return [d, c.intermediateSize];
+    case 'down_proj':
+      return [c.intermediateSize, d];
+  }
+}
+
+function hasBias(c: ModelConfig, m: ModuleName): boolean {
+  if (m === 'q_proj' || m === 'k_proj' || m === 'v_proj') return c.qkvBias;
+  if (m === 'o_proj') return c.oBias;
+  return false;
+}
+
+/** Transpose a row-major [rows, cols] matrix on the host. */
+export function transposeHost(data: Float32Array, rows: number, cols: number): Float32Array {
+  const out = new Float32Array(data.length);
+  for (let r = 0; r < rows; r++) {
+    const base = r * cols;
+    for (let c = 0; c < cols; c++) out[c * rows + r] = data[base + c] as number;
+  }
+  return out;
+}
+
+/**
+ * Hugging Face tensor names and [out, in] / 1-D shapes the model expects, in checkpoint order.
+ * Used to validate and to write checkpoints.
+ */
+export function expectedTensorShapes(c: ModelConfig): Map<string, number[]> {
+  const m = new Map<string, number[]>();
+  m.set('model.embed_tokens.weight', [c.vocabSize, c.hiddenSize]);
+  for (let i = 0; i < c.numLayers; i++) {
+    const p = `model.layers.${i}`;
+    m.set(`${p}.input_layernorm.weight`, [c.hiddenSize]);
+    for (const mod of MODULE_NAMES) {
+      const [inD, outD] = moduleShape(c, mod);
+      const path = modulePath(i, mod);
+      m.set(`${path}.weight`, [outD, inD]);
+      if (hasBias(c, mod)) m.set(`${path}.bias`, [outD]);
+    }
+    m.set(`${p}.post_attention_layernorm.weight`, [c.hiddenSize]);
+  }
+  m.set('model.norm.weight', [c.hiddenSize]);
+  if (!c.tieWordEmbeddings) m.set('lm_head.weight', [c.vocabSize, c.hiddenSize]);
+  return m;
+}
+
+/** Checkpoint path of a module in layer `i`, e.g. `model.layers.0.self_attn.q_proj`. */
+export function modulePath(layer: number, m: ModuleName): string {
+  const attn = m === 'q_proj' || m === 'k_proj' || m === 'v_proj' || m === 'o_proj';
+  return `model.layers.${layer}.${attn ? 'self_attn' : 'mlp'}.${m}`;
+}
+
+/** Thrown by {@link buildWeights} when a tensor is missing or has the wrong shape. */
+export class WeightShapeError extends Error {
+  readonly tensor: string;
+  constructor(tensor: string, message: string) {
+    super(`tensor "${tensor}": ${message}`);
+    this.name = 'WeightShapeError';
+    this.tensor = tensor;
+  }
+}
+
+function sameShape(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
+}
+
+/**
+ * Upload Hugging Face named host tensors ([out, in] linear weights) to the backend.
+ * Frozen weights keep both layouts; with `trainable` every weight becomes a `tf.Variable`.
+ */
+export function buildWeights(
+  c: ModelConfig,
+  tensors: ReadonlyMap<string, HostTensor>,
+  trainable = false,
+): ModelWeights {
+  const shapes = expectedTensorShapes(c);
+  for (const [name, shape] of shapes) {
+    const t = tensors.get(name);
+    if (!t) throw new WeightShapeError(name, 'missing from the checkpoint');
+    if (!sameShape(t.shape, shape)) {
+      throw new WeightShapeError(
+        name,
+        `shape [${t.shape.join(', ')}] does not match the config, expected [${shape.join(', ')}]`,
+      );
+    }
+    const n = shape.reduce((a, b) => a * b, 1);
+    if (t.data.length !== n) {
+      throw new WeightShapeError(name, `has ${t.data.length} values, expected ${n}`);
+    }
+  }
+  const get = (name: string): HostTensor => tensors.get(name) as HostTensor;
+  const vec = (name: string): tf.Tensor1D => {
+    const t = tf.tensor1d(get(name).data, 'float32');
+    return trainable ? toVariable(t) : t;
+  };
+  /** Upload one weight from its HF [out, in] rows (several modules concatenated). */
+  const upload = (
+    hfRows: Float32Array,
+    inD: number,
+    outD: number,
+    bias: Float32Array | null,
+  ): LinearWeight => {
+    const kernelData = transposeHost(hfRows, outD, inD);
+    const w: LinearWeight = trainable
+      ? { kernel: toVariable(tf.tensor2d(kernelData, [inD, outD])) }
+      : { kernel: tf.tensor2d(kernelData, [inD, outD]), kernelT: tf.tensor2d(hfRows, [outD, inD]) };
+    if (bias) {
+      const b = tf.tensor1d(bias, 'float32');
+      w.bias = trainable ? toVariable(b) : b;
+    }
+    return w;
+  };
+  const fused = (layer: number, name: FusedName): LinearWeight => {
+    const mods = FUSED_MODULES[name];
+    const inD = moduleShape(c, mods[0] as ModuleName)[0];
+    const outD = mods.reduce((n, m) => n + moduleShape(c, m)[1], 0);
+    const rows = new Float32Array(outD * inD);
+    let off = 0;
+    for (const m of mods) {
+      const t = get(`${modulePath(layer, m)}.weight`).data;
+      rows.set(t, off);
+      off += t.length;
+    }
+    let bias: Float32Array | null = null;
+    if (hasBias(c, mods[0] as ModuleName)) {
+      bias = new Float32Array(outD);
+      let bo = 0;
+      for (const m of mods) {
+        const t = get(`${modulePath(layer, m)}.bias`).data;
+        bias.set(t, bo);
+        bo += t.length;
+      }
+    }
+    return upload(rows, inD, outD, bias);
+  };
+  const embedData = get('model.embed_tokens.weight').data;
+  const embedT = tf.tensor2d(embedData, [c.vocabSize, c.hiddenSize]);
+  const embed = trainable ? toVariable(embedT) : embedT;
+  const layers: LayerWeights[] = [];
+  for (let i = 0; i < c.numLayers; i++) {
+    layers.push({
+      inputNorm: vec(`model.layers.${i}.input_layernorm.weight`),
+      postNorm: vec(`model.layers.${i}.post_attention_layernorm.weight`),
+      qkv: fused(i, 'qkv'),
+      o: fused(i, 'o'),
+      gateUp: fused(i, 'gateUp'),
+      down: fused(i, 'down'),
+    });
+  }
+  let lmHead: LinearWeight | undefined;
+  if (!c.tieWordEmbeddings) {
+    lmHead = upload(get('lm_head.weight').data, c.hiddenSize, c.vocabSize, null);
+  } else if (!trainable) {
+    lmHead = { kernel: tf.transpose(embed), kernelT: embed };
+  }
+  return { embed, layers, finalNorm: vec('model.norm.weight'), lmHead, trainable };
+}
+
+/** Read the weights back as Hugging Face named host tensors ([out, in] linear weights). */
+export function exportWeights(c: ModelConfig, w: ModelWeights): Map<string, HostTensor> {
+  const out = new Map<string, HostTensor>();
+  const put = (name: string, t: tf.Tensor): void => {
+    out.set(name, { dtype: 'F32', shape: t.shape.slice(), data: t.dataSync() as Float32Array });
+  };
+  /** HF [out, in] rows of a weight. */
+  const hfRows = (lw: LinearWeight): Float32Array => {
+    if (lw.kernelT) return lw.kernelT.dataSync() as Float32Array;
+    const [inD, outD] = lw.kernel.shape;
+    return transposeHost(lw.kernel.dataSync() as Float32Array, inD, outD);
+  };
+  const putFused = (layer: number, name: FusedName, lw: LinearWeight): void => {
+    const rows = hfRows(lw);
+    const bias = lw.bias ? (lw.bias.dataSync() as Float32Array) : null;
+    for (const m of FUSED_MODULES[name]) {
+      const { offset, width } = moduleLocation(c, m);
+      const inD = lw.kernel.shape[0];
+      const path = modulePath(layer, m);
+      out.set(`${path}.weight`, {
+        dtype: 'F32',
+        shape: [width, inD],
+        data: rows.slice(offset * inD, (offset + width) * inD),
+      });
+      if (bias)
+        out.set(`${path}.bias`, {
+          dtype: 'F32',
+          shape: [width],
+          data: bias.slice(offset, offset + width),
+        });
+    }
+  };
+  put('model.embed_tokens.weight', w.embed);
+  w.layers.forEach((layer, i) => {
+    put(`model.layers.${i}.input_layernorm.weight`, layer.inputNorm);
+    putFused(i, 'qkv', layer.qkv);
+    putFused(i, 'o', layer.o);
+    putFused(i, 'gateUp', layer.gateUp);
+    putFused(i, 'down', layer.down);
+    put(`model.layers.${i}.post_attention_layernorm.weight`, layer.postNorm);
+  });
+  put('model.norm.weight', w.finalNorm);
+  if (!c.tieWordEmbeddings && w.lmHead) {
+    out.set('lm_head.weight', {
+      dtype: 'F32',
+      shape: [c.vocabSize, c.hiddenSize],
+      data: hfRows(w.lmHead),
+    });
+  }
+  // Keep checkpoint order.
+  const ordered = new Map<string, HostTensor>();
+  for (const name of expectedTensorShapes(c).keys()) {
+    const t = out.get(name);
+    if (t) ordered.set(name, t);
+  }
+  return ordered;
+}
+
+/**
+ * Random Hugging Face named host tensors for a config: linear weights and embeddings N(0, std),
+ * norm weights 1 + N(0, std), biases N(0, std). Deterministic for a given seed.
+ */
+export function randomHostTensors(
+  c: ModelConfig,
+  seed: number,
+  std = 0.02,
+): Map<string, HostTensor> {
+  const rng = new SeededRng(seed);
+  const out = new Map<string, HostTensor>();
+  for (const [name, shape] of expectedTensorShapes(c)) {
+    const n = shape.reduce((a, b) => a * b, 1);
+    const data = rng.fillNormal(new Float32Array(n), std);
+    if (name.endsWith('norm.weight')) for (let i = 0; i < n; i++) data[i] = 1 + (data[i] as number);
+    out.set(name, { dtype: 'F32', shape, data });
+  }
+  return out;
+}
+
+/** Every tensor owned by the weights (for disposal). */
+export function weightTensors(w: ModelWeights): tf.Tensor[] {
+  const all: tf.Tensor[] = [w.embed, w.finalNorm];
+  for (const l of w.layers) {
+    all.push(l.inputNorm, l.postNorm);
+    for (const p of [l.qkv, l.o, l.gateUp, l.down]) {
+      all.push(p.kernel);
+      if (p.kernelT) all.push(p.kernelT);
+      if (p.bias) all.push(p.bias);
+    }
+  }
+  if (w.lmHead) {
+    all.push(w.lmHead.kernel);
+    if (w.lmHead.kernelT && w.lmHead.kernelT !== w.embed) all.push(w.lmHead.kernelT);
+  }
+  return all;
+}

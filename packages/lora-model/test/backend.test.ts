@@ -1,0 +1,93 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { describe, expect, it } from 'vitest';
+import * as pkg from '../src/index.js';
+
+describe('initBackend', () => {
+  it('importing the package initialises no backend', () => {
+    expect(typeof pkg.createCausalLM).toBe('function');
+    expect(tf.engine().backendName ?? null).toBeNull();
+    expect(tf.findBackendFactory('wasm')).toBeNull();
+    expect(tf.findBackendFactory('cpu')).toBeNull();
+  });
+
+  it('auto falls back to wasm when the native packages are absent, and says so', async () => {
+    const info = await pkg.initBackend('auto');
+    // The native bindings are optional; on machines without them auto must land on wasm.
+    expect(['tensorflow', 'wasm']).toContain(info.backend);
+    expect(tf.getBackend()).toBe(info.backend);
+    if (info.backend === 'wasm') expect(info.source).toBe('@tensorflow/tfjs-backend-wasm');
+  });
+
+  it('explicit choices switch backends; unavailable ones throw a typed error', async () => {
+    expect((await pkg.initBackend('cpu')).backend).toBe('cpu');
+    expect(tf.getBackend()).toBe('cpu');
+    expect((await pkg.initBackend('wasm')).backend).toBe('wasm');
+    let native = true;
+    try {
+      await import('@tensorflow/tfjs-node' as string);
+    } catch {
+      native = false;
+    }
+    if (!native) {
+      await expect(pkg.initBackend('tensorflow')).rejects.toBeInstanceOf(
+        pkg.BackendUnavailableError,
+      );
+    }
+    await expect(pkg.initBackend('nope' as 'cpu')).rejects.toBeInstanceOf(
+      pkg.BackendUnavailableError,
+    );
+  });
+
+  it('full fine-tuning (embedding gradient through the row-scatter kernel) matches on cpu and wasm', async () => {
+    const cfg = {
+      vocab_size: 30,
+      hidden_size: 16,
+      intermediate_size: 24,
+      num_hidden_layers: 1,
+      num_attention_heads: 2,
+    };
+    const grads: number[][] = [];
+    for (const b of ['cpu', 'wasm'] as const) {
+      await pkg.initBackend(b);
+      const m = pkg.createCausalLM(cfg, { seed: 2, initStd: 0.3, fullFineTune: true });
+      const embed = m.weights.embed as unknown as tf.Variable;
+      const { grads: g } = tf.variableGrads(
+        () => tf.neg(tf.sum(m.tokenStats([[1, 2, 2]], [[3, 1, 4]]).logProbs)) as tf.Scalar,
+        [embed],
+      );
+      const ge = g[embed.name] as tf.Tensor;
+      expect(ge.shape).toEqual([30, 16]);
+      grads.push(Array.from(ge.dataSync()));
+      ge.dispose();
+      m.dispose();
+    }
+    const [a, b] = grads as [number[], number[]];
+    expect(a.some((x) => x !== 0)).toBe(true);
+    let m = 0;
+    for (let i = 0; i < a.length; i++)
+      m = Math.max(m, Math.abs((a[i] as number) - (b[i] as number)));
+    expect(m).toBeLessThan(1e-5);
+  });
+
+  it('models compute the same logits on cpu and wasm', async () => {
+    const cfg = {
+      vocab_size: 40,
+      hidden_size: 16,
+      intermediate_size: 24,
+      num_hidden_layers: 1,
+      num_attention_heads: 2,
+    };
+    await pkg.initBackend('cpu');
+    const a = pkg.createCausalLM(cfg, { seed: 1, initStd: 0.3 });
+    const la = await a.logits([[1, 2, 3, 4]]);
+    a.dispose();
+    await pkg.initBackend('wasm');
+    const b = pkg.createCausalLM(cfg, { seed: 1, initStd: 0.3 });
+    const lb = await b.logits([[1, 2, 3, 4]]);
+    b.dispose();
+    let m = 0;
+    for (let i = 0; i < la.length; i++)
+      m = Math.max(m, Math.abs((la[i] as number) - (lb[i] as number)));
+    expect(m).toBeLessThan(1e-5);
+  });
+});

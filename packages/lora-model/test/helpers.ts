@@ -1,0 +1,60 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as tf from '@tensorflow/tfjs-core';
+import type { HFModelConfig } from '../src/config.js';
+import type { SeededRng } from '../src/rng.js';
+
+let ready: Promise<void> | undefined;
+
+/** Use the wasm backend for tests (cpu when LORA_TEST_BACKEND=cpu). */
+export function useTestBackend(): Promise<void> {
+  ready ??= (async () => {
+    const name = process.env.LORA_TEST_BACKEND ?? 'wasm';
+    if (name === 'wasm') await import('@tensorflow/tfjs-backend-wasm');
+    else await import('@tensorflow/tfjs-backend-cpu');
+    await tf.setBackend(name);
+    await tf.ready();
+  })();
+  return ready;
+}
+
+/** A small LLaMA config; override fields per test. */
+export function tinyConfig(over: Partial<HFModelConfig> = {}): HFModelConfig {
+  return {
+    model_type: 'llama',
+    vocab_size: 61,
+    hidden_size: 32,
+    intermediate_size: 48,
+    num_hidden_layers: 2,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    rms_norm_eps: 1e-5,
+    rope_theta: 10000,
+    tie_word_embeddings: false,
+    ...over,
+  };
+}
+
+/** Deterministic random token ids. */
+export function randomIds(rng: SeededRng, n: number, vocab: number): number[] {
+  return Array.from({ length: n }, () => Math.floor(rng.next() * vocab));
+}
+
+/** A fresh temporary folder. */
+export function tempDir(prefix = 'lora-model-'): Promise<string> {
+  return mkdtemp(join(tmpdir(), prefix));
+}
+
+/** Largest absolute difference of two equal-length arrays. */
+export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  if (a.length !== b.length) throw new Error(`length mismatch ${a.length} vs ${b.length}`);
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs((a[i] as number) - (b[i] as number)));
+  return m;
+}
+
+/** Flatten nested number arrays. */
+export function flat(x: number[][] | number[][][]): number[] {
+  return (x as unknown[]).flat(2) as number[];
+}

@@ -1,0 +1,134 @@
+"""Independent PyTorch forward pass of a LLaMA-family decoder, used as the parity reference.
+
+Usage: python3 llama_reference.py MODEL_DIR IDS_JSON OUT_BIN [MODEL_DIR IDS_JSON OUT_BIN ...]
+  MODEL_DIR  folder with config.json and model.safetensors (float32)
+  IDS_JSON   JSON list of equal-length token id lists
+  OUT_BIN    raw little-endian float32 logits, row-major [batch, seq, vocab]
+
+When MODEL_DIR has an `adapter/` folder (PEFT layout: adapter_config.json +
+adapter_model.safetensors with base_model.model.<module>.lora_A/B.weight keys, A [r, in],
+B [out, r]), its update W += (alpha / r) * B @ A is applied first, as PEFT's merge does.
+
+Follows the Hugging Face LLaMA / Qwen2 definitions: pre-norm RMSNorm, rotate-half rotary
+embeddings, grouped-query attention by repeating kv heads, SwiGLU MLP, optional q/k/v (and o)
+biases, tied or untied LM head. Reads safetensors with numpy only.
+"""
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+import torch
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8 : 8 + n].decode("utf-8"))
+    base = 8 + n
+    out = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        if entry["dtype"] != "F32":
+            raise ValueError(f"{name}: reference reads F32 only, got {entry['dtype']}")
+        begin, end = entry["data_offsets"]
+        arr = np.frombuffer(raw[base + begin : base + end], dtype="<f4").reshape(entry["shape"])
+        out[name] = torch.from_numpy(arr.copy())
+    return out
+
+
+def apply_adapter(tensors, adapter_dir):
+    with open(f"{adapter_dir}/adapter_config.json") as f:
+        acfg = json.load(f)
+    scale = acfg["lora_alpha"] / (acfg["r"] ** 0.5 if acfg.get("use_rslora") else acfg["r"])
+    lora = read_safetensors(f"{adapter_dir}/adapter_model.safetensors")
+    prefix = "base_model.model."
+    for key, a in lora.items():
+        if not key.endswith(".lora_A.weight"):
+            continue
+        module = key[len(prefix) : -len(".lora_A.weight")]
+        b = lora[f"{prefix}{module}.lora_B.weight"]
+        tensors[f"{module}.weight"] = tensors[f"{module}.weight"] + scale * (b @ a)
+
+
+def rms_norm(x, w, eps):
+    var = x.pow(2).mean(-1, keepdim=True)
+    return x * torch.rsqrt(var + eps) * w
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def forward(cfg, t, ids):
+    d = cfg["hidden_size"]
+    n_heads = cfg["num_attention_heads"]
+    n_kv = cfg.get("num_key_value_heads") or n_heads
+    hd = cfg.get("head_dim") or d // n_heads
+    eps = cfg.get("rms_norm_eps", 1e-6)
+    theta = cfg.get("rope_theta", 10000.0)
+    bsz, seq = ids.shape
+
+    inv_freq = 1.0 / (theta ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
+    pos = torch.arange(seq, dtype=torch.float32)
+    freqs = torch.outer(pos, inv_freq)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    cos, sin = emb.cos()[None, None], emb.sin()[None, None]
+
+    def lin(x, name):
+        y = x @ t[name + ".weight"].T
+        b = t.get(name + ".bias")
+        return y + b if b is not None else y
+
+    h = t["model.embed_tokens.weight"][ids]
+    causal = torch.full((seq, seq), float("-inf")).triu(1)
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}"
+        x = rms_norm(h, t[p + ".input_layernorm.weight"], eps)
+        q = lin(x, p + ".self_attn.q_proj").view(bsz, seq, n_heads, hd).transpose(1, 2)
+        k = lin(x, p + ".self_attn.k_proj").view(bsz, seq, n_kv, hd).transpose(1, 2)
+        v = lin(x, p + ".self_attn.v_proj").view(bsz, seq, n_kv, hd).transpose(1, 2)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        rep = n_heads // n_kv
+        k = k.repeat_interleave(rep, dim=1)
+        v = v.repeat_interleave(rep, dim=1)
+        scores = q @ k.transpose(2, 3) / (hd**0.5) + causal
+        attn = torch.softmax(scores, dim=-1) @ v
+        attn = attn.transpose(1, 2).reshape(bsz, seq, n_heads * hd)
+        h = h + lin(attn, p + ".self_attn.o_proj")
+        y = rms_norm(h, t[p + ".post_attention_layernorm.weight"], eps)
+        gate = lin(y, p + ".mlp.gate_proj")
+        up = lin(y, p + ".mlp.up_proj")
+        h = h + lin(torch.nn.functional.silu(gate) * up, p + ".mlp.down_proj")
+    h = rms_norm(h, t["model.norm.weight"], eps)
+    head = t.get("lm_head.weight")
+    if head is None or cfg.get("tie_word_embeddings", False):
+        head = t["model.embed_tokens.weight"]
+    return h @ head.T
+
+
+def main():
+    args = sys.argv[1:]
+    if not args or len(args) % 3 != 0:
+        raise SystemExit(__doc__)
+    for i in range(0, len(args), 3):
+        model_dir, ids_path, out_path = args[i : i + 3]
+        with open(f"{model_dir}/config.json") as f:
+            cfg = json.load(f)
+        tensors = read_safetensors(f"{model_dir}/model.safetensors")
+        if os.path.isfile(f"{model_dir}/adapter/adapter_config.json"):
+            apply_adapter(tensors, f"{model_dir}/adapter")
+        with open(ids_path) as f:
+            ids = torch.tensor(json.load(f), dtype=torch.long)
+        with torch.no_grad():
+            logits = forward(cfg, tensors, ids)
+        logits.contiguous().numpy().astype("<f4").tofile(out_path)
+
+
+if __name__ == "__main__":
+    main()
