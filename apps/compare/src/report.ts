@@ -38,7 +38,11 @@ export function readRows(runDir: string): Row[] {
 }
 
 /** Running mean over the last `k` iterations that finished episodes (carried forward). */
-export function smoothed(rows: readonly Row[], key: 'episodeReturn' | 'successRate', k = 5): number[] {
+export function smoothed(
+  rows: readonly Row[],
+  key: 'episodeReturn' | 'successRate',
+  k = 5,
+): number[] {
   const seen: number[] = [];
   return rows.map((r) => {
     const v = r[key];
@@ -67,11 +71,23 @@ export function groupCurve(g: Group, key: 'episodeReturn' | 'successRate'): Seri
 export function summarise(g: Group, trainTask: string, optimum: number | undefined): GroupSummary {
   const evals = g.runDirs.map((d) => {
     const f = join(d, 'eval.json');
-    return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as { results: Record<string, { meanReturn: number; successRate: number }> }).results : {};
+    return existsSync(f)
+      ? (
+          JSON.parse(readFileSync(f, 'utf8')) as {
+            results: Record<string, { meanReturn: number; successRate: number }>;
+          }
+        ).results
+      : {};
   });
-  const greedy = (task: string) => evals.map((e) => e[`${task}/greedy`]).filter(Boolean) as { meanReturn: number; successRate: number }[];
+  const greedy = (task: string) =>
+    evals.map((e) => e[`${task}/greedy`]).filter(Boolean) as {
+      meanReturn: number;
+      successRate: number;
+    }[];
   const fin = greedy(trainTask);
-  const tasks = [...new Set(evals.flatMap((e) => Object.keys(e)))].filter((k) => k.endsWith('/greedy')).map((k) => k.slice(0, -'/greedy'.length));
+  const tasks = [...new Set(evals.flatMap((e) => Object.keys(e)))]
+    .filter((k) => k.endsWith('/greedy'))
+    .map((k) => k.slice(0, -'/greedy'.length));
   return {
     label: g.label,
     seeds: g.runDirs.length,
@@ -84,12 +100,19 @@ export function summarise(g: Group, trainTask: string, optimum: number | undefin
       const i = s.findIndex((v) => v >= 0.9 * optimum);
       return i < 0 ? null : rows[i]!.envSteps;
     }),
-    generalisation: Object.fromEntries(tasks.map((t) => [t, mean(greedy(t).map((r) => r.successRate))])),
+    generalisation: Object.fromEntries(
+      tasks.map((t) => [t, mean(greedy(t).map((r) => r.successRate))]),
+    ),
   };
 }
 
 /** The report as Markdown. */
-export function markdown(title: string, command: string, summaries: readonly GroupSummary[], optimum: number | undefined): string {
+export function markdown(
+  title: string,
+  command: string,
+  summaries: readonly GroupSummary[],
+  optimum: number | undefined,
+): string {
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   const lines = [
     `# ${title}`,
@@ -102,14 +125,25 @@ export function markdown(title: string, command: string, summaries: readonly Gro
     '|---|---|---|---|---|',
     ...summaries.map((s) => {
       const reached = s.stepsTo90.filter((x): x is number => x !== null);
-      const steps = reached.length ? `${Math.round(mean(reached))} (${reached.length}/${s.seeds} seeds reached)` : `not reached (0/${s.seeds})`;
+      const steps = reached.length
+        ? `${Math.round(mean(reached))} (${reached.length}/${s.seeds} seeds reached)`
+        : `not reached (0/${s.seeds})`;
       return `| ${s.label} | ${s.seeds} | ${s.finalReturn[0].toFixed(3)} ± ${s.finalReturn[1].toFixed(3)} | ${pct(s.finalSuccess[0])} ± ${pct(s.finalSuccess[1])} | ${steps} |`;
     }),
   ];
   const tasks = [...new Set(summaries.flatMap((s) => Object.keys(s.generalisation)))];
   if (tasks.length > 1) {
-    lines.push('', '## Greedy success per task (generalisation)', '', `| run | ${tasks.join(' | ')} |`, `|---|${tasks.map(() => '---').join('|')}|`);
-    for (const s of summaries) lines.push(`| ${s.label} | ${tasks.map((t) => (t in s.generalisation ? pct(s.generalisation[t]!) : '–')).join(' | ')} |`);
+    lines.push(
+      '',
+      '## Greedy success per task (generalisation)',
+      '',
+      `| run | ${tasks.join(' | ')} |`,
+      `|---|${tasks.map(() => '---').join('|')}|`,
+    );
+    for (const s of summaries)
+      lines.push(
+        `| ${s.label} | ${tasks.map((t) => (t in s.generalisation ? pct(s.generalisation[t]!) : '–')).join(' | ')} |`,
+      );
   }
   return `${lines.join('\n')}\n`;
 }

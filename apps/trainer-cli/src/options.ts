@@ -154,8 +154,8 @@ export function trainingSchema(tasks: readonly string[], defaultTask: string, ta
     evalEpisodes: {
       type: 'integer',
       default: 100,
-      min: 1,
-      description: 'Episodes per evaluation (eval mode and the end of training)',
+      min: 0,
+      description: '(0 = skip) Episodes per evaluation (eval mode and the end of training)',
     },
     evalEvery: {
       type: 'integer',

@@ -167,7 +167,7 @@ export async function train(
       if (done % o.checkpointEvery === 0 || done === total || interrupts.requested)
         await save(done);
       bar?.update(done, progressFields(recent));
-      if (o.evalEvery > 0 && done % o.evalEvery === 0 && done < total) {
+      if (o.evalEvery > 0 && o.evalEpisodes > 0 && done % o.evalEvery === 0 && done < total) {
         const r = await evaluate(spec, agent, o.task, {
           episodes: o.evalEpisodes,
           greedy: true,
@@ -193,7 +193,7 @@ export async function train(
   await env.close();
   await recordPerplexity(runDir, agent, 'after');
   const results: Record<string, unknown> = {};
-  for (const task of spec.evalTasks(o.task)) {
+  for (const task of o.evalEpisodes > 0 ? spec.evalTasks(o.task) : []) {
     for (const greedy of [true, false]) {
       const r = await evaluate(spec, agent, task, {
         episodes: o.evalEpisodes,
@@ -209,11 +209,12 @@ export async function train(
       );
     }
   }
-  writeJsonAtomicSync(join(runDir, 'eval.json'), {
-    iteration: done,
-    envSteps: trainer.counters.envSteps,
-    results,
-  });
+  if (o.evalEpisodes > 0)
+    writeJsonAtomicSync(join(runDir, 'eval.json'), {
+      iteration: done,
+      envSteps: trainer.counters.envSteps,
+      results,
+    });
   return { runDir, iterations: done, interrupted: false };
 }
 

@@ -1,0 +1,86 @@
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_MODEL } from '@poad/trainer-cli/testing';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { compare } from '../src/main.js';
+import { markdown, smoothed, summarise } from '../src/report.js';
+
+const out = mkdtempSync(join(tmpdir(), 'poad-compare-'));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+describe('report maths', () => {
+  it('smooths over iterations with finished episodes and finds steps to 90% of the optimum', () => {
+    const dir = join(out, 'fake');
+    mkdirSync(dir, { recursive: true });
+    const rows = [
+      { envSteps: 100, episodeReturn: 0.1, successRate: 0 },
+      { envSteps: 200, episodeReturn: null, successRate: null },
+      { envSteps: 300, episodeReturn: 0.9, successRate: 1 },
+      { envSteps: 400, episodeReturn: 0.95, successRate: 1 },
+    ];
+    writeFileSync(join(dir, 'metrics.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n'));
+    expect(smoothed(rows, 'episodeReturn', 2)).toEqual([0.1, 0.1, 0.5, 0.925]);
+    writeFileSync(
+      join(dir, 'eval.json'),
+      JSON.stringify({
+        results: {
+          'a/greedy': { meanReturn: 0.7, successRate: 0.9 },
+          'b/greedy': { meanReturn: 0.2, successRate: 0.25 },
+        },
+      }),
+    );
+    const s = summarise({ label: 'x', runDirs: [dir] }, 'a', 1);
+    expect(s.stepsTo90).toEqual([null]); // running mean over 5 never reaches 0.9
+    expect(summarise({ label: 'x', runDirs: [dir] }, 'a', 0.5).stepsTo90).toEqual([300]);
+    expect(s.finalSuccess[0]).toBeCloseTo(0.9);
+    expect(s.generalisation).toEqual({ a: 0.9, b: 0.25 });
+    expect(markdown('T', 'cmd', [s], 1)).toContain(
+      '| x | 1 | 0.700 ± 0.000 | 90.0% ± 0.0% | not reached (0/1) |',
+    );
+  });
+});
+
+describe('npm run compare', () => {
+  it('runs every algorithm × seed and writes report, summary and curves', async () => {
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const code = await compare([
+      '--env',
+      'virtualhome/entertainment',
+      '--algos',
+      'poad,twosome',
+      '--seeds',
+      '2',
+      '--model',
+      DEFAULT_MODEL,
+      '--max-iterations',
+      '1',
+      '--eval-episodes',
+      '1',
+      '--out',
+      out,
+      '--extra=--envs 2 --num-steps 4 --epochs 1 --minibatches 2',
+    ]);
+    vi.restoreAllMocks();
+    expect(code).toBe(0);
+    const dir = join(out, readdirSync(out).find((d) => d.startsWith('compare-'))!);
+    for (const f of ['report.md', 'summary.json', 'curves.svg', 'curves.png', 'success.svg'])
+      expect(existsSync(join(dir, f))).toBe(true);
+    const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'));
+    expect(
+      summary.summaries.map((s: { label: string; seeds: number }) => [s.label, s.seeds]),
+    ).toEqual([
+      ['poad', 2],
+      ['twosome', 2],
+    ]);
+    expect(readFileSync(join(dir, 'report.md'), 'utf8')).toMatch(/\| poad \| 2 \|/);
+  });
+});

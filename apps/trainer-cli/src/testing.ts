@@ -1,0 +1,1 @@
+export { DEFAULT_MODEL, spawnApp, waitFor } from '../test/spawn.js';
