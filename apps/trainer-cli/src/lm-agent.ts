@@ -253,7 +253,7 @@ export async function createLmAgent(o: LmAgentOptions): Promise<Agent> {
   const policy = new LmPolicy(model, tokenizer, o.stopTokenIds);
   return {
     policy,
-    backend: `${backend.backend} (${backend.source})`,
+    backend: `${backend.description} (${backend.source})`,
     info: {
       model: o.model,
       config: model.config,

@@ -15,7 +15,40 @@ describe('initBackend', () => {
     // The native bindings are optional; on machines without them auto must land on wasm.
     expect(['tensorflow', 'wasm']).toContain(info.backend);
     expect(tf.getBackend()).toBe(info.backend);
-    if (info.backend === 'wasm') expect(info.source).toBe('@tensorflow/tfjs-backend-wasm');
+    if (info.backend === 'wasm') {
+      // With the optional @poad/tfjs-native addon built, wasm runs with native kernels and says so.
+      expect([
+        '@tensorflow/tfjs-backend-wasm',
+        '@tensorflow/tfjs-backend-wasm + @poad/tfjs-native',
+      ]).toContain(info.source);
+      expect(info.description).toMatch(
+        info.source.includes('native') ? /^wasm \+ native kernels \(.+, \d+ threads?\)$/ : /^wasm$/,
+      );
+    }
+  });
+
+  it('POAD_NATIVE_KERNELS=0 keeps the stock wasm kernels', async () => {
+    process.env.POAD_NATIVE_KERNELS = '0';
+    try {
+      const { execFileSync } = await import('node:child_process');
+      const out = execFileSync(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          '-e',
+          "import { initBackend } from '@poad/lora-model'; console.log(JSON.stringify(await initBackend('wasm')))",
+        ],
+        { encoding: 'utf8', env: { ...process.env, POAD_NATIVE_KERNELS: '0' } },
+      );
+      expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual({
+        backend: 'wasm',
+        source: '@tensorflow/tfjs-backend-wasm',
+        description: 'wasm',
+      });
+    } finally {
+      delete process.env.POAD_NATIVE_KERNELS;
+    }
   });
 
   it('explicit choices switch backends; unavailable ones throw a typed error', async () => {

@@ -1,0 +1,100 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { FUSED_KERNELS } from '../kernels/fused-ops.js';
+import { fusedKernelActive } from '../register.js';
+
+/** Per-row log-probability of the target and entropy of softmax(logits). */
+export interface LogProbStats {
+  logProbs: tf.Tensor1D;
+  entropies: tf.Tensor1D;
+}
+
+/*
+ * One row z, p = softmax(z), lse = log Σ exp z, target t:
+ *   lp = z_t − lse              ∂lp/∂z_k = [k = t] − p_k
+ *   H  = −Σ p log p             ∂H/∂z_k  = −p_k (z_k − lse + H)
+ * A target outside [0, V) counts as no target (lp = 0), as with a one-hot of it.
+ */
+
+function composite(logits: tf.Tensor2D, targets: tf.Tensor1D): tf.Tensor1D {
+  const f = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+    const [z, save] = args as [tf.Tensor2D, tf.GradSaveFunc];
+    const shifted = tf.sub(z, tf.max(z, 1, true));
+    const sumExp = tf.sum(tf.exp(shifted), 1, true);
+    const logp = tf.sub(shifted, tf.log(sumExp));
+    const p = tf.exp(logp);
+    const h = tf.neg(tf.sum(tf.mul(p, logp), 1));
+    const onehot = tf.oneHot(targets, z.shape[1]);
+    const lp = tf.sum(tf.mul(logp, onehot), 1);
+    save([p, logp, h, onehot]);
+    return {
+      value: tf.concat([lp, h]),
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+        const [ps, lps, hs, oh] = saved as [tf.Tensor2D, tf.Tensor2D, tf.Tensor1D, tf.Tensor2D];
+        const n = ps.shape[0];
+        const [gl, gh] = tf.split(tf.reshape(dy, [2, n, 1]), 2) as [tf.Tensor3D, tf.Tensor3D];
+        const dLp = tf.mul(tf.reshape(gl, [n, 1]), tf.sub(oh, ps));
+        const dH = tf.mul(tf.reshape(gh, [n, 1]), tf.mul(ps, tf.add(lps, tf.reshape(hs, [n, 1]))));
+        return tf.sub(dLp, dH);
+      },
+    };
+  });
+  return f(logits) as tf.Tensor1D;
+}
+
+function native(logits: tf.Tensor2D, targets: tf.Tensor1D): tf.Tensor1D {
+  const f = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+    const [z, save] = args as [tf.Tensor2D, tf.GradSaveFunc];
+    const [stats, lse] = tf
+      .engine()
+      .runKernel(FUSED_KERNELS.logProbStats, { logits: z, targets }, {}) as tf.Tensor[];
+    save([z, targets, lse!, stats!]);
+    return {
+      value: stats!,
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+        const [zs, ts, ls, ss] = saved as tf.Tensor[];
+        return tf.engine().runKernel(FUSED_KERNELS.logProbStatsGrad, {
+          logits: zs!,
+          targets: ts!,
+          lse: ls!,
+          stats: ss!,
+          dy,
+        }) as tf.Tensor;
+      },
+    };
+  });
+  return f(logits) as tf.Tensor1D;
+}
+
+/**
+ * Log-probabilities of `targets` under softmax(`logits`) and the softmax entropies, one per row,
+ * differentiable with respect to the logits. With native kernels registered on the active wasm
+ * backend this is one native pass forward and one backward; otherwise the same math in TF.js ops.
+ * Throws a `RangeError` when shapes do not fit.
+ */
+export function logProbStats(logits: tf.Tensor2D, targets: tf.Tensor1D | Int32Array): LogProbStats {
+  if (logits.rank !== 2) {
+    throw new RangeError(`logProbStats: logits must be [rows, vocab], got [${logits.shape}]`);
+  }
+  const rows = logits.shape[0];
+  const count = targets instanceof Int32Array ? targets.length : targets.shape[0];
+  if (count !== rows) {
+    throw new RangeError(
+      `logProbStats: ${count} targets for ${rows} rows of logits; pass one per row`,
+    );
+  }
+  return tf.tidy(() => {
+    const t =
+      targets instanceof Int32Array
+        ? tf.tensor1d(targets, 'int32')
+        : targets.dtype === 'int32'
+          ? targets
+          : tf.cast(targets, 'int32');
+    const useNative =
+      logits.dtype === 'float32' &&
+      logits.shape[1] > 0 &&
+      fusedKernelActive(FUSED_KERNELS.logProbStats);
+    const both = useNative ? native(logits, t) : composite(logits, t);
+    const [logProbs, entropies] = tf.split(both, 2) as [tf.Tensor1D, tf.Tensor1D];
+    return { logProbs, entropies };
+  });
+}

@@ -1,0 +1,162 @@
+import * as tf from '@tensorflow/tfjs-core';
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  isNativeAvailable,
+  nativeUnavailableReason,
+  unregisterNativeKernels,
+} from '../src/index.js';
+import { biasLayout } from '../src/kernels/fused-mat-mul.js';
+import { randomValues, runNative, useWasm, withNative, withStock, worstRatio } from './helpers.js';
+
+type Act = 'linear' | 'relu' | 'relu6' | 'leakyrelu' | 'elu' | 'sigmoid' | 'prelu';
+type BiasKind = 'none' | 'row' | 'scalar' | 'full';
+
+/** The same product with separate stock ops (matMul, add, activation): the oracle. */
+function composite(
+  aShape: number[],
+  a: Float32Array,
+  bShape: number[],
+  b: Float32Array,
+  tA: boolean,
+  tB: boolean,
+  bias: { shape: number[]; values: Float32Array } | null,
+  activation: Act,
+  slopes: Float32Array = Float32Array.of(0.3),
+): Float32Array {
+  return tf.tidy(() => {
+    let y = tf.matMul(tf.tensor(a, aShape), tf.tensor(b, bShape), tA, tB);
+    if (bias) y = tf.add(y, tf.tensor(bias.values, bias.shape));
+    const activated =
+      activation === 'relu'
+        ? tf.relu(y)
+        : activation === 'relu6'
+          ? tf.relu6(y)
+          : activation === 'leakyrelu'
+            ? tf.leakyRelu(y, 0.1)
+            : activation === 'elu'
+              ? tf.elu(y)
+              : activation === 'sigmoid'
+                ? tf.sigmoid(y)
+                : activation === 'prelu'
+                  ? tf.prelu(y, tf.tensor1d(slopes))
+                  : y;
+    return activated.dataSync().slice() as Float32Array;
+  });
+}
+
+function fused(
+  aShape: number[],
+  a: Float32Array,
+  bShape: number[],
+  b: Float32Array,
+  tA: boolean,
+  tB: boolean,
+  bias: { shape: number[]; values: Float32Array } | null,
+  activation: Act,
+  slopes: Float32Array = Float32Array.of(0.3),
+): Float32Array {
+  return tf.tidy(() => {
+    const out = tf.fused.matMul({
+      a: tf.tensor(a, aShape),
+      b: tf.tensor(b, bShape),
+      transposeA: tA,
+      transposeB: tB,
+      bias: bias ? tf.tensor(bias.values, bias.shape) : undefined,
+      activation,
+      preluActivationWeights: activation === 'prelu' ? tf.tensor1d(slopes) : undefined,
+      leakyreluAlpha: 0.1,
+    });
+    return out.dataSync().slice() as Float32Array;
+  });
+}
+
+describe('bias layouts', () => {
+  it('classifies scalar, per-column, full and other biases', () => {
+    expect(biasLayout(undefined, [2, 3])).toBe(0);
+    expect(biasLayout([1], [2, 3])).toBe(1);
+    expect(biasLayout([3], [2, 3])).toBe(3);
+    expect(biasLayout([1, 3], [4, 2, 3])).toBe(3);
+    expect(biasLayout([2, 3], [2, 3])).toBe(6);
+    expect(biasLayout([2, 1], [2, 3])).toBe(-1);
+    expect(biasLayout([3, 1, 1, 3], [2, 3])).toBe(-1);
+  });
+});
+
+describe.runIf(runNative)('native _FusedMatMul', () => {
+  beforeAll(async () => {
+    expect(isNativeAvailable(), nativeUnavailableReason() ?? '').toBe(true);
+    await useWasm();
+    return () => {
+      unregisterNativeKernels();
+    };
+  });
+
+  it('stock wasm _FusedMatMul gets a transposeB + bias case wrong (why the oracle is composite)', () => {
+    const a = Float32Array.from([1, 2]);
+    const b = Float32Array.from([3, 4]);
+    const bias = { shape: [2], values: Float32Array.from([10, 20]) };
+    const expected = [13, 24, 16, 28];
+    const stock = withStock(() => fused([2, 1], a, [2, 1], b, false, true, bias, 'linear'));
+    const native = withNative(() => fused([2, 1], a, [2, 1], b, false, true, bias, 'linear'));
+    expect(Array.from(native)).toEqual(expected);
+    expect(Array.from(stock)).not.toEqual(expected);
+  });
+
+  it('equals stock matMul + bias + activation for every activation, bias layout and transpose', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 1, max: 12 }),
+        fc.integer({ min: 0, max: 3 }),
+        fc.boolean(),
+        fc.boolean(),
+        fc.constantFrom<BiasKind>('none', 'row', 'scalar', 'full'),
+        fc.constantFrom<Act>('linear', 'relu', 'relu6', 'leakyrelu', 'elu', 'sigmoid', 'prelu'),
+        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        (m, n, k, batch, tA, tB, biasKind, act, seed) => {
+          const lead = batch === 0 ? [] : [batch];
+          const aShape = [...lead, ...(tA ? [k, m] : [m, k])];
+          const bShape = [...lead, ...(tB ? [n, k] : [k, n])];
+          const outShape = [...lead, m, n];
+          const a = randomValues(
+            aShape.reduce((p, d) => p * d, 1),
+            seed,
+            3,
+          );
+          const b = randomValues(
+            bShape.reduce((p, d) => p * d, 1),
+            seed + 1,
+            3,
+          );
+          const biasShape =
+            biasKind === 'row'
+              ? [n]
+              : biasKind === 'scalar'
+                ? [1]
+                : biasKind === 'full'
+                  ? outShape
+                  : [];
+          const bias =
+            biasKind === 'none'
+              ? null
+              : {
+                  shape: biasShape,
+                  values: randomValues(
+                    biasShape.reduce((p, d) => p * d, 1),
+                    seed + 2,
+                    3,
+                  ),
+                };
+          // PReLU slopes: one shared value or one per column.
+          const slopes = randomValues(seed % 2 === 0 ? 1 : n, seed + 3, 0.5);
+          const stock = withStock(() => composite(aShape, a, bShape, b, tA, tB, bias, act, slopes));
+          const native = withNative(() => fused(aShape, a, bShape, b, tA, tB, bias, act, slopes));
+          expect(worstRatio(native, stock, 1e-5 * k, 1e-6)).toBeLessThanOrEqual(1);
+        },
+      ),
+      { numRuns: 200, seed: 31 },
+    );
+  });
+});

@@ -1,0 +1,264 @@
+import * as tf from '@tensorflow/tfjs-core';
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  isNativeAvailable,
+  logProbStats,
+  nativeUnavailableReason,
+  rmsNorm,
+  rotaryEmbedding,
+  swiGlu,
+  unregisterNativeKernels,
+} from '../src/index.js';
+import { randomValues, runNative, useWasm, withNative, withStock, worstRatio } from './helpers.js';
+
+interface Result {
+  values: Float32Array[];
+  grads: Float32Array[];
+}
+
+/** Values of `f(xs)` and gradients of Σ_i sum(f_i · w_i) for seeded weights w_i. */
+function evaluate(
+  f: (xs: tf.Tensor[]) => tf.Tensor[],
+  inputs: { shape: number[]; values: Float32Array }[],
+  seed: number,
+): Result {
+  return tf.tidy(() => {
+    const xs = inputs.map((x) => tf.tensor(x.values, x.shape));
+    const values = f(xs).map((t) => t.dataSync().slice() as Float32Array);
+    const g = tf.grads((...args: tf.Tensor[]) => {
+      const outs = f(args);
+      return tf.addN(
+        outs.map((y, i) => tf.sum(tf.mul(y, tf.tensor(randomValues(y.size, seed + i), y.shape)))),
+      ) as tf.Scalar;
+    });
+    const grads = g(xs).map((t) => t.dataSync().slice() as Float32Array);
+    return { values, grads };
+  });
+}
+
+function input(shape: number[], seed: number, scale = 1) {
+  return {
+    shape,
+    values: randomValues(
+      shape.reduce((p, d) => p * d, 1),
+      seed,
+      scale,
+    ),
+  };
+}
+
+function expectClose(native: Result, reference: Result, atol: number, rtol: number): void {
+  expect(native.values.length).toBe(reference.values.length);
+  native.values.forEach((v, i) => {
+    expect(worstRatio(v, reference.values[i]!, atol, rtol)).toBeLessThanOrEqual(1);
+  });
+  native.grads.forEach((g, i) => {
+    expect(worstRatio(g, reference.grads[i]!, atol, rtol)).toBeLessThanOrEqual(1);
+  });
+}
+
+function usedKernels(fn: () => void): Promise<string[]> {
+  return tf.profile(fn).then((info) => info.kernels.map((k) => k.name));
+}
+
+describe('fused ops without native kernels', () => {
+  beforeAll(async () => {
+    await useWasm();
+  });
+
+  it('logProbStats matches hand-computed values', () => {
+    withStock(() => {
+      const { logProbs, entropies } = logProbStats(
+        tf.tensor2d([0, Math.log(3), 0, 0], [2, 2]),
+        Int32Array.from([1, 0]),
+      );
+      const lp = logProbs.dataSync();
+      const h = entropies.dataSync();
+      expect(lp[0]).toBeCloseTo(Math.log(0.75), 6);
+      expect(lp[1]).toBeCloseTo(Math.log(0.5), 6);
+      expect(h[0]).toBeCloseTo(-(0.25 * Math.log(0.25) + 0.75 * Math.log(0.75)), 6);
+      expect(h[1]).toBeCloseTo(Math.log(2), 6);
+      tf.dispose([logProbs, entropies]);
+    });
+  });
+
+  it('logProbStats gradients equal autodiff through logSoftmax (independent oracle)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 2, max: 40 }),
+        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        (rows, cols, seed) => {
+          const z = input([rows, cols], seed, 4);
+          const targets = Int32Array.from({ length: rows }, (_, i) => (seed + i * 7) % cols);
+          const fused = (xs: tf.Tensor[]) => {
+            const s = logProbStats(xs[0] as tf.Tensor2D, targets);
+            return [s.logProbs, s.entropies];
+          };
+          const plain = (xs: tf.Tensor[]) => {
+            const logp = tf.logSoftmax(xs[0]!);
+            const onehot = tf.oneHot(tf.tensor1d(targets, 'int32'), cols);
+            return [tf.sum(tf.mul(logp, onehot), 1), tf.neg(tf.sum(tf.mul(tf.exp(logp), logp), 1))];
+          };
+          withStock(() =>
+            expectClose(evaluate(fused, [z], seed), evaluate(plain, [z], seed), 1e-5, 1e-5),
+          );
+        },
+      ),
+      { numRuns: 100, seed: 50 },
+    );
+  });
+
+  it('rejects mismatched shapes with clear errors', () => {
+    const z = tf.zeros([3, 4]) as tf.Tensor2D;
+    expect(() => logProbStats(z, Int32Array.from([0, 1]))).toThrow(/2 targets for 3 rows/);
+    expect(() => rmsNorm(z, tf.ones([3]) as tf.Tensor1D)).toThrow(/weight \[3\].*\[3,4\]/);
+    z.dispose();
+  });
+});
+
+describe.runIf(runNative)('fused ops with native kernels', () => {
+  beforeAll(async () => {
+    expect(isNativeAvailable(), nativeUnavailableReason() ?? '').toBe(true);
+    await useWasm();
+    return () => {
+      unregisterNativeKernels();
+    };
+  });
+
+  it('logProbStats: native values and gradients equal the TF.js ops (incl. invalid targets)', () => {
+    const before = tf.memory().numTensors;
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 300 }),
+        fc.double({ min: 0.1, max: 30, noNaN: true }),
+        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        (rows, cols, scale, seed) => {
+          const z = input([rows, cols], seed, scale);
+          const targets = Int32Array.from({ length: rows }, (_, i) =>
+            i === 0 && seed % 5 === 0
+              ? -1
+              : i === 1 && seed % 7 === 0
+                ? cols
+                : (seed + i * 13) % cols,
+          );
+          const f = (xs: tf.Tensor[]) => {
+            const s = logProbStats(xs[0] as tf.Tensor2D, targets);
+            return [s.logProbs, s.entropies];
+          };
+          const reference = withStock(() => evaluate(f, [z], seed + 1));
+          const native = withNative(() => evaluate(f, [z], seed + 1));
+          expectClose(native, reference, 1e-5, 1e-5);
+        },
+      ),
+      { numRuns: 150, seed: 51 },
+    );
+    expect(tf.memory().numTensors).toBe(before);
+  });
+
+  it('rmsNorm: native values and gradients (x and weight) equal the TF.js ops', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 0, maxLength: 2 }),
+        fc.integer({ min: 1, max: 80 }),
+        fc.double({ min: 0.01, max: 10, noNaN: true }),
+        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        (lead, d, scale, seed) => {
+          const x = input([...lead, d], seed, scale);
+          const w = input([d], seed + 1, 2);
+          const f = (xs: tf.Tensor[]) => [rmsNorm(xs[0]!, xs[1] as tf.Tensor1D, 1e-5)];
+          const reference = withStock(() => evaluate(f, [x, w], seed + 2));
+          const native = withNative(() => evaluate(f, [x, w], seed + 2));
+          expectClose(native, reference, 2e-5, 2e-5);
+        },
+      ),
+      { numRuns: 150, seed: 52 },
+    );
+  });
+
+  it('swiGlu: native values and gradients equal the TF.js ops', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 3 }),
+        fc.double({ min: 0.01, max: 20, noNaN: true }),
+        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        (shape, scale, seed) => {
+          const g = input(shape, seed, scale);
+          const u = input(shape, seed + 1, 2);
+          const f = (xs: tf.Tensor[]) => [swiGlu(xs[0]!, xs[1]!)];
+          const reference = withStock(() => evaluate(f, [g, u], seed + 2));
+          const native = withNative(() => evaluate(f, [g, u], seed + 2));
+          expectClose(native, reference, 1e-5, 1e-5);
+        },
+      ),
+      { numRuns: 150, seed: 53 },
+    );
+  });
+
+  it('rotaryEmbedding: native values and gradients equal the TF.js ops', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 9 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 1, max: 12 }),
+        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        (rows, heads, half, seed) => {
+          const x = input([rows, heads * 2 * half], seed, 3);
+          const angles = randomValues(rows * half, seed + 1, 10);
+          const cos = Float32Array.from(angles, Math.cos);
+          const sin = Float32Array.from(angles, Math.sin);
+          const f = (xs: tf.Tensor[]) => [
+            rotaryEmbedding(
+              xs[0] as tf.Tensor2D,
+              tf.tensor2d(cos, [rows, half]),
+              tf.tensor2d(sin, [rows, half]),
+              heads,
+            ),
+          ];
+          const reference = withStock(() => evaluate(f, [x], seed + 2));
+          const native = withNative(() => evaluate(f, [x], seed + 2));
+          expectClose(native, reference, 1e-5, 1e-5);
+        },
+      ),
+      { numRuns: 150, seed: 54 },
+    );
+  });
+
+  it('rotaryEmbedding rotates each half-pair by its angle (hand-computed)', () => {
+    withNative(() => {
+      // one head of size 4: pairs (x0, x2) and (x1, x3), angles 90° and 0°
+      const y = rotaryEmbedding(
+        tf.tensor2d([1, 2, 3, 4], [1, 4]),
+        tf.tensor2d([0, 1], [1, 2]),
+        tf.tensor2d([1, 0], [1, 2]),
+        1,
+      );
+      const v = Array.from(y.dataSync()).map((a) => Math.round(a * 1e6) / 1e6);
+      expect(v).toEqual([-3, 2, 1, 4]);
+      y.dispose();
+    });
+  });
+
+  it('runs the native kernels when registered and TF.js ops when not', async () => {
+    const x = tf.tensor2d(randomValues(12, 3), [3, 4]);
+    const w = tf.ones([4]) as tf.Tensor1D;
+    const run = () => {
+      tf.tidy(() => {
+        rmsNorm(x, w);
+        swiGlu(x, x);
+        logProbStats(x, Int32Array.from([0, 1, 2]));
+        rotaryEmbedding(x, tf.ones([3, 2]), tf.zeros([3, 2]), 1);
+      });
+    };
+    const nativeNames = await withNative(() => usedKernels(run));
+    expect(nativeNames).toEqual(
+      expect.arrayContaining(['PoadRmsNorm', 'PoadSwiGlu', 'PoadLogProbStats', 'PoadRope']),
+    );
+    unregisterNativeKernels();
+    const stockNames = await usedKernels(run);
+    expect(stockNames.some((n) => n.startsWith('Poad'))).toBe(false);
+    tf.dispose([x, w]);
+  });
+});

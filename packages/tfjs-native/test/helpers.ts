@@ -1,0 +1,132 @@
+import * as tf from '@tensorflow/tfjs-core';
+import '@tensorflow/tfjs-backend-wasm';
+import '@tensorflow/tfjs-core/dist/register_all_gradients';
+import { isNativeAvailable, registerNativeKernels, unregisterNativeKernels } from '../src/index.js';
+
+/**
+ * Tests of the native path run when the addon is built, and always under CI, where a missing
+ * addon must make them fail rather than skip.
+ */
+export const runNative = isNativeAvailable() || Boolean(process.env.CI);
+
+/** Make the wasm backend current. */
+export async function useWasm(): Promise<void> {
+  await tf.setBackend('wasm');
+  await tf.ready();
+}
+
+/** Run `fn` with the stock wasm kernels, then restore the previous registration. */
+export function withStock<T>(fn: () => T): T {
+  const had = unregisterNativeKernels().length > 0;
+  try {
+    return fn();
+  } finally {
+    if (had) registerNativeKernels();
+  }
+}
+
+/** Run `fn` with the native kernels registered (throws if they cannot be). */
+export function withNative<T>(fn: () => T): T {
+  const res = registerNativeKernels();
+  if (res.kernels.length === 0) throw new Error(`native kernels unavailable: ${res.reason}`);
+  return fn();
+}
+
+/** mulberry32: a small seeded generator of floats in [0, 1). */
+export function mulberry32(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** `size` seeded uniform values in [-scale, scale). */
+export function randomValues(size: number, seed: number, scale = 1): Float32Array {
+  const rand = mulberry32(seed);
+  const out = new Float32Array(size);
+  for (let i = 0; i < size; i++) out[i] = (rand() * 2 - 1) * scale;
+  return out;
+}
+
+/** Largest |a - b| / (atol + rtol·|b|); ≤ 1 means within tolerance. NaN and ±Inf must match. */
+export function worstRatio(
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
+  atol: number,
+  rtol: number,
+): number {
+  if (a.length !== b.length) return Number.POSITIVE_INFINITY;
+  let worst = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (Number.isNaN(y) || Number.isNaN(x)) {
+      if (!(Number.isNaN(x) && Number.isNaN(y))) return Number.POSITIVE_INFINITY;
+      continue;
+    }
+    if (!Number.isFinite(y) || !Number.isFinite(x)) {
+      if (x !== y) return Number.POSITIVE_INFINITY;
+      continue;
+    }
+    worst = Math.max(worst, Math.abs(x - y) / (atol + rtol * Math.abs(y)));
+  }
+  return worst;
+}
+
+/** Float64 reference of matMul with broadcast batches: returns [shape, values]. */
+export function referenceMatMul(
+  aShape: number[],
+  a: Float32Array,
+  bShape: number[],
+  b: Float32Array,
+  transposeA: boolean,
+  transposeB: boolean,
+): { shape: number[]; values: Float64Array } {
+  const ar = aShape.length;
+  const br = bShape.length;
+  const m = transposeA ? aShape[ar - 1]! : aShape[ar - 2]!;
+  const k = transposeA ? aShape[ar - 2]! : aShape[ar - 1]!;
+  const n = transposeB ? bShape[br - 2]! : bShape[br - 1]!;
+  const aB = aShape.slice(0, -2);
+  const bB = bShape.slice(0, -2);
+  const rank = Math.max(aB.length, bB.length);
+  const pad = (d: number[]) => [...new Array<number>(rank - d.length).fill(1), ...d];
+  const pa = pad(aB);
+  const pb = pad(bB);
+  const out = pa.map((d, i) => Math.max(d, pb[i]!));
+  const total = out.reduce((p, d) => p * d, 1);
+  const values = new Float64Array(total * m * n);
+  for (let t = 0; t < total; t++) {
+    let rem = t;
+    let ai = 0;
+    let bi = 0;
+    let sa = 1;
+    let sb = 1;
+    for (let ax = rank - 1; ax >= 0; ax--) {
+      const idx = rem % out[ax]!;
+      rem = Math.floor(rem / out[ax]!);
+      ai += (pa[ax] === 1 ? 0 : idx) * sa;
+      bi += (pb[ax] === 1 ? 0 : idx) * sb;
+      sa *= pa[ax]!;
+      sb *= pb[ax]!;
+    }
+    const aBase = ai * m * k;
+    const bBase = bi * k * n;
+    for (let i = 0; i < m; i++) {
+      for (let j = 0; j < n; j++) {
+        let s = 0;
+        for (let p = 0; p < k; p++) {
+          const av = transposeA ? a[aBase + p * m + i]! : a[aBase + i * k + p]!;
+          const bv = transposeB ? b[bBase + j * k + p]! : b[bBase + p * n + j]!;
+          s += av * bv;
+        }
+        values[t * m * n + i * n + j] = s;
+      }
+    }
+  }
+  return { shape: [...out, m, n], values };
+}
