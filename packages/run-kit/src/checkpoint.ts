@@ -30,32 +30,21 @@ export function saveCheckpoint(
   files: Record<string, string | Uint8Array>,
   options: { keep?: number } = {},
 ): string {
-  const root = join(runDir, 'checkpoints');
-  mkdirSync(root, { recursive: true });
-  const name = `iter-${String(meta.iteration).padStart(8, '0')}`;
-  const tmp = join(root, `.${name}.${process.pid}.tmp`);
-  rmSync(tmp, { recursive: true, force: true });
-  mkdirSync(tmp, { recursive: true });
-  for (const [file, data] of Object.entries(files)) {
-    if (file.includes('..') || file.startsWith('/'))
-      throw new Error(`checkpoint file name ${file} must be relative`);
-    const path = join(tmp, file);
-    mkdirSync(join(path, '..'), { recursive: true });
-    writeFileSync(path, data);
+  const cp = beginCheckpoint(runDir, meta);
+  try {
+    for (const [file, data] of Object.entries(files)) {
+      if (file.includes('..') || file.startsWith('/')) {
+        throw new Error(`checkpoint file name ${file} must be relative`);
+      }
+      const path = join(cp.tmp, file);
+      mkdirSync(join(path, '..'), { recursive: true });
+      writeFileSync(path, data);
+    }
+  } catch (err) {
+    cp.abort();
+    throw err;
   }
-  writeFileSync(join(tmp, 'meta.json'), `${JSON.stringify(meta, null, 2)}\n`);
-  const final = join(root, name);
-  rmSync(final, { recursive: true, force: true });
-  renameSync(tmp, final);
-  writeJsonAtomicSync(join(root, 'latest.json'), { name, iteration: meta.iteration });
-  const keep = options.keep ?? 3;
-  const all = readdirSync(root)
-    .filter((n) => NAME.test(n))
-    .sort();
-  for (const old of all.slice(0, Math.max(0, all.length - keep))) {
-    if (old !== name) rmSync(join(root, old), { recursive: true, force: true });
-  }
-  return final;
+  return cp.commit(options.keep ?? 3);
 }
 
 /**
@@ -68,34 +57,42 @@ export async function saveCheckpointWith(
   populate: (dir: string) => Promise<void>,
   options: { keep?: number } = {},
 ): Promise<string> {
+  const cp = beginCheckpoint(runDir, meta);
+  try {
+    await populate(cp.tmp);
+  } catch (err) {
+    cp.abort();
+    throw err;
+  }
+  return cp.commit(options.keep ?? 3);
+}
+
+/** A checkpoint being written: files go into `tmp`; `commit` moves it into place. */
+function beginCheckpoint(runDir: string, meta: CheckpointMeta) {
   const root = join(runDir, 'checkpoints');
   mkdirSync(root, { recursive: true });
   const name = `iter-${String(meta.iteration).padStart(8, '0')}`;
   const tmp = join(root, `.${name}.${process.pid}.tmp`);
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
-  try {
-    await populate(tmp);
-    writeFileSync(join(tmp, 'meta.json'), `${JSON.stringify(meta, null, 2)}\n`);
-  } catch (err) {
-    rmSync(tmp, { recursive: true, force: true });
-    throw err;
-  }
-  const final = join(root, name);
-  rmSync(final, { recursive: true, force: true });
-  renameSync(tmp, final);
-  writeJsonAtomicSync(join(root, 'latest.json'), { name, iteration: meta.iteration });
-  pruneCheckpoints(root, name, options.keep ?? 3);
-  return final;
-}
-
-function pruneCheckpoints(root: string, newest: string, keep: number): void {
-  const all = readdirSync(root)
-    .filter((n) => NAME.test(n))
-    .sort();
-  for (const old of all.slice(0, Math.max(0, all.length - keep))) {
-    if (old !== newest) rmSync(join(root, old), { recursive: true, force: true });
-  }
+  return {
+    tmp,
+    abort: () => rmSync(tmp, { recursive: true, force: true }),
+    commit(keep: number): string {
+      writeFileSync(join(tmp, 'meta.json'), `${JSON.stringify(meta, null, 2)}\n`);
+      const final = join(root, name);
+      rmSync(final, { recursive: true, force: true });
+      renameSync(tmp, final);
+      writeJsonAtomicSync(join(root, 'latest.json'), { name, iteration: meta.iteration });
+      const all = readdirSync(root)
+        .filter((n) => NAME.test(n))
+        .sort();
+      for (const old of all.slice(0, Math.max(0, all.length - keep))) {
+        if (old !== name) rmSync(join(root, old), { recursive: true, force: true });
+      }
+      return final;
+    },
+  };
 }
 
 /** The newest complete checkpoint of a run directory, or `null` if there is none. */
