@@ -77,7 +77,7 @@ export function trainingSchema(tasks: readonly string[], defaultTask: string, ta
       optional: true,
       min: 0,
       max: 1,
-      description: 'NTPO intra-action discount γ_w (default: γ); ignored by poad/archer/twosome',
+      description: 'NTPO intra-action discount γ_w (unset: γ); ignored by poad/archer/twosome',
     },
     entropyCoef: { type: 'number', min: 0, description: 'Entropy bonus coefficient' },
     clip: {
@@ -136,7 +136,7 @@ export function trainingSchema(tasks: readonly string[], defaultTask: string, ta
       type: 'string',
       optional: true,
       placeholder: 'name',
-      description: 'Run directory name (default: task-algo-seed-timestamp)',
+      description: 'Run directory name (unset: <env>-<task>-<algo>-s<seed>-<timestamp>)',
     },
     resume: {
       type: 'string',
@@ -155,7 +155,8 @@ export function trainingSchema(tasks: readonly string[], defaultTask: string, ta
       type: 'integer',
       default: 100,
       min: 0,
-      description: '(0 = skip) Episodes per evaluation (eval mode and the end of training)',
+      description:
+        'Episodes per evaluated task at the end of training and in eval mode (0 skips it)',
     },
     evalEvery: {
       type: 'integer',
