@@ -3,7 +3,9 @@
  *
  *   npm run bench -w @poad/lora-model                  # quick: wasm + cpu, a few minutes at most
  *   npm run bench -w @poad/lora-model -- --full        # compute.md batch sizes (slow)
- *   options: --backends wasm,cpu  --configs tiny,small  --modes fwd,lora,score,prefix
+ *   options: --backends wasm-stock,wasm,cpu  --configs tiny,small  --modes fwd,lora,score,prefix
+ *   (wasm-stock: stock wasm kernels; wasm: with @poad/tfjs-native when its addon is built;
+ *   list wasm-stock before wasm, since native kernels stay registered once loaded)
  *            --reps 5  --no-torch
  *
  * TF.js and PyTorch steps alternate (one each, `reps` times, after a warm-up) so both see the same
@@ -31,7 +33,7 @@ const option = (name: string, def: string): string => {
   return i >= 0 && args[i + 1] ? (args[i + 1] as string) : def;
 };
 const full = flag('full');
-const backends = option('backends', 'wasm,cpu').split(',');
+const backends = option('backends', 'wasm-stock,wasm,cpu').split(',');
 const configNames = option('configs', 'tiny,small').split(',');
 const modes = option('modes', 'fwd,lora,score,prefix').split(',');
 const reps = Number(option('reps', full ? '7' : '3'));
@@ -131,7 +133,7 @@ async function benchModel(
   torch: TorchBaseline | null,
 ): Promise<void> {
   const c = forBackend(base, backend);
-  const useTorch = backend === 'wasm' ? torch : null;
+  const useTorch = backend !== 'cpu' ? torch : null;
   const model = build(c);
   const rng = new SeededRng(2);
   const prompts: number[][] = [];
@@ -221,12 +223,24 @@ async function main(): Promise<void> {
     );
   try {
     for (const backend of backends) {
-      const info = await initBackend(backend as 'wasm' | 'cpu');
+      if (backend === 'wasm-stock') process.env.POAD_NATIVE_KERNELS = '0';
+      else delete process.env.POAD_NATIVE_KERNELS;
+      const info = await initBackend(
+        (backend === 'wasm-stock' ? 'wasm' : backend) as 'wasm' | 'cpu',
+      );
+      const label =
+        info.backend === 'wasm' && info.description !== 'wasm' ? 'native' : info.backend;
+      if (backend === 'wasm' && label !== 'native') {
+        console.log(
+          '# wasm + native kernels: not available (build @poad/tfjs-native with libopenblas-dev installed)',
+        );
+        continue;
+      }
       for (const n of configNames) {
         const c = CONFIGS[n];
         if (!c) throw new Error(`unknown config ${n}; use tiny or small`);
         if (info.backend === 'cpu' && c.name !== 'tiny') continue; // minutes per step in pure JS
-        await benchModel(info.backend, c, torch);
+        await benchModel(label, c, torch);
       }
     }
   } finally {
