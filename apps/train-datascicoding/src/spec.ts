@@ -5,7 +5,7 @@ import {
   createDataSciCodingEnv,
   type DatasetSpec,
 } from '@poad/envs-datascicoding';
-import { writeJsonAtomicSync } from '@poad/run-kit';
+import { OptionError, writeJsonAtomicSync } from '@poad/run-kit';
 import type { AppSpec } from '@poad/trainer-cli';
 
 /** Dataset spec of the resolved options: a built-in dataset, or `--csv FILE --target COLUMN`. */
@@ -36,6 +36,12 @@ export const dataSciApp: AppSpec = {
   envId: (task) => `datascicoding/${task}`,
   makeEnv: (task, o) => createDataSciCodingEnv(datasetOf(task, o)),
   evalTasks: (task) => [task],
+  validate: (o) => {
+    datasetOf(String(o.task), o);
+    if (o.task !== 'csv' && (o.csv !== undefined || o.target !== undefined)) {
+      throw new OptionError('--csv and --target go with --dataset csv');
+    }
+  },
   extraOptions: {
     csv: {
       type: 'string',

@@ -22,6 +22,8 @@ export interface AppSpec {
   taskOption?: string;
   /** App-specific options added to the common ones (e.g. `--csv FILE --target COLUMN`). */
   extraOptions?: OptionsSchema;
+  /** Checks app-specific options before any work starts; throws OptionError naming the fix. */
+  validate?(options: Record<string, unknown>): void;
   /** Called after every iteration, e.g. to keep the best program found so far. */
   onIteration?(report: IterationReport, runDir: string, agent: Agent): Promise<void>;
   /** Best achievable logged (discounted) return of a task, for "steps to 90% of optimum". */

@@ -75,6 +75,7 @@ export async function runCli(spec: AppSpec, argv: readonly string[]): Promise<nu
       );
     }
     const o = resolveTraining(spec, schema, parsed.explicit);
+    spec.validate?.(o);
     if (mode === 'eval' && !o.resume)
       throw new OptionError(
         'eval needs --resume RUN_DIR (the run whose latest checkpoint to evaluate)',
