@@ -124,7 +124,7 @@ const templates: ((r: Rng) => string)[] = [
   (r) =>
     `The ${r.choice(rooms)} is ${r.choice(['quiet', 'bright', 'warm', 'tidy', 'busy', 'dark'])} today.`,
   (r) => `From the ${r.choice(rooms)} you can walk to the ${r.choice(rooms)}.`,
-  (r) => `People watch TV on the sofa in the living room.`,
+  (_r) => `People watch TV on the sofa in the living room.`,
   (r) => `The fridge keeps ${r.choice(foods)} and ${r.choice(foods)} cold.`,
   (r) =>
     `Close the ${r.choice(['fridge', 'microwave', 'oven', 'cabinet', 'dishwasher'])} after you take something out.`,
