@@ -1,7 +1,7 @@
 // tokenGae throughput: 4,096 actions × 16 tokens, against the plain nested-loop
 // implementation (padded [T][L] arrays, test/reference.ts) measured in the same run.
 // Usage: npm run bench -w @poad/bellman [-- --repeats 15]
-import { batchTokenGae, poad } from '../dist/index.js';
+import { batchTokenGae, poad } from '../src/index.js';
 import { paddedTokenGae, toPadded } from '../test/reference.js';
 
 const repeatsArg = process.argv.indexOf('--repeats');
