@@ -8,7 +8,7 @@ import {
   writeJsonAtomicSync,
 } from '@poad/run-kit';
 import type { AppSpec } from './app.js';
-import { evaluate } from './evaluate.js';
+import { evaluateAll } from './evaluate.js';
 import { createLmAgent } from './lm-agent.js';
 import { trainingSchema } from './options.js';
 import { ppoConfigOf, presetDefaults, resolveTraining } from './resolve.js';
@@ -102,23 +102,12 @@ export async function runCli(spec: AppSpec, argv: readonly string[]): Promise<nu
       if (!ck)
         throw new OptionError(`--resume ${o.resume}: no checkpoint in this run directory yet`);
       await agent.loadTrainable(join(ck.dir, 'model'));
-      const results: Record<string, unknown> = {};
-      for (const task of spec.evalTasks(o.task)) {
-        for (const greedy of [true, false]) {
-          const r = await evaluate(spec, agent, task, {
-            episodes: o.evalEpisodes,
-            greedy,
-            seed: o.seed + 2_000_003,
-            envs: o.envs,
-            config: ppoConfigOf(spec, o),
-            options: o,
-          });
-          results[`${task}/${greedy ? 'greedy' : 'sampled'}`] = r;
-          log(
-            `${task} ${greedy ? 'greedy ' : 'sampled'}: success ${(100 * r.successRate).toFixed(1)}%, return ${r.meanReturn.toFixed(3)} ± ${r.stdReturn.toFixed(3)} (${r.episodes} episodes)`,
-          );
-        }
-      }
+      const results = await evaluateAll(
+        spec,
+        agent,
+        { ...o, config: ppoConfigOf(spec, o), options: o },
+        log,
+      );
       writeJsonAtomicSync(join(o.resume!, `eval-iter-${ck.meta.iteration}.json`), {
         iteration: ck.meta.iteration,
         results,

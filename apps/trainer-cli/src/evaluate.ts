@@ -76,3 +76,40 @@ export async function evaluate(
     meanLength: finished.reduce((a, e) => a + e.length, 0) / finished.length,
   };
 }
+
+/**
+ * Greedy and sampled evaluation of every task `spec.evalTasks(task)` lists (the trained task
+ * and its unseen variants), logging one line each; keys are `<task>/greedy|sampled`.
+ */
+export async function evaluateAll(
+  spec: AppSpec,
+  agent: Agent,
+  o: {
+    task: string;
+    evalEpisodes: number;
+    seed: number;
+    envs: number;
+    config: Partial<PpoConfig>;
+    options: Record<string, unknown>;
+  },
+  log: (line: string) => void,
+): Promise<Record<string, EvalResult>> {
+  const results: Record<string, EvalResult> = {};
+  for (const task of o.evalEpisodes > 0 ? spec.evalTasks(o.task) : []) {
+    for (const greedy of [true, false]) {
+      const r = await evaluate(spec, agent, task, {
+        episodes: o.evalEpisodes,
+        greedy,
+        seed: o.seed + 2_000_003,
+        envs: o.envs,
+        config: o.config,
+        options: o.options,
+      });
+      results[`${task}/${greedy ? 'greedy' : 'sampled'}`] = r;
+      log(
+        `eval ${task} (${greedy ? 'greedy' : 'sampled'}): success ${(100 * r.successRate).toFixed(1)}%, return ${r.meanReturn.toFixed(3)} ± ${r.stdReturn.toFixed(3)} over ${r.episodes} episodes`,
+      );
+    }
+  }
+  return results;
+}

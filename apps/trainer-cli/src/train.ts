@@ -17,7 +17,7 @@ import {
 import type { Agent } from './agent.js';
 import type { AppSpec } from './app.js';
 import { writeTokenCredit } from './credit.js';
-import { evaluate } from './evaluate.js';
+import { evaluate, evaluateAll } from './evaluate.js';
 import { writeLearningCurve } from './plots.js';
 import { ppoConfigOf, type TrainingOptions } from './resolve.js';
 import { readState, writeState } from './state-file.js';
@@ -192,23 +192,7 @@ export async function train(
   }
   await env.close();
   await recordPerplexity(runDir, agent, 'after');
-  const results: Record<string, unknown> = {};
-  for (const task of o.evalEpisodes > 0 ? spec.evalTasks(o.task) : []) {
-    for (const greedy of [true, false]) {
-      const r = await evaluate(spec, agent, task, {
-        episodes: o.evalEpisodes,
-        greedy,
-        seed: o.seed + 2_000_003,
-        envs: o.envs,
-        config,
-        options: o,
-      });
-      results[`${task}/${greedy ? 'greedy' : 'sampled'}`] = r;
-      log(
-        `eval ${task} (${greedy ? 'greedy' : 'sampled'}): success ${(r.successRate * 100).toFixed(1)}%, return ${r.meanReturn.toFixed(3)} over ${r.episodes} episodes`,
-      );
-    }
-  }
+  const results = await evaluateAll(spec, agent, { ...o, config, options: o }, log);
   if (o.evalEpisodes > 0)
     writeJsonAtomicSync(join(runDir, 'eval.json'), {
       iteration: done,
