@@ -3,7 +3,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { createCausalLM, initBackend } from '../src/index.js';
 
 const mode = process.argv[2] ?? 'fwd';
-await initBackend((process.argv[3] as 'wasm' | 'cpu') ?? 'wasm');
+console.log((await initBackend((process.argv[3] as 'wasm' | 'cpu') ?? 'wasm')).description);
 const model = createCausalLM(
   {
     vocab_size: 4096,

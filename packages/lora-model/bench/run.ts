@@ -6,7 +6,7 @@
  *   options: --backends wasm-stock,wasm,cpu  --configs tiny,small  --modes fwd,lora,score,prefix
  *   (wasm-stock: stock wasm kernels; wasm: with @poad/tfjs-native when its addon is built;
  *   list wasm-stock before wasm, since native kernels stay registered once loaded)
- *            --reps 5  --no-torch
+ *            --reps 9  --warmup 3  --no-torch
  *
  * TF.js and PyTorch steps alternate (one each, `reps` times, after a warm-up) so both see the same
  * load on a shared machine; medians and ratios come from the same run.
@@ -36,7 +36,9 @@ const full = flag('full');
 const backends = option('backends', 'wasm-stock,wasm,cpu').split(',');
 const configNames = option('configs', 'tiny,small').split(',');
 const modes = option('modes', 'fwd,lora,score,prefix').split(',');
-const reps = Number(option('reps', full ? '7' : '3'));
+const reps = Number(option('reps', full ? '9' : '3'));
+// Untimed steps first: the wasm heap and BLAS buffers grow during the first few steps.
+const warmup = Number(option('warmup', full ? '3' : '1'));
 const SCORE = { prompt: 100, cands: 10, len: 8 };
 
 const CONFIGS: Record<string, BenchConfig> = {
@@ -72,14 +74,16 @@ function forBackend(c: BenchConfig, backend: string): BenchConfig {
 const mid = (x: number[]): number =>
   [...x].sort((p, q) => p - q)[Math.floor(x.length / 2)] as number;
 
-/** Alternate `a` and `b` `n` times after one warm-up each; median seconds of both. */
+/** Alternate `a` and `b` `n` times after `warmup` untimed steps each; median seconds of both. */
 async function alternate(
   a: () => Promise<number>,
   b: (() => Promise<number>) | null,
   n: number,
 ): Promise<[number, number | null]> {
-  await a();
-  if (b) await b();
+  for (let i = 0; i < warmup; i++) {
+    await a();
+    if (b) await b();
+  }
   const ta: number[] = [];
   const tb: number[] = [];
   for (let i = 0; i < n; i++) {
@@ -209,7 +213,7 @@ async function benchModel(
 
 async function main(): Promise<void> {
   console.log(
-    `# @poad/lora-model bench (${full ? 'full' : 'quick'}), node ${process.version}, reps ${reps}`,
+    `# @poad/lora-model bench (${full ? 'full' : 'quick'}), node ${process.version}, reps ${reps}, warm-up ${warmup}`,
   );
   const torch = flag('no-torch')
     ? null

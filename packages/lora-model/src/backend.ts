@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { setBatchMatMulRoute } from './batch-matmul.js';
+import { type FusedOps, setFusedOps } from './fused.js';
 import { registerGradients } from './gradients.js';
 import { registerSegmentSumKernel } from './kernels.js';
 
@@ -25,15 +26,28 @@ const TFJS_NATIVE = '@poad/tfjs-native';
  */
 async function useNativeKernels(): Promise<string | null> {
   try {
-    const m = (await import(/* @vite-ignore */ TFJS_NATIVE)) as {
+    const m = (await import(/* @vite-ignore */ TFJS_NATIVE)) as FusedOps & {
       registerNativeKernels(backend?: string): {
         kernels: string[];
         description: string;
         reason: string | null;
       };
+      FUSED_KERNEL_NAMES: readonly string[];
     };
     const res = m.registerNativeKernels('wasm');
     if (res.kernels.length === 0) return null;
+    // Fused RMSNorm / SwiGLU / rotary / log-prob ops, when their kernels were registered too.
+    const fused = res.kernels.some((k) => m.FUSED_KERNEL_NAMES.includes(k));
+    setFusedOps(
+      fused
+        ? {
+            rmsNorm: m.rmsNorm,
+            swiGlu: m.swiGlu,
+            rotaryEmbedding: m.rotaryEmbedding,
+            logProbStats: m.logProbStats,
+          }
+        : null,
+    );
     // Measured faster than the depthwise attention route once BLAS handles batched products.
     setBatchMatMulRoute('matmul');
     return res.description;

@@ -9,6 +9,8 @@
 // Backends and kernels
 export type { BackendChoice, BackendInfo } from './backend.js';
 export { BackendUnavailableError, initBackend } from './backend.js';
+export type { FusedOps } from './fused.js';
+export { activeFusedOps, setFusedOps } from './fused.js';
 export type { BatchMatMulRoute } from './batch-matmul.js';
 export { batchMatMul, depthwiseBatchMatMul, setBatchMatMulRoute } from './batch-matmul.js';
 // The model

@@ -1,11 +1,14 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { activeFusedOps } from './fused.js';
 
 /**
  * RMSNorm over the last axis: y = x · r · w with r = 1/sqrt(mean(x²) + eps). The backward pass is
  * written out (dx = r·(g − n·mean(g·n)), g = dy·w, n = x·r; dw = Σ_rows dy·n) so it costs a few
- * fused-size ops instead of the autodiff chain.
+ * fused-size ops instead of the autodiff chain. Uses the installed fused op when there is one.
  */
 export function rmsNorm(x: tf.Tensor2D, w: tf.Tensor1D, eps: number): tf.Tensor2D {
+  const fused = activeFusedOps();
+  if (fused) return fused.rmsNorm(x, w, eps);
   const f = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
     const [xi, wi, save] = args as [tf.Tensor2D, tf.Tensor1D, tf.GradSaveFunc];
     const r = tf.rsqrt(tf.add(tf.mean(tf.square(xi), -1, true), eps));
@@ -25,8 +28,10 @@ export function rmsNorm(x: tf.Tensor2D, w: tf.Tensor1D, eps: number): tf.Tensor2
   return f(x, w) as tf.Tensor2D;
 }
 
-/** SwiGLU: silu(gate) · up, with a written-out backward pass. */
+/** SwiGLU: silu(gate) · up, with a written-out backward pass (or the installed fused op). */
 export function swiGlu(gate: tf.Tensor2D, up: tf.Tensor2D): tf.Tensor2D {
+  const fused = activeFusedOps();
+  if (fused) return fused.swiGlu(gate, up);
   const f = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
     const [gi, ui, save] = args as [tf.Tensor2D, tf.Tensor2D, tf.GradSaveFunc];
     const s = tf.sigmoid(gi);

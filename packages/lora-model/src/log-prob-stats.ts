@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { activeFusedOps } from './fused.js';
 
 /** Per-row log-probability of a target token and entropy of the softmax over the vocabulary. */
 export interface LogProbStats {
@@ -46,17 +47,21 @@ function fusedStats(logits: tf.Tensor2D, targets: Int32Array): LogProbStats {
 /**
  * Log-probabilities of `targets` under softmax(logits) and the softmax entropies, one per row,
  * differentiable w.r.t. the logits with one exponential per logit (the stock composition needs
- * three: log-softmax forward, its gradient, and the entropy).
+ * three: log-softmax forward, its gradient, and the entropy). One native pass each way when
+ * fused ops are installed.
  */
 export function logProbStats(logits: tf.Tensor2D, targets: Int32Array): LogProbStats {
   if (targets.length !== logits.shape[0]) {
     throw new Error(`logProbStats: ${targets.length} targets for ${logits.shape[0]} rows`);
   }
-  return fusedStats(logits, targets);
+  const fused = activeFusedOps();
+  return fused ? fused.logProbStats(logits, targets) : fusedStats(logits, targets);
 }
 
 /** Log-probabilities of `targets` under softmax(logits), one per row (no entropy, no gradient). */
 export function targetLogProbs(logits: tf.Tensor2D, targets: Int32Array): tf.Tensor1D {
+  const fused = activeFusedOps();
+  if (fused) return tf.tidy(() => fused.logProbStats(logits, targets).logProbs);
   return tf.tidy(() => {
     const m = tf.max(logits, 1, true);
     const lse = tf.add(m, tf.log(tf.sum(tf.exp(tf.sub(logits, m)), 1, true)));

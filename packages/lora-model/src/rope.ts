@@ -1,10 +1,12 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { activeFusedOps } from './fused.js';
 import { frozenMatMul } from './linear.js';
 
 /**
  * Rotary position tables for the given positions, in the rotate-half convention: for head size
  * `h` and frequency index `i < h/2`, angle = position · theta^(-2i/h), repeated for both halves.
- * Returns cos and a sign-folded sin ([-sin, +sin] halves) of shape [n, 1, h].
+ * Returns cos and a sign-folded sin ([-sin, +sin] halves) of shape [n, 1, h], or [n, h/2] cos and
+ * sin for the fused rotary op when fused ops are installed.
  */
 export function ropeTables(positions: Int32Array, headDim: number, theta: number): RopeTables {
   const half = headDim / 2;
@@ -26,6 +28,18 @@ export function ropeTables(positions: Int32Array, headDim: number, theta: number
       sin[base + half + i] = s;
     }
   }
+  if (activeFusedOps()) {
+    // The fused op takes one angle per frequency: [n, half] tables, sign not folded.
+    const c2 = new Float32Array(n * half);
+    const s2 = new Float32Array(n * half);
+    for (let r = 0; r < n; r++) {
+      for (let i = 0; i < half; i++) {
+        c2[r * half + i] = cos[r * headDim + i] as number;
+        s2[r * half + i] = sin[r * headDim + half + i] as number;
+      }
+    }
+    return { fused: { cos: tf.tensor2d(c2, [n, half]), sin: tf.tensor2d(s2, [n, half]) } };
+  }
   // Half-swap permutation: [x1, x2] · swap = [x2, x1]; it is its own transpose.
   const swap = new Float32Array(headDim * headDim);
   for (let i = 0; i < half; i++) {
@@ -39,13 +53,19 @@ export function ropeTables(positions: Int32Array, headDim: number, theta: number
   };
 }
 
-/** Tables for {@link applyRope}. */
-export interface RopeTables {
-  cos: tf.Tensor3D;
-  sin: tf.Tensor3D;
-  /** [headDim, headDim] permutation swapping the two halves. */
-  swap: tf.Tensor2D;
-}
+/**
+ * Tables for {@link applyRope}: either the TF.js form (cos, sign-folded sin and the half swap) or,
+ * when fused ops are installed, one cos and one sin per frequency for the fused rotary op.
+ */
+export type RopeTables =
+  | {
+      cos: tf.Tensor3D;
+      sin: tf.Tensor3D;
+      /** [headDim, headDim] permutation swapping the two halves. */
+      swap: tf.Tensor2D;
+      fused?: undefined;
+    }
+  | { fused: { cos: tf.Tensor2D; sin: tf.Tensor2D } };
 
 /**
  * Apply rotary embeddings to `x` of shape [n, heads·headDim] (n rows matching the tables).
@@ -57,6 +77,11 @@ export function applyRope(
   headDim: number,
   t: RopeTables,
 ): tf.Tensor2D {
+  if (t.fused) {
+    const ops = activeFusedOps();
+    if (!ops) throw new Error('applyRope: tables were built for fused ops that are no longer active');
+    return ops.rotaryEmbedding(x, t.fused.cos, t.fused.sin, heads);
+  }
   const n = x.shape[0];
   // The half swap is a 2-D matmul by a permutation: one fast kernel instead of split + concat.
   const swapped = tf.reshape(frozenMatMul(tf.reshape(x, [n * heads, headDim]), t.swap, t.swap), [

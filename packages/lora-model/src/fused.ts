@@ -1,0 +1,36 @@
+import * as tf from '@tensorflow/tfjs-core';
+
+/**
+ * Fused forward/backward ops that an optional native package (`@poad/tfjs-native`) provides for
+ * the wasm backend. {@link initBackend} installs them when that package loads; the model then
+ * runs one native pass per op instead of a chain of small TF.js kernels. Every op has the same
+ * math as this package's own composition (tests compare both).
+ */
+export interface FusedOps {
+  /** `x / sqrt(mean(x²) + eps) · weight` over the last axis. */
+  rmsNorm(x: tf.Tensor2D, weight: tf.Tensor1D, eps: number): tf.Tensor2D;
+  /** `silu(gate) · up`. */
+  swiGlu(gate: tf.Tensor2D, up: tf.Tensor2D): tf.Tensor2D;
+  /** Rotate-half rotary embedding of `heads` heads side by side; cos/sin are [rows, headDim/2]. */
+  rotaryEmbedding(x: tf.Tensor2D, cos: tf.Tensor2D, sin: tf.Tensor2D, heads: number): tf.Tensor2D;
+  /** Log-probability of each row's target and the softmax entropy, differentiable. */
+  logProbStats(
+    logits: tf.Tensor2D,
+    targets: Int32Array,
+  ): { logProbs: tf.Tensor1D; entropies: tf.Tensor1D };
+}
+
+let installed: { ops: FusedOps; backend: string } | null = null;
+
+/**
+ * Use `ops` while `backend` is the active TF.js backend (pass `null` to go back to the TF.js
+ * compositions). Called by {@link initBackend}; exposed for tests and for other native providers.
+ */
+export function setFusedOps(ops: FusedOps | null, backend = 'wasm'): void {
+  installed = ops ? { ops, backend } : null;
+}
+
+/** The fused ops to use now, or null when none are installed for the active backend. */
+export function activeFusedOps(): FusedOps | null {
+  return installed && tf.getBackend() === installed.backend ? installed.ops : null;
+}
