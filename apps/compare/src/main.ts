@@ -2,8 +2,11 @@
 // npm run compare -- --env virtualhome/food-preparation --algos poad,ntpo,twosome --seeds 3
 // Runs every (algorithm or ablation setting) × seed with the training CLI, then writes
 // report.md, summary.json and curves.svg/png (mean ± std over seeds) into one folder.
-import { mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { spawn } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   formatHelp,
   lineChartSvg,
@@ -26,6 +29,12 @@ const APPS: Record<string, AppSpec> = {
   virtualhome: virtualHomeApp,
   overcooked: overcookedApp,
   datascicoding: dataSciApp,
+};
+/** Entry point of each family's training CLI (for runs in child processes, `--jobs` > 1). */
+const MAINS: Record<string, string> = {
+  virtualhome: '../../train-virtualhome/src/main.ts',
+  overcooked: '../../train-overcooked/src/main.ts',
+  datascicoding: '../../train-datascicoding/src/main.ts',
 };
 const ENVS = Object.values(APPS).flatMap((a) => a.tasks.map((t) => a.envId(t)));
 
@@ -89,7 +98,90 @@ const schema = {
     placeholder: '"--envs 4 ..."',
     description: 'More training options passed to every run',
   },
+  jobs: {
+    type: 'integer',
+    default: 1,
+    min: 1,
+    max: 64,
+    description:
+      'Runs at once; above 1 each run is a child process logging to <run>.log, with the CPU threads shared out',
+  },
+  resume: {
+    type: 'string',
+    optional: true,
+    placeholder: 'compare-dir',
+    description:
+      'Continue an interrupted comparison in this folder: finished runs are kept, cut-off runs resume from their checkpoint',
+  },
 } satisfies OptionsSchema;
+
+/** One training run of the comparison. */
+interface Job {
+  name: string;
+  label: string;
+  args: string[];
+}
+
+/** Finished: the final evaluation was written (or skipped on purpose, with eval-episodes 0). */
+const finished = (runDir: string): boolean => existsSync(join(runDir, 'eval.json'));
+const started = (runDir: string): boolean =>
+  existsSync(join(runDir, 'checkpoints')) &&
+  readdirSync(join(runDir, 'checkpoints')).some((d) => !d.startsWith('.'));
+
+/** Arguments that run (or continue) one job in `dir`. */
+function jobArgs(job: Job, common: string[], dir: string): string[] {
+  const runDir = join(dir, job.name);
+  // --resume restores every option from the run's own config; only the output settings repeat.
+  if (started(runDir)) return ['--resume', runDir, '--quiet'];
+  return [...common, ...job.args, '--run-name', job.name];
+}
+
+async function runInProcess(app: AppSpec, job: Job, args: string[]): Promise<void> {
+  process.stderr.write(`\n=== ${job.label} (${job.name}) ===\n`);
+  const code = await runCli(app, args);
+  if (code !== 0) throw new Error(`run ${job.name} failed with exit code ${code}`);
+}
+
+function runChild(family: string, job: Job, args: string[], dir: string, threads: number) {
+  const main = fileURLToPath(new URL(MAINS[family]!, import.meta.url));
+  const logFile = join(dir, `${job.name}.log`);
+  const log = createWriteStream(logFile, { flags: 'a' });
+  process.stderr.write(`started ${job.label} (${job.name}), log: ${logFile}\n`);
+  return new Promise<void>((ok, fail) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', main, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { POAD_NATIVE_THREADS: String(threads), ...process.env },
+    });
+    child.stdout.pipe(log, { end: false });
+    child.stderr.pipe(log, { end: false });
+    child.on('error', fail);
+    child.on('close', (code) => {
+      log.end();
+      if (code === 0) {
+        process.stderr.write(`finished ${job.label} (${job.name})\n`);
+        ok();
+      } else fail(new Error(`run ${job.name} failed with exit code ${code}; see ${logFile}`));
+    });
+  });
+}
+
+/** Run `jobs` with at most `n` at once; the first failure stops new starts and is rethrown. */
+async function pool(jobs: Job[], n: number, run: (j: Job) => Promise<void>): Promise<void> {
+  const queue = [...jobs];
+  let failure: unknown = null;
+  const worker = async () => {
+    while (queue.length > 0 && failure === null) {
+      const job = queue.shift()!;
+      try {
+        await run(job);
+      } catch (err) {
+        failure ??= err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(n, jobs.length) }, worker));
+  if (failure !== null) throw failure;
+}
 
 export async function compare(argv: readonly string[]): Promise<number> {
   const parsed = parseArgs(argv, schema);
@@ -103,7 +195,24 @@ export async function compare(argv: readonly string[]): Promise<number> {
     );
     return 0;
   }
-  const o = resolveOptions(schema, parsed.explicit);
+  let o = resolveOptions(schema, parsed.explicit);
+  let original = argv;
+  if (o.resume) {
+    // The comparison's own options come from the folder; only --jobs may change.
+    const saved = join(resolve(o.resume), 'compare.json');
+    if (!existsSync(saved)) {
+      throw new OptionError(
+        `--resume ${o.resume}: no compare.json there; pass a folder written by npm run compare`,
+      );
+    }
+    original = (JSON.parse(readFileSync(saved, 'utf8')) as { argv: string[] }).argv;
+    const again = parseArgs(original, schema).explicit;
+    o = resolveOptions(schema, {
+      ...again,
+      ...(parsed.explicit.jobs === undefined ? {} : { jobs: parsed.explicit.jobs }),
+      resume: o.resume,
+    });
+  }
   const [family, ...rest] = o.env.split('/');
   const app = APPS[family!]!;
   const task = rest.join('/');
@@ -118,8 +227,11 @@ export async function compare(argv: readonly string[]): Promise<number> {
   } else {
     for (const algo of o.algos) settings.push({ label: algo, args: ['--algo', algo] });
   }
-  const dir = resolve(o.out, runName(['compare', o.env.replace('/', '-')]));
+  const dir = o.resume
+    ? resolve(o.resume)
+    : resolve(o.out, runName(['compare', o.env.replace('/', '-')]));
   mkdirSync(dir, { recursive: true });
+  if (!o.resume) writeJsonAtomicSync(join(dir, 'compare.json'), { argv: original });
   const common = [
     `--${app.taskOption ?? 'task'}`,
     task,
@@ -135,24 +247,32 @@ export async function compare(argv: readonly string[]): Promise<number> {
     ...(o.extra ? o.extra.split(/\s+/).filter(Boolean) : []),
   ];
   const groups: Group[] = [];
+  const jobs: Job[] = [];
   for (const s of settings) {
     const g: Group = { label: s.label, runDirs: [] };
     for (let seed = 1; seed <= o.seeds; seed++) {
       const name = `${s.label.replace(/[^A-Za-z0-9.]+/g, '-')}-s${seed}`;
-      process.stderr.write(`\n=== ${s.label}, seed ${seed} ===\n`);
-      const code = await runCli(app, [
-        ...common,
-        ...s.args,
-        '--seed',
-        String(seed),
-        '--run-name',
-        name,
-      ]);
-      if (code !== 0) throw new Error(`run ${name} failed with exit code ${code}`);
       g.runDirs.push(join(dir, name));
+      jobs.push({
+        name,
+        label: `${s.label}, seed ${seed}`,
+        args: [...s.args, '--seed', String(seed)],
+      });
     }
     groups.push(g);
   }
+  const todo = jobs.filter((j) => !finished(join(dir, j.name)));
+  if (todo.length < jobs.length) {
+    process.stderr.write(
+      `${jobs.length - todo.length} of ${jobs.length} runs already finished in ${dir}\n`,
+    );
+  }
+  const threads = Math.max(1, Math.floor(availableParallelism() / o.jobs));
+  await pool(todo, o.jobs, (job) =>
+    o.jobs === 1
+      ? runInProcess(app, job, jobArgs(job, common, dir))
+      : runChild(family!, job, jobArgs(job, common, dir), dir, threads),
+  );
   const optimum = app.optimalReturn?.(task);
   const summaries = groups.map((g) => summarise(g, task, optimum));
   for (const key of ['episodeReturn', 'successRate'] as const) {
@@ -166,7 +286,7 @@ export async function compare(argv: readonly string[]): Promise<number> {
     writeFileAtomicSync(join(dir, `${base}.svg`), svg);
     writeFileAtomicSync(join(dir, `${base}.png`), await svgToPng(svg));
   }
-  const command = `npm run compare -- ${argv.join(' ')}`;
+  const command = `npm run compare -- ${original.join(' ')}${o.resume ? ` (then --resume ${basename(dir)})` : ''}`;
   writeJsonAtomicSync(join(dir, 'summary.json'), { env: o.env, command, optimum, summaries });
   writeFileAtomicSync(
     join(dir, 'report.md'),

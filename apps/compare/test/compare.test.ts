@@ -83,4 +83,54 @@ describe('npm run compare', () => {
     ]);
     expect(readFileSync(join(dir, 'report.md'), 'utf8')).toMatch(/\| poad \| 2 \|/);
   });
+
+  it('--jobs 2 runs in child processes; --resume keeps finished runs and continues cut-off ones', async () => {
+    const base = join(out, 'jobs');
+    mkdirSync(base);
+    const msgs: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((m) => {
+      msgs.push(String(m));
+      return true;
+    });
+    try {
+      const code = await compare([
+        '--env',
+        'virtualhome/food-preparation',
+        '--algos',
+        'poad,ntpo',
+        '--seeds',
+        '1',
+        '--model',
+        DEFAULT_MODEL,
+        '--max-iterations',
+        '1',
+        '--eval-episodes',
+        '1',
+        '--jobs',
+        '2',
+        '--out',
+        base,
+        '--extra=--envs 2 --num-steps 4 --epochs 1 --minibatches 2',
+      ]);
+      expect(code).toBe(0);
+      const dir = join(base, readdirSync(base)[0]!);
+      for (const run of ['poad-s1', 'ntpo-s1']) {
+        expect(existsSync(join(dir, run, 'eval.json'))).toBe(true);
+        expect(readFileSync(join(dir, `${run}.log`), 'utf8')).toContain('run directory');
+      }
+      // Cut one run short of its final evaluation; the resumed comparison redoes only that part.
+      rmSync(join(dir, 'ntpo-s1', 'eval.json'));
+      msgs.length = 0;
+      expect(await compare(['--resume', dir])).toBe(0);
+      expect(msgs.join('')).toContain('1 of 2 runs already finished');
+      expect(existsSync(join(dir, 'ntpo-s1', 'eval.json'))).toBe(true);
+      const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'));
+      expect(summary.command).toContain('--jobs 2');
+      expect(summary.command).toContain('(then --resume');
+      expect(summary.summaries.map((x: { label: string }) => x.label)).toEqual(['poad', 'ntpo']);
+      await expect(compare(['--resume', join(base, 'nope')])).rejects.toThrow(/compare\.json/);
+    } finally {
+      vi.restoreAllMocks();
+    }
+  }, 120_000);
 });

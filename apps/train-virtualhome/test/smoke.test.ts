@@ -64,6 +64,21 @@ describe('npm run train:virtualhome', () => {
     expect(rows(join(runs, 'r')).map((r) => r.iteration)).toEqual([1, 2, 3]);
   });
 
+  it('--eval-every records greedy evaluations with their env steps and wall time', async () => {
+    const args = [...tiny.slice(0, -2), '--eval-episodes', '1', '--eval-every', '1'];
+    const a = await spawnApp(app, [...args, '--run-name', 'ev', '--max-iterations', '2', '--quiet'])
+      .done;
+    expect(a.code, a.out).toBe(0);
+    const evals = JSON.parse(readFileSync(join(runs, 'ev', 'greedy-evals.json'), 'utf8'));
+    // After iteration 1 (the last iteration is covered by the final evaluation, eval.json).
+    expect(evals).toHaveLength(1);
+    expect(evals[0]).toMatchObject({ iteration: 1, envSteps: 8, episodes: 1 });
+    expect(evals[0].wallSeconds).toBeGreaterThan(evals[0].evalSeconds);
+    expect(evals[0].successRate).toBeGreaterThanOrEqual(0);
+    const final = JSON.parse(readFileSync(join(runs, 'ev', 'eval.json'), 'utf8'));
+    expect(final.iteration).toBe(2);
+  });
+
   it('Ctrl-C saves a checkpoint and exits; kill -9 loses at most one iteration', async () => {
     const run = join(runs, 'int');
     const p = spawnApp(app, [...tiny, '--run-name', 'int', '--max-iterations', '50']);

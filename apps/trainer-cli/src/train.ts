@@ -129,6 +129,14 @@ export async function train(
   const bar = o.quiet ? null : new ProgressBar({ total, unit: 'it', label: `${o.algo} ${o.task}` });
   bar?.resumeFrom(done);
   const started = Date.now();
+  // Greedy evaluations during training (--eval-every), kept up to the resumed iteration.
+  const evalsFile = join(runDir, 'greedy-evals.json');
+  const evals: GreedyEval[] = existsSync(evalsFile)
+    ? (JSON.parse(readFileSync(evalsFile, 'utf8')) as GreedyEval[]).filter(
+        (e) => e.iteration <= done,
+      )
+    : [];
+  let evalSeconds = evals.at(-1)?.evalSeconds ?? 0;
   const recent: { ret: number; success?: boolean }[] = [];
   const save = async (iteration: number) => {
     const wallSeconds = wallBefore + (Date.now() - started) / 1000;
@@ -168,6 +176,7 @@ export async function train(
         await save(done);
       bar?.update(done, progressFields(recent));
       if (o.evalEvery > 0 && o.evalEpisodes > 0 && done % o.evalEvery === 0 && done < total) {
+        const t0 = Date.now();
         const r = await evaluate(spec, agent, o.task, {
           episodes: o.evalEpisodes,
           greedy: true,
@@ -176,6 +185,17 @@ export async function train(
           config,
           options: o,
         });
+        evalSeconds += (Date.now() - t0) / 1000;
+        evals.push({
+          iteration: done,
+          envSteps: trainer.counters.envSteps,
+          wallSeconds: wallBefore + (Date.now() - started) / 1000,
+          evalSeconds,
+          episodes: o.evalEpisodes,
+          successRate: r.successRate,
+          meanReturn: r.meanReturn,
+        });
+        writeJsonAtomicSync(evalsFile, evals);
         log(
           `\niteration ${done}: greedy success ${(r.successRate * 100).toFixed(0)}%, return ${r.meanReturn.toFixed(3)}`,
         );
@@ -254,4 +274,17 @@ function packageVersions(): Record<string, string> {
     }
   }
   return out;
+}
+
+/** One greedy evaluation during training, as written to `greedy-evals.json`. */
+export interface GreedyEval {
+  iteration: number;
+  envSteps: number;
+  /** Wall time of the run so far, evaluations included. */
+  wallSeconds: number;
+  /** Of that, seconds spent in these evaluations. */
+  evalSeconds: number;
+  episodes: number;
+  successRate: number;
+  meanReturn: number;
 }
