@@ -62,6 +62,14 @@ describe('npm run train:virtualhome', () => {
       .done;
     expect(b.code, b.out).toBe(0);
     expect(rows(join(runs, 'r')).map((r) => r.iteration)).toEqual([1, 2, 3]);
+    // play: one greedy and one sampled episode of that checkpoint, step by step.
+    const c = await spawnApp(app, ['play', '--resume', join(runs, 'r')]).done;
+    expect(c.code, c.out).toBe(0);
+    expect(c.out).toContain('checkpoint: iteration 3');
+    expect(c.out).toMatch(/one greedy episode[\s\S]*one sampled episode/);
+    // Every step lists the valid actions with probabilities and marks the choice.
+    expect(c.out).toMatch(/step 1: [^\n]*\n {2}0\.\d{3} {2}walk to the [^\n]*/);
+    expect(c.out).toContain('<- chosen');
   });
 
   it('--eval-every records greedy evaluations with their env steps and wall time', async () => {

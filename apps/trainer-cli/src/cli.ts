@@ -11,6 +11,7 @@ import type { AppSpec } from './app.js';
 import { evaluateAll } from './evaluate.js';
 import { createLmAgent } from './lm-agent.js';
 import { trainingSchema } from './options.js';
+import { play } from './play.js';
 import { ppoConfigOf, presetDefaults, resolveTraining } from './resolve.js';
 import { train } from './train.js';
 
@@ -61,7 +62,7 @@ export async function runCli(spec: AppSpec, argv: readonly string[]): Promise<nu
       process.stdout.write(
         formatHelp(cliSchema, {
           usage: `npm run ${spec.command} -- [train|eval] [options]`,
-          summary: `${spec.summary}\n\nModes:\n  train  (default) train with PPO and write a run directory\n  eval   evaluate the latest checkpoint of --resume RUN_DIR (greedy and sampled, unseen variants too)\n\nTraining defaults below are the 'small' preset for --algo poad; other algorithms and --preset paper change them.`,
+          summary: `${spec.summary}\n\nModes:\n  train  (default) train with PPO and write a run directory\n  eval   evaluate the latest checkpoint of --resume RUN_DIR (greedy and sampled, unseen variants too)\n  play   print one greedy and one sampled episode of --resume RUN_DIR step by step, with every action's probability\n\nTraining defaults below are the 'small' preset for --algo poad; other algorithms and --preset paper change them.`,
           defaults: presetDefaults(spec, {}),
           examples: spec.examples as string[],
         }),
@@ -69,16 +70,16 @@ export async function runCli(spec: AppSpec, argv: readonly string[]): Promise<nu
       return 0;
     }
     const mode = parsed.positionals[0] ?? 'train';
-    if (!['train', 'eval'].includes(mode) || parsed.positionals.length > 1) {
+    if (!['train', 'eval', 'play'].includes(mode) || parsed.positionals.length > 1) {
       throw new OptionError(
-        `unknown mode ${JSON.stringify(parsed.positionals.join(' '))}; use train or eval (see --help)`,
+        `unknown mode ${JSON.stringify(parsed.positionals.join(' '))}; use train, eval or play (see --help)`,
       );
     }
     const o = resolveTraining(spec, schema, parsed.explicit);
     spec.validate?.(o);
-    if (mode === 'eval' && !o.resume)
+    if (mode !== 'train' && !o.resume)
       throw new OptionError(
-        'eval needs --resume RUN_DIR (the run whose latest checkpoint to evaluate)',
+        `${mode} needs --resume RUN_DIR (the run whose latest checkpoint to ${mode === 'eval' ? 'evaluate' : 'play'})`,
       );
     const agent = await createLmAgent({
       model: o.model,
@@ -102,6 +103,19 @@ export async function runCli(spec: AppSpec, argv: readonly string[]): Promise<nu
       if (!ck)
         throw new OptionError(`--resume ${o.resume}: no checkpoint in this run directory yet`);
       await agent.loadTrainable(join(ck.dir, 'model'));
+      log(`checkpoint: iteration ${ck.meta.iteration}, ${ck.meta.envSteps} env steps`);
+      if (mode === 'play') {
+        for (const greedy of [true, false]) {
+          await play(
+            spec,
+            agent,
+            o.task,
+            { greedy, seed: o.seed, config: ppoConfigOf(spec, o), options: o },
+            log,
+          );
+        }
+        return 0;
+      }
       const results = await evaluateAll(
         spec,
         agent,

@@ -34,6 +34,11 @@ export interface SelectedActions {
   readonly labels: string[];
   /** For restricted action spaces: the candidate set and the sampler's choice. */
   readonly candidates: Array<StepRecord['candidates']>;
+  /**
+   * For restricted action spaces: the sampler's probability of each valid label, in the env's
+   * order (undefined for open action spaces). For inspecting a policy; training does not use it.
+   */
+  readonly actionProbs: Array<Float64Array | undefined>;
 }
 
 export function maxLength(rows: readonly Int32Array[]): number {
@@ -113,6 +118,7 @@ export async function selectActions(
   const logProbs: ArrayLike<number>[] = new Array(n);
   const labels: string[] = new Array(n);
   const candidates: Array<StepRecord['candidates']> = new Array(n);
+  const actionProbs: Array<Float64Array | undefined> = new Array(n).fill(undefined);
 
   // ---- restricted action spaces: TWOSOME sampler ----
   const restricted = steps.flatMap((s, i) => (s.actions === null ? [] : [i]));
@@ -147,6 +153,7 @@ export async function selectActions(
       );
       const dist = candidateDistribution(sums, norms);
       const chosen = options.greedy ? argmax(dist.probs) : rng.categorical(dist.probs);
+      actionProbs[i] = Float64Array.from(dist.probs);
       actionIds[i] = ids[chosen]!;
       logProbs[i] = perToken[chosen]!;
       labels[i] = labelsI[chosen]!;
@@ -187,5 +194,5 @@ export async function selectActions(
       logProbs[i] = lp.slice(j * width, j * width + actionIds[i]!.length);
     });
   }
-  return { prompts, actionIds, logProbs, labels, candidates };
+  return { prompts, actionIds, logProbs, labels, candidates, actionProbs };
 }

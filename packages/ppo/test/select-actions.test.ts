@@ -90,5 +90,13 @@ describe('selectActions', () => {
       expect(probs).toBe(task.candidates.length);
       expect(c!.actionLogProb).toBeLessThanOrEqual(0);
     }
+    // actionProbs: a distribution over the labels whose arg-max is the greedy choice.
+    a.actionProbs.forEach((p, i) => {
+      expect(p!.length).toBe(steps[i]!.actions!.length);
+      expect(p!.reduce((x, y) => x + y, 0)).toBeCloseTo(1, 10);
+      const best = p!.indexOf(Math.max(...p!));
+      expect(a.labels[i]).toBe(steps[i]!.actions![best]);
+      expect(Math.log(p![best]!)).toBeCloseTo(a.candidates[i]!.actionLogProb, 5);
+    });
   });
 });
