@@ -12,7 +12,8 @@
         "native/log_prob_stats.c",
         "native/rms_norm.c",
         "native/swiglu.c",
-        "native/rope.c"
+        "native/rope.c",
+        "native/attention.c"
       ],
       "defines": ["<!@(node scripts/blas-config.cjs defines)"],
       "cflags": [

@@ -87,6 +87,8 @@ NAPI_MODULE_INIT() {
       {"swiGlu", NULL, js_swiglu, NULL, NULL, NULL, napi_default, NULL},
       {"swiGluGrad", NULL, js_swiglu_grad, NULL, NULL, NULL, napi_default, NULL},
       {"rope", NULL, js_rope, NULL, NULL, NULL, napi_default, NULL},
+      {"attention", NULL, js_attention, NULL, NULL, NULL, napi_default, NULL},
+      {"attentionGrad", NULL, js_attention_grad, NULL, NULL, NULL, napi_default, NULL},
       {"setThreads", NULL, js_set_threads, NULL, NULL, NULL, napi_default, NULL},
       {"info", NULL, js_info, NULL, NULL, NULL, napi_default, NULL},
   };

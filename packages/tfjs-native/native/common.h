@@ -134,5 +134,7 @@ napi_value js_rms_norm_grad(napi_env env, napi_callback_info info);
 napi_value js_swiglu(napi_env env, napi_callback_info info);
 napi_value js_swiglu_grad(napi_env env, napi_callback_info info);
 napi_value js_rope(napi_env env, napi_callback_info info);
+napi_value js_attention(napi_env env, napi_callback_info info);
+napi_value js_attention_grad(napi_env env, napi_callback_info info);
 
 #endif

@@ -128,6 +128,38 @@ export interface NativeAddon {
     half: number,
     transpose: boolean,
   ): void;
+  attention(
+    heap: Uint8Array,
+    qOffset: number,
+    kOffset: number,
+    vOffset: number,
+    maskOffset: number,
+    outOffset: number,
+    probsOffset: number,
+    batch: number,
+    seq: number,
+    heads: number,
+    kvHeads: number,
+    headDim: number,
+    scale: number,
+  ): void;
+  attentionGrad(
+    heap: Uint8Array,
+    qOffset: number,
+    kOffset: number,
+    vOffset: number,
+    probsOffset: number,
+    dyOffset: number,
+    dqOffset: number,
+    dkOffset: number,
+    dvOffset: number,
+    batch: number,
+    seq: number,
+    heads: number,
+    kvHeads: number,
+    headDim: number,
+    scale: number,
+  ): void;
   setThreads(blasThreads: number, elementwiseThreads: number): void;
   info(): NativeBuildInfo;
 }

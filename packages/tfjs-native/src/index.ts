@@ -9,6 +9,8 @@ export {
 } from './addon.js';
 export type { MatMulPlan } from './matmul-plan.js';
 export { MatMulShapeError, planMatMul } from './matmul-plan.js';
+export type { AttentionOptions } from './ops/attention.js';
+export { attention } from './ops/attention.js';
 export type { LogProbStats } from './ops/log-prob-stats.js';
 export { logProbStats } from './ops/log-prob-stats.js';
 export { rmsNorm } from './ops/rms-norm.js';

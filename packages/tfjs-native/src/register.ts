@@ -29,7 +29,8 @@ export interface NativeKernelsResult {
 export interface NativeKernelsOptions {
   /**
    * Also register the fused kernels behind {@link FUSED_KERNEL_NAMES} (used by `rmsNorm`,
-   * `swiGlu` and `logProbStats`). Default true; with false those ops use TF.js ops.
+   * `rotaryEmbedding`, `swiGlu`, `logProbStats` and `attention`). Default true; with false
+   * those ops use TF.js ops.
    */
   fusedOps?: boolean;
 }

@@ -12,6 +12,8 @@ export const FUSED_KERNELS = {
   swiGlu: 'PoadSwiGlu',
   swiGluGrad: 'PoadSwiGluGrad',
   rope: 'PoadRope',
+  attention: 'PoadAttention',
+  attentionGrad: 'PoadAttentionGrad',
 } as const;
 
 function wasmArgs(
@@ -197,6 +199,85 @@ function ropeKernel(addon: NativeAddon): KernelFunc {
   };
 }
 
+/** Attention sizes from the attributes `batch`, `heads`, `kvHeads`, `scale` and q's shape. */
+function attentionDims(args: KernelArgs, q: TensorInfo) {
+  const [rows, width] = q.shape as [number, number];
+  const batch = Number(args.attrs?.batch);
+  const heads = Number(args.attrs?.heads);
+  const kvHeads = Number(args.attrs?.kvHeads);
+  const scale = Number(args.attrs?.scale);
+  return { rows, width, batch, heads, kvHeads, scale, seq: rows / batch, hd: width / heads };
+}
+
+/**
+ * q [batch·seq, heads·hd], k and v [batch·seq, kvHeads·hd], mask [batch, seq, seq] →
+ * [out (shape of q), probs [batch, heads, seq, seq]]. Attributes `batch`, `heads`, `kvHeads`,
+ * `scale`.
+ */
+function attentionKernel(addon: NativeAddon): KernelFunc {
+  return (args) => {
+    const [backend, [q, k, v, mask]] = wasmArgs(args, 'attention', ['q', 'k', 'v', 'mask']);
+    const d = attentionDims(args, q!);
+    const out = backend.makeOutput([d.rows, d.width], 'float32');
+    const probs = backend.makeOutput([d.batch, d.heads, d.seq, d.seq], 'float32');
+    if (d.rows > 0) {
+      addon.attention(
+        heap(backend),
+        heapOffset(backend, q!),
+        heapOffset(backend, k!),
+        heapOffset(backend, v!),
+        heapOffset(backend, mask!),
+        heapOffset(backend, out),
+        heapOffset(backend, probs),
+        d.batch,
+        d.seq,
+        d.heads,
+        d.kvHeads,
+        d.hd,
+        d.scale,
+      );
+    }
+    return [out, probs];
+  };
+}
+
+/** q, k, v, probs (from the forward), dy (shape of q) → [dq, dk, dv]. Same attributes. */
+function attentionGradKernel(addon: NativeAddon): KernelFunc {
+  return (args) => {
+    const [backend, [q, k, v, probs, dy]] = wasmArgs(args, 'attentionGrad', [
+      'q',
+      'k',
+      'v',
+      'probs',
+      'dy',
+    ]);
+    const d = attentionDims(args, q!);
+    const dq = backend.makeOutput(q!.shape, 'float32');
+    const dk = backend.makeOutput(k!.shape, 'float32');
+    const dv = backend.makeOutput(v!.shape, 'float32');
+    if (d.rows > 0) {
+      addon.attentionGrad(
+        heap(backend),
+        heapOffset(backend, q!),
+        heapOffset(backend, k!),
+        heapOffset(backend, v!),
+        heapOffset(backend, probs!),
+        heapOffset(backend, dy!),
+        heapOffset(backend, dq),
+        heapOffset(backend, dk),
+        heapOffset(backend, dv),
+        d.batch,
+        d.seq,
+        d.heads,
+        d.kvHeads,
+        d.hd,
+        d.scale,
+      );
+    }
+    return [dq, dk, dv];
+  };
+}
+
 /** Kernel functions of the fused kernels, by kernel name. */
 export function fusedKernelFuncs(addon: NativeAddon): Record<string, KernelFunc> {
   return {
@@ -207,5 +288,7 @@ export function fusedKernelFuncs(addon: NativeAddon): Record<string, KernelFunc>
     [FUSED_KERNELS.swiGlu]: swiGluKernel(addon),
     [FUSED_KERNELS.swiGluGrad]: swiGluGradKernel(addon),
     [FUSED_KERNELS.rope]: ropeKernel(addon),
+    [FUSED_KERNELS.attention]: attentionKernel(addon),
+    [FUSED_KERNELS.attentionGrad]: attentionGradKernel(addon),
   };
 }
