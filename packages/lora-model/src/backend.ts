@@ -45,6 +45,7 @@ async function useNativeKernels(): Promise<string | null> {
             swiGlu: m.swiGlu,
             rotaryEmbedding: m.rotaryEmbedding,
             logProbStats: m.logProbStats,
+            ...(typeof m.attention === 'function' ? { attention: m.attention } : {}),
           }
         : null,
     );

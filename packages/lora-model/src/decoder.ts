@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { attention, sharedPrefixAttention } from './attention.js';
 import type { ModelConfig } from './config.js';
+import { activeFusedOps } from './fused.js';
 import { rmsNorm, swiGlu } from './layers.js';
 import { type LinearWeight, linear, trainableMatMul } from './linear.js';
 import type { LoraAdapter } from './lora.js';
@@ -116,6 +117,26 @@ export function lmHead(w: ModelWeights, hidden: tf.Tensor2D): tf.Tensor2D {
   return trainableMatMul(hidden, tf.transpose(w.embed));
 }
 
+/** Residual SwiGLU MLP block: h + down(silu(gate(norm(h))) · up(norm(h))). */
+function mlpBlock(
+  c: ModelConfig,
+  h: tf.Tensor2D,
+  layer: ModelWeights['layers'][number],
+  i: number,
+  input: DecoderInput,
+): tf.Tensor2D {
+  const y = rmsNorm(h, layer.postNorm, c.rmsNormEps);
+  const [gate, up] = projectFused(c, y, layer.gateUp, FUSED_MODULES.gateUp, i, input) as [
+    tf.Tensor2D,
+    tf.Tensor2D,
+  ];
+  const act = swiGlu(gate, up);
+  return tf.add(
+    h,
+    projectFused(c, act, layer.down, FUSED_MODULES.down, i, input)[0] as tf.Tensor2D,
+  );
+}
+
 /**
  * One pass of the decoder over `seq` new tokens per row, attending to an optional cache.
  * Must run inside `tf.tidy` (or a gradient function); returned tensors belong to the caller.
@@ -145,6 +166,13 @@ export function decoderForward(
   const ids = tf.tensor1d(input.ids, 'int32');
   let h: tf.Tensor2D = tf.gather(w.embed, ids);
   const cache: KVCache = [];
+  // The fused attention op covers a plain pass (training, full-sequence scoring): no cache in or
+  // out, every position kept.
+  const fusedAttention =
+    !shared && pastLen === 0 && !input.wantCache && !input.outputRows
+      ? activeFusedOps()?.attention
+      : undefined;
+  const mask3 = fusedAttention ? (tf.reshape(mask, [batch, seq, seq]) as tf.Tensor3D) : null;
   for (let i = 0; i < c.numLayers; i++) {
     const layer = w.layers[i];
     if (!layer) throw new Error(`decoder: missing weights for layer ${i}`);
@@ -156,6 +184,16 @@ export function decoderForward(
     ];
     const q = applyRope(qRaw, c.numHeads, c.headDim, rope);
     const kNew = applyRope(kRaw, c.numKVHeads, c.headDim, rope);
+    if (fusedAttention && mask3) {
+      const attn = fusedAttention(q, kNew, vNew, mask3, {
+        batch,
+        heads: c.numHeads,
+        kvHeads: c.numKVHeads,
+      });
+      h = tf.add(h, projectFused(c, attn, layer.o, FUSED_MODULES.o, i, input)[0] as tf.Tensor2D);
+      h = mlpBlock(c, h, layer, i, input);
+      continue;
+    }
     let k = toHeads(kNew, batch, seq, c.numKVHeads, c.headDim);
     let v = toHeads(vNew, batch, seq, c.numKVHeads, c.headDim);
     let attn: tf.Tensor2D;
@@ -193,13 +231,7 @@ export function decoderForward(
       }
     }
     h = tf.add(h, projectFused(c, attn, layer.o, FUSED_MODULES.o, i, input)[0] as tf.Tensor2D);
-    const y = rmsNorm(h, layer.postNorm, c.rmsNormEps);
-    const [gate, up] = projectFused(c, y, layer.gateUp, FUSED_MODULES.gateUp, i, input) as [
-      tf.Tensor2D,
-      tf.Tensor2D,
-    ];
-    const act = swiGlu(gate, up);
-    h = tf.add(h, projectFused(c, act, layer.down, FUSED_MODULES.down, i, input)[0] as tf.Tensor2D);
+    h = mlpBlock(c, h, layer, i, input);
   }
   const hidden = rmsNorm(h, w.finalNorm, c.rmsNormEps);
   return input.wantCache ? { hidden, cache } : { hidden };

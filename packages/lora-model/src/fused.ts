@@ -13,6 +13,18 @@ export interface FusedOps {
   swiGlu(gate: tf.Tensor2D, up: tf.Tensor2D): tf.Tensor2D;
   /** Rotate-half rotary embedding of `heads` heads side by side; cos/sin are [rows, headDim/2]. */
   rotaryEmbedding(x: tf.Tensor2D, cos: tf.Tensor2D, sin: tf.Tensor2D, heads: number): tf.Tensor2D;
+  /**
+   * Causal self-attention without a cache: q [batch·seq, heads·hd], k and v
+   * [batch·seq, kvHeads·hd] (rows (b, t), heads side by side), an additive mask
+   * [batch, seq, seq]; returns [batch·seq, heads·hd]. Optional: older providers lack it.
+   */
+  attention?(
+    q: tf.Tensor2D,
+    k: tf.Tensor2D,
+    v: tf.Tensor2D,
+    mask: tf.Tensor3D,
+    opts: { batch: number; heads: number; kvHeads: number },
+  ): tf.Tensor2D;
   /** Log-probability of each row's target and the softmax entropy, differentiable. */
   logProbStats(
     logits: tf.Tensor2D,

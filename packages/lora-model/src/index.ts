@@ -9,8 +9,6 @@
 // Backends and kernels
 export type { BackendChoice, BackendInfo } from './backend.js';
 export { BackendUnavailableError, initBackend } from './backend.js';
-export type { FusedOps } from './fused.js';
-export { activeFusedOps, setFusedOps } from './fused.js';
 export type { BatchMatMulRoute } from './batch-matmul.js';
 export { batchMatMul, depthwiseBatchMatMul, setBatchMatMulRoute } from './batch-matmul.js';
 // The model
@@ -36,6 +34,8 @@ export { decoderForward, lmHead } from './decoder.js';
 export { ModelConfigError, ModelInputError } from './errors.js';
 export type { BaseFeatures } from './features.js';
 export { baseFeatures, promptFeatures, promptValues, tokenValues, valuesOf } from './features.js';
+export type { FusedOps } from './fused.js';
+export { activeFusedOps, setFusedOps } from './fused.js';
 export type { GenerateOptions, GenerateResult } from './generate.js';
 export { generate } from './generate.js';
 export { reduceTo, registerGradients } from './gradients.js';

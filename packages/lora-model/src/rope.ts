@@ -79,7 +79,8 @@ export function applyRope(
 ): tf.Tensor2D {
   if (t.fused) {
     const ops = activeFusedOps();
-    if (!ops) throw new Error('applyRope: tables were built for fused ops that are no longer active');
+    if (!ops)
+      throw new Error('applyRope: tables were built for fused ops that are no longer active');
     return ops.rotaryEmbedding(x, t.fused.cos, t.fused.sin, heads);
   }
   const n = x.shape[0];
