@@ -47,6 +47,10 @@ describe.runIf(fusedAvailable)('fused native ops in the model', () => {
   const prompts = [randomIds(rng, 5, 61), randomIds(rng, 2, 61), randomIds(rng, 7, 61)];
   const actions = [randomIds(rng, 4, 61), randomIds(rng, 6, 61), randomIds(rng, 1, 61)];
 
+  it('includes the fused attention op', () => {
+    expect(typeof activeFusedOps()?.attention).toBe('function');
+  });
+
   it('token log-probs, entropies and LoRA gradients equal the TF.js path', async () => {
     const model = createCausalLM(cfg, { seed: 3, lora: true, initStd: 0.2 });
     // A non-zero B so the adapter contributes to the forward pass and every gradient is live.
