@@ -3,6 +3,22 @@ import { type PpoConfig, SeededRng, selectActions } from '@poad/ppo';
 import type { Agent } from './agent.js';
 import type { AppSpec } from './app.js';
 
+/** How evaluation and `play` choose actions: the run's sampler settings, greedy or sampled. */
+export function samplerOptions(
+  config: Partial<PpoConfig>,
+  greedy: boolean,
+  rng: SeededRng,
+): Parameters<typeof selectActions>[2] {
+  return {
+    greedy,
+    candidateNormalisation: config.candidateNormalisation ?? 'words',
+    maxNewTokens: config.maxNewTokens ?? 10,
+    temperature: config.temperature ?? 0.5,
+    topK: config.topK ?? 50,
+    rng,
+  };
+}
+
 export interface EvalResult {
   task: string;
   greedy: boolean;
@@ -43,14 +59,11 @@ export async function evaluate(
   let steps: TextStep[] = await env.reset();
   try {
     while (counts.some((c, i) => c < quota[i]!)) {
-      const { labels } = await selectActions(agent.policy, steps, {
-        greedy: o.greedy,
-        candidateNormalisation: o.config.candidateNormalisation ?? 'words',
-        maxNewTokens: o.config.maxNewTokens ?? 10,
-        temperature: o.config.temperature ?? 0.5,
-        topK: o.config.topK ?? 50,
-        rng,
-      });
+      const { labels } = await selectActions(
+        agent.policy,
+        steps,
+        samplerOptions(o.config, o.greedy, rng),
+      );
       steps = await env.step(labels);
       steps.forEach((s, i) => {
         const ep = s.info.episode as EpisodeStats | undefined;

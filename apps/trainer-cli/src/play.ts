@@ -2,6 +2,7 @@ import { type EpisodeStats, makeVecEnv, type TextStep } from '@poad/envs-core';
 import { type PpoConfig, SeededRng, selectActions } from '@poad/ppo';
 import type { Agent } from './agent.js';
 import type { AppSpec } from './app.js';
+import { samplerOptions } from './evaluate.js';
 
 /** What one played episode looked like (also printed step by step). */
 export interface PlayedEpisode {
@@ -37,14 +38,7 @@ export async function play(
   try {
     for (let t = 1; t <= (o.maxSteps ?? 1000); t++) {
       const step = steps[0]!;
-      const sel = await selectActions(agent.policy, steps, {
-        greedy: o.greedy,
-        candidateNormalisation: o.config.candidateNormalisation ?? 'words',
-        maxNewTokens: o.config.maxNewTokens ?? 10,
-        temperature: o.config.temperature ?? 0.5,
-        topK: o.config.topK ?? 50,
-        rng,
-      });
+      const sel = await selectActions(agent.policy, steps, samplerOptions(o.config, o.greedy, rng));
       const chosen = sel.labels[0]!;
       const probs = sel.actionProbs[0];
       const actions = (step.actions ?? []).map((label, i) => ({ label, prob: probs?.[i] ?? 0 }));
