@@ -54,7 +54,8 @@ describe.runIf(fusedAvailable)('fused native ops in the model', () => {
   it('token log-probs, entropies and LoRA gradients equal the TF.js path', async () => {
     const model = createCausalLM(cfg, { seed: 3, lora: true, initStd: 0.2 });
     // A non-zero B so the adapter contributes to the forward pass and every gradient is live.
-    for (const v of model.policyVariables()) v.assign(tf.randomNormal(v.shape, 0, 0.1, 'float32', 5));
+    for (const v of model.policyVariables())
+      v.assign(tf.randomNormal(v.shape, 0, 0.1, 'float32', 5));
     const run = () =>
       tf.tidy(() => {
         const vars = model.policyVariables();
@@ -75,7 +76,9 @@ describe.runIf(fusedAvailable)('fused native ops in the model', () => {
     close(f.entropies, p.entropies, 1e-5);
     close([f.value], [p.value], 1e-5);
     expect(f.grads.length).toBeGreaterThan(0);
-    f.grads.forEach((g, i) => close(g, p.grads[i] as number[], 1e-4));
+    f.grads.forEach((g, i) => {
+      close(g, p.grads[i] as number[], 1e-4);
+    });
     model.dispose();
   });
 
