@@ -113,6 +113,12 @@ const schema = {
     description:
       'Continue an interrupted comparison in this folder: finished runs are kept, cut-off runs resume from their checkpoint',
   },
+  reportOnly: {
+    type: 'boolean',
+    default: false,
+    description:
+      'With --resume: write the report from the runs finished so far and start nothing (a run still going elsewhere is left out)',
+  },
 } satisfies OptionsSchema;
 
 /** One training run of the comparison. */
@@ -211,7 +217,10 @@ export async function compare(argv: readonly string[]): Promise<number> {
       ...again,
       ...(parsed.explicit.jobs === undefined ? {} : { jobs: parsed.explicit.jobs }),
       resume: o.resume,
+      reportOnly: o.reportOnly,
     });
+  } else if (o.reportOnly) {
+    throw new OptionError('--report-only needs --resume COMPARE_DIR (the comparison to report on)');
   }
   const [family, ...rest] = o.env.split('/');
   const app = APPS[family!]!;
@@ -267,12 +276,19 @@ export async function compare(argv: readonly string[]): Promise<number> {
       `${jobs.length - todo.length} of ${jobs.length} runs already finished in ${dir}\n`,
     );
   }
-  const threads = Math.max(1, Math.floor(availableParallelism() / o.jobs));
-  await pool(todo, o.jobs, (job) =>
-    o.jobs === 1
-      ? runInProcess(app, job, jobArgs(job, common, dir))
-      : runChild(family!, job, jobArgs(job, common, dir), dir, threads),
-  );
+  if (o.reportOnly) {
+    // Only finished runs count; a setting without any is left out of the report.
+    for (const g of groups) g.runDirs = g.runDirs.filter(finished);
+    groups.splice(0, groups.length, ...groups.filter((g) => g.runDirs.length > 0));
+    if (groups.length === 0) throw new OptionError(`--report-only: no finished run in ${dir} yet`);
+  } else {
+    const threads = Math.max(1, Math.floor(availableParallelism() / o.jobs));
+    await pool(todo, o.jobs, (job) =>
+      o.jobs === 1
+        ? runInProcess(app, job, jobArgs(job, common, dir))
+        : runChild(family!, job, jobArgs(job, common, dir), dir, threads),
+    );
+  }
   const optimum = app.optimalReturn?.(task);
   const summaries = groups.map((g) => summarise(g, task, optimum));
   for (const key of ['episodeReturn', 'successRate'] as const) {
@@ -286,7 +302,7 @@ export async function compare(argv: readonly string[]): Promise<number> {
     writeFileAtomicSync(join(dir, `${base}.svg`), svg);
     writeFileAtomicSync(join(dir, `${base}.png`), await svgToPng(svg));
   }
-  const command = `npm run compare -- ${original.join(' ')}${o.resume ? ` (then --resume ${basename(dir)})` : ''}`;
+  const command = `npm run compare -- ${original.join(' ')}${o.resume ? ` (then --resume ${basename(dir)}${o.reportOnly ? ' --report-only: finished runs only' : ''})` : ''}`;
   writeJsonAtomicSync(join(dir, 'summary.json'), { env: o.env, command, optimum, summaries });
   writeFileAtomicSync(
     join(dir, 'report.md'),

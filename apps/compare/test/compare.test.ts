@@ -129,6 +129,14 @@ describe('npm run compare', () => {
       expect(summary.command).toContain('(then --resume');
       expect(summary.summaries.map((x: { label: string }) => x.label)).toEqual(['poad', 'ntpo']);
       await expect(compare(['--resume', join(base, 'nope')])).rejects.toThrow(/compare\.json/);
+      // --report-only: a report of the finished runs, nothing started.
+      rmSync(join(dir, 'ntpo-s1', 'eval.json'));
+      expect(await compare(['--resume', dir, '--report-only'])).toBe(0);
+      expect(existsSync(join(dir, 'ntpo-s1', 'eval.json'))).toBe(false);
+      const partial = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'));
+      expect(partial.summaries.map((x: { label: string }) => x.label)).toEqual(['poad']);
+      expect(partial.command).toContain('--report-only');
+      await expect(compare(['--report-only'])).rejects.toThrow(/needs --resume/);
     } finally {
       vi.restoreAllMocks();
     }
