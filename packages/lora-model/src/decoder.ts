@@ -117,26 +117,6 @@ export function lmHead(w: ModelWeights, hidden: tf.Tensor2D): tf.Tensor2D {
   return trainableMatMul(hidden, tf.transpose(w.embed));
 }
 
-/** Residual SwiGLU MLP block: h + down(silu(gate(norm(h))) · up(norm(h))). */
-function mlpBlock(
-  c: ModelConfig,
-  h: tf.Tensor2D,
-  layer: ModelWeights['layers'][number],
-  i: number,
-  input: DecoderInput,
-): tf.Tensor2D {
-  const y = rmsNorm(h, layer.postNorm, c.rmsNormEps);
-  const [gate, up] = projectFused(c, y, layer.gateUp, FUSED_MODULES.gateUp, i, input) as [
-    tf.Tensor2D,
-    tf.Tensor2D,
-  ];
-  const act = swiGlu(gate, up);
-  return tf.add(
-    h,
-    projectFused(c, act, layer.down, FUSED_MODULES.down, i, input)[0] as tf.Tensor2D,
-  );
-}
-
 /**
  * One pass of the decoder over `seq` new tokens per row, attending to an optional cache.
  * Must run inside `tf.tidy` (or a gradient function); returned tensors belong to the caller.
@@ -184,54 +164,58 @@ export function decoderForward(
     ];
     const q = applyRope(qRaw, c.numHeads, c.headDim, rope);
     const kNew = applyRope(kRaw, c.numKVHeads, c.headDim, rope);
+    let attn: tf.Tensor2D;
     if (fusedAttention && mask3) {
-      const attn = fusedAttention(q, kNew, vNew, mask3, {
+      attn = fusedAttention(q, kNew, vNew, mask3, {
         batch,
         heads: c.numHeads,
         kvHeads: c.numKVHeads,
       });
-      h = tf.add(h, projectFused(c, attn, layer.o, FUSED_MODULES.o, i, input)[0] as tf.Tensor2D);
-      h = mlpBlock(c, h, layer, i, input);
-      continue;
-    }
-    let k = toHeads(kNew, batch, seq, c.numKVHeads, c.headDim);
-    let v = toHeads(vNew, batch, seq, c.numKVHeads, c.headDim);
-    let attn: tf.Tensor2D;
-    const pre = shared?.cache[i];
-    if (pre) {
-      attn = sharedPrefixAttention(c, q, k, v, pre.k, pre.v, mask, batch, seq);
     } else {
-      const past = input.past?.[i];
-      if (past && pastLen > 0) {
-        k = tf.concat([past.k, k], 2);
-        v = tf.concat([past.v, v], 2);
-      }
-      if (input.wantCache) cache.push({ k, v });
-      if (input.outputRows && i === c.numLayers - 1) {
-        // Last layer: only the requested rows go on.
-        const sel = tf.tensor1d(
-          Array.from(input.outputRows, (pos, b) => b * seq + pos),
-          'int32',
-        );
-        const qSel = tf.gather(q, sel) as tf.Tensor2D;
-        h = tf.gather(h, sel) as tf.Tensor2D;
-        const keys = pastLen + seq;
-        const m = new Float32Array(batch * keys);
-        for (let b = 0; b < batch; b++) {
-          const valid = input.pastValid ? (input.pastValid[b] as number) : pastLen;
-          const pos = input.outputRows[b] as number;
-          for (let j = 0; j < keys; j++) {
-            const ok = j < pastLen ? j < valid : j - pastLen <= pos;
-            if (!ok) m[b * keys + j] = MASKED;
-          }
-        }
-        attn = attention(c, qSel, k, v, tf.tensor(m, [batch, 1, 1, 1, keys]), batch, 1);
+      let k = toHeads(kNew, batch, seq, c.numKVHeads, c.headDim);
+      let v = toHeads(vNew, batch, seq, c.numKVHeads, c.headDim);
+      const pre = shared?.cache[i];
+      if (pre) {
+        attn = sharedPrefixAttention(c, q, k, v, pre.k, pre.v, mask, batch, seq);
       } else {
-        attn = attention(c, q, k, v, mask, batch, seq);
+        const past = input.past?.[i];
+        if (past && pastLen > 0) {
+          k = tf.concat([past.k, k], 2);
+          v = tf.concat([past.v, v], 2);
+        }
+        if (input.wantCache) cache.push({ k, v });
+        if (input.outputRows && i === c.numLayers - 1) {
+          // Last layer: only the requested rows go on.
+          const sel = tf.tensor1d(
+            Array.from(input.outputRows, (pos, b) => b * seq + pos),
+            'int32',
+          );
+          const qSel = tf.gather(q, sel) as tf.Tensor2D;
+          h = tf.gather(h, sel) as tf.Tensor2D;
+          const keys = pastLen + seq;
+          const m = new Float32Array(batch * keys);
+          for (let b = 0; b < batch; b++) {
+            const valid = input.pastValid ? (input.pastValid[b] as number) : pastLen;
+            const pos = input.outputRows[b] as number;
+            for (let j = 0; j < keys; j++) {
+              const ok = j < pastLen ? j < valid : j - pastLen <= pos;
+              if (!ok) m[b * keys + j] = MASKED;
+            }
+          }
+          attn = attention(c, qSel, k, v, tf.tensor(m, [batch, 1, 1, 1, keys]), batch, 1);
+        } else {
+          attn = attention(c, q, k, v, mask, batch, seq);
+        }
       }
     }
     h = tf.add(h, projectFused(c, attn, layer.o, FUSED_MODULES.o, i, input)[0] as tf.Tensor2D);
-    h = mlpBlock(c, h, layer, i, input);
+    const y = rmsNorm(h, layer.postNorm, c.rmsNormEps);
+    const [gate, up] = projectFused(c, y, layer.gateUp, FUSED_MODULES.gateUp, i, input) as [
+      tf.Tensor2D,
+      tf.Tensor2D,
+    ];
+    const act = swiGlu(gate, up);
+    h = tf.add(h, projectFused(c, act, layer.down, FUSED_MODULES.down, i, input)[0] as tf.Tensor2D);
   }
   const hidden = rmsNorm(h, w.finalNorm, c.rmsNormEps);
   return input.wantCache ? { hidden, cache } : { hidden };
