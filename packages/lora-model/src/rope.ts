@@ -13,32 +13,35 @@ export function ropeTables(positions: Int32Array, headDim: number, theta: number
   const invFreq = new Float64Array(half);
   for (let i = 0; i < half; i++) invFreq[i] = 1 / theta ** ((2 * i) / headDim);
   const n = positions.length;
-  const cos = new Float32Array(n * headDim);
-  const sin = new Float32Array(n * headDim);
+  // One cos and one sin per (position, frequency): what the fused rotary op takes as is.
+  const cosHalf = new Float32Array(n * half);
+  const sinHalf = new Float32Array(n * half);
   for (let r = 0; r < n; r++) {
     const p = positions[r] as number;
-    const base = r * headDim;
     for (let i = 0; i < half; i++) {
       const a = Math.fround(p * Math.fround(invFreq[i] as number));
-      const c = Math.cos(a);
-      const s = Math.sin(a);
-      cos[base + i] = c;
-      cos[base + half + i] = c;
-      sin[base + i] = -s;
-      sin[base + half + i] = s;
+      cosHalf[r * half + i] = Math.cos(a);
+      sinHalf[r * half + i] = Math.sin(a);
     }
   }
   if (activeFusedOps()) {
-    // The fused op takes one angle per frequency: [n, half] tables, sign not folded.
-    const c2 = new Float32Array(n * half);
-    const s2 = new Float32Array(n * half);
-    for (let r = 0; r < n; r++) {
-      for (let i = 0; i < half; i++) {
-        c2[r * half + i] = cos[r * headDim + i] as number;
-        s2[r * half + i] = sin[r * headDim + half + i] as number;
-      }
+    return {
+      fused: { cos: tf.tensor2d(cosHalf, [n, half]), sin: tf.tensor2d(sinHalf, [n, half]) },
+    };
+  }
+  // The TF.js form repeats them for both halves, with the sign of rotate_half folded into sin.
+  const cos = new Float32Array(n * headDim);
+  const sin = new Float32Array(n * headDim);
+  for (let r = 0; r < n; r++) {
+    const base = r * headDim;
+    for (let i = 0; i < half; i++) {
+      const c = cosHalf[r * half + i] as number;
+      const si = sinHalf[r * half + i] as number;
+      cos[base + i] = c;
+      cos[base + half + i] = c;
+      sin[base + i] = -si;
+      sin[base + half + i] = si;
     }
-    return { fused: { cos: tf.tensor2d(c2, [n, half]), sin: tf.tensor2d(s2, [n, half]) } };
   }
   // Half-swap permutation: [x1, x2] · swap = [x2, x1]; it is its own transpose.
   const swap = new Float32Array(headDim * headDim);
