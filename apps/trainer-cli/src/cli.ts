@@ -12,7 +12,7 @@ import { evaluateAll } from './evaluate.js';
 import { createLmAgent } from './lm-agent.js';
 import { trainingSchema } from './options.js';
 import { play } from './play.js';
-import { ppoConfigOf, presetDefaults, resolveTraining } from './resolve.js';
+import { ppoConfigOf, presetDefaults, resolveTraining, type TrainingOptions } from './resolve.js';
 import { train } from './train.js';
 
 const capitalise = (s: string) => s[0]!.toUpperCase() + s.slice(1);
@@ -27,11 +27,8 @@ const USER_ERRORS = new Set([
   'EnvArgumentError',
 ]);
 
-/**
- * The whole command line of a training app: `train` (default) or `eval`. Every input is
- * checked before any work starts; errors print one line with the fix and exit with code 2.
- */
-export async function runCli(spec: AppSpec, argv: readonly string[]): Promise<number> {
+/** The training schema of an app as it appears on its command line (task option renamed). */
+function schemasOf(spec: AppSpec) {
   const base = trainingSchema(
     spec.tasks,
     spec.defaultTask,
@@ -43,21 +40,48 @@ export async function runCli(spec: AppSpec, argv: readonly string[]): Promise<nu
   const cliSchema = Object.fromEntries(
     Object.entries(schema).map(([k, v]) => [k === 'task' ? taskKey : k, v]),
   );
+  return { schema, cliSchema, taskKey };
+}
+
+/** Parses a training command line (with its `--config` file) into explicit option values. */
+async function parseTrainingArgv(spec: AppSpec, argv: readonly string[]) {
+  const { schema, cliSchema, taskKey } = schemasOf(spec);
+  const configIdx = argv.findIndex((a) => a === '--config' || a.startsWith('--config='));
+  const configPath =
+    configIdx < 0
+      ? undefined
+      : argv[configIdx]!.includes('=')
+        ? argv[configIdx]!.split('=')[1]
+        : argv[configIdx + 1];
+  const fileValues = configPath ? await loadConfigFile(configPath) : {};
+  const parsed = parseArgs(argv, cliSchema, () => fileValues);
+  if (taskKey !== 'task' && taskKey in parsed.explicit) {
+    parsed.explicit.task = parsed.explicit[taskKey];
+    delete parsed.explicit[taskKey];
+  }
+  return { schema, cliSchema, parsed };
+}
+
+/**
+ * The fully resolved options a training command line would run with (preset defaults, config
+ * file and flags layered; a `--resume` folder's own settings), without starting anything.
+ */
+export async function trainingOptionsOf(
+  spec: AppSpec,
+  argv: readonly string[],
+): Promise<TrainingOptions> {
+  const { schema, parsed } = await parseTrainingArgv(spec, argv);
+  return resolveTraining(spec, schema, parsed.explicit);
+}
+
+/**
+ * The whole command line of a training app: `train` (default) or `eval`. Every input is
+ * checked before any work starts; errors print one line with the fix and exit with code 2.
+ */
+export async function runCli(spec: AppSpec, argv: readonly string[]): Promise<number> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   try {
-    const configIdx = argv.findIndex((a) => a === '--config' || a.startsWith('--config='));
-    const configPath =
-      configIdx < 0
-        ? undefined
-        : argv[configIdx]!.includes('=')
-          ? argv[configIdx]!.split('=')[1]
-          : argv[configIdx + 1];
-    const fileValues = configPath ? await loadConfigFile(configPath) : {};
-    const parsed = parseArgs(argv, cliSchema, () => fileValues);
-    if (taskKey !== 'task' && taskKey in parsed.explicit) {
-      parsed.explicit.task = parsed.explicit[taskKey];
-      delete parsed.explicit[taskKey];
-    }
+    const { schema, cliSchema, parsed } = await parseTrainingArgv(spec, argv);
     if (parsed.help) {
       process.stdout.write(
         formatHelp(cliSchema, {
