@@ -22,8 +22,9 @@ import {
 import { dataSciApp } from '@poad/train-datascicoding/src/spec.js';
 import { overcookedApp } from '@poad/train-overcooked/src/spec.js';
 import { virtualHomeApp } from '@poad/train-virtualhome/src/spec.js';
-import { type AppSpec, runCli } from '@poad/trainer-cli';
+import { type AppSpec, runCli, trainingOptionsOf } from '@poad/trainer-cli';
 import { type Group, groupCurve, markdown, summarise } from './report.js';
+import { copyRun, reusableRuns, reusedFrom, settingsKey } from './reuse.js';
 
 const APPS: Record<string, AppSpec> = {
   virtualhome: virtualHomeApp,
@@ -112,6 +113,12 @@ const schema = {
     placeholder: 'compare-dir',
     description:
       'Continue an interrupted comparison in this folder: finished runs are kept, cut-off runs resume from their checkpoint',
+  },
+  reuse: {
+    type: 'list',
+    optional: true,
+    description:
+      'Copy in finished runs from these earlier comparison folders when their training settings and seed equal a run of this one, instead of training it again',
   },
   reportOnly: {
     type: 'boolean',
@@ -270,7 +277,25 @@ export async function compare(argv: readonly string[]): Promise<number> {
     }
     groups.push(g);
   }
-  const todo = jobs.filter((j) => !finished(join(dir, j.name)));
+  let todo = jobs.filter((j) => !finished(join(dir, j.name)));
+  if (o.reuse && !o.reportOnly) {
+    // Runs already under way here continue; the others may come from the earlier folders.
+    const fresh = todo.filter((j) => !started(join(dir, j.name)));
+    const candidates = fresh.length ? reusableRuns(o.reuse) : [];
+    const copied = new Set<Job>();
+    for (const job of fresh) {
+      const runDir = join(dir, job.name);
+      const opts = await trainingOptionsOf(app, [...common, ...job.args, '--run-name', job.name]);
+      const key = settingsKey(opts);
+      const match = candidates.find((c) => c.key === key);
+      if (match) {
+        copyRun(match.dir, runDir, opts);
+        process.stderr.write(`reused ${job.label} (${job.name}) from ${match.dir}\n`);
+        copied.add(job);
+      }
+    }
+    todo = todo.filter((j) => !copied.has(j));
+  }
   if (todo.length < jobs.length) {
     process.stderr.write(
       `${jobs.length - todo.length} of ${jobs.length} runs already finished in ${dir}\n`,
@@ -303,10 +328,17 @@ export async function compare(argv: readonly string[]): Promise<number> {
     writeFileAtomicSync(join(dir, `${base}.png`), await svgToPng(svg));
   }
   const command = `npm run compare -- ${original.join(' ')}${o.resume ? ` (then --resume ${basename(dir)}${o.reportOnly ? ' --report-only: finished runs only' : ''})` : ''}`;
-  writeJsonAtomicSync(join(dir, 'summary.json'), { env: o.env, command, optimum, summaries });
+  const reused = reusedFrom(groups.flatMap((g) => g.runDirs));
+  writeJsonAtomicSync(join(dir, 'summary.json'), {
+    env: o.env,
+    command,
+    optimum,
+    summaries,
+    reused,
+  });
   writeFileAtomicSync(
     join(dir, 'report.md'),
-    markdown(`Comparison on ${o.env}`, command, summaries, optimum),
+    markdown(`Comparison on ${o.env}`, command, summaries, optimum, reused),
   );
   process.stderr.write(`\nreport: ${join(dir, 'report.md')}\n`);
   return 0;

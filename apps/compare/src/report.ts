@@ -112,6 +112,7 @@ export function markdown(
   command: string,
   summaries: readonly GroupSummary[],
   optimum: number | undefined,
+  reused: Readonly<Record<string, string>> = {},
 ): string {
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   const lines = [
@@ -144,6 +145,15 @@ export function markdown(
       lines.push(
         `| ${s.label} | ${tasks.map((t) => (t in s.generalisation ? pct(s.generalisation[t]!) : '–')).join(' | ')} |`,
       );
+  }
+  const copied = Object.entries(reused);
+  if (copied.length) {
+    lines.push(
+      '',
+      '## Runs taken from earlier comparisons (`--reuse`: same settings and seed)',
+      '',
+      ...copied.map(([name, from]) => `- ${name} ← ${from}`),
+    );
   }
   return `${lines.join('\n')}\n`;
 }

@@ -141,4 +141,76 @@ describe('npm run compare', () => {
       vi.restoreAllMocks();
     }
   }, 120_000);
+
+  it('--reuse copies in finished runs with the same settings and seed, and trains the rest', async () => {
+    const base = join(out, 'reuse');
+    mkdirSync(base);
+    const msgs: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((m) => {
+      msgs.push(String(m));
+      return true;
+    });
+    const common = [
+      '--env',
+      'virtualhome/entertainment',
+      '--seeds',
+      '1',
+      '--model',
+      DEFAULT_MODEL,
+      '--max-iterations',
+      '1',
+      '--eval-episodes',
+      '1',
+      '--extra=--envs 2 --num-steps 4 --epochs 1 --minibatches 2',
+    ];
+    try {
+      // An algorithm comparison: NTPO with γ_w unset, i.e. γ_w = γ = 0.95.
+      expect(await compare([...common, '--algos', 'ntpo', '--out', join(base, 'a')])).toBe(0);
+      const a = join(base, 'a', readdirSync(join(base, 'a'))[0]!);
+      // The γ_w ablation takes γ_w = 0.95 from it and trains only γ_w = 0.9.
+      msgs.length = 0;
+      const args = [
+        ...common,
+        '--intra-gammas',
+        '0.95,0.9',
+        '--reuse',
+        a,
+        '--out',
+        join(base, 'b'),
+      ];
+      expect(await compare(args)).toBe(0);
+      const b = join(base, 'b', readdirSync(join(base, 'b'))[0]!);
+      expect(msgs.join('')).toContain(`reused ntpo γw=0.95, seed 1 (ntpo-w-0.95-s1) from ${a}`);
+      expect(msgs.join('')).not.toContain('reused ntpo γw=0.9,');
+      const metrics = (d: string) => readFileSync(join(d, 'metrics.jsonl'), 'utf8');
+      expect(metrics(join(b, 'ntpo-w-0.95-s1'))).toBe(metrics(join(a, 'ntpo-s1')));
+      expect(metrics(join(b, 'ntpo-w-0.9-s1'))).not.toBe(metrics(join(a, 'ntpo-s1')));
+      expect(
+        JSON.parse(readFileSync(join(b, 'ntpo-w-0.9-s1', 'config.json'), 'utf8')),
+      ).toMatchObject({
+        intraGamma: 0.9,
+        runName: 'ntpo-w-0.9-s1',
+      });
+      const summary = JSON.parse(readFileSync(join(b, 'summary.json'), 'utf8'));
+      expect(summary.reused).toEqual({ 'ntpo-w-0.95-s1': join(a, 'ntpo-s1') });
+      expect(readFileSync(join(b, 'report.md'), 'utf8')).toContain(
+        `- ntpo-w-0.95-s1 ← ${join(a, 'ntpo-s1')}`,
+      );
+      // Another seed or learning rate is another run: nothing to reuse.
+      msgs.length = 0;
+      const other = [
+        ...common.slice(0, -1),
+        '--extra=--envs 2 --num-steps 4 --epochs 1 --minibatches 2 --lr 1e-4',
+      ];
+      expect(
+        await compare([...other, '--algos', 'ntpo', '--reuse', a, '--out', join(base, 'c')]),
+      ).toBe(0);
+      expect(msgs.join('')).not.toContain('reused');
+      await expect(
+        compare([...common, '--algos', 'ntpo', '--reuse', join(base, 'nope'), '--out', base]),
+      ).rejects.toThrow(/--reuse .*nope: no such folder/);
+    } finally {
+      vi.restoreAllMocks();
+    }
+  }, 120_000);
 });
