@@ -59,6 +59,17 @@ describe('tokenGae equals the padded reference loops', () => {
 });
 
 describe('properties of the BAD backup', () => {
+  it('NTPO with γ_w = 1 is POAD, bit for bit (the γ_w ablation starts from POAD)', () => {
+    fc.assert(
+      fc.property(segmentArb(), unit, unit, (seg, gamma, lambda) => {
+        const a = ntpo(seg, { gamma, lambda, intraGamma: 1 });
+        const b = poad(seg, { gamma, lambda });
+        expect(Array.from(a.advantages)).toEqual(Array.from(b.advantages));
+        expect(Array.from(a.returns)).toEqual(Array.from(b.returns));
+      }),
+      RUNS,
+    );
+  });
   it('single-token actions: POAD = NTPO = ARCHER = actionGae', () => {
     fc.assert(
       fc.property(segmentArb({ maxTokens: 1 }), unit, unit, (seg, gamma, lambda) => {
