@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Series } from '@poad/run-kit';
 
 /** One curve group: an algorithm (or ablation setting) over several seeds. */
@@ -18,6 +18,7 @@ export interface GroupSummary {
   stepsTo90: (number | null)[];
   /** Greedy success per evaluated task, averaged over seeds. */
   generalisation: Record<string, number>;
+  runs: RunSummary[];
 }
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
@@ -27,6 +28,21 @@ interface Row {
   envSteps: number;
   episodeReturn: number | null;
   successRate: number | null;
+  episodeLength?: number | null;
+  wallSeconds?: number;
+}
+
+/** One run of a group, for the per-run table. */
+export interface RunSummary {
+  name: string;
+  /** Env steps at which the running sampled success first reached 50% / 90% (null: never). */
+  sampledSuccessAt: [number | null, number | null];
+  /** Running means over the last iterations with finished episodes, at the end of training. */
+  finalSampled: { successRate: number; episodeReturn: number; episodeLength: number } | null;
+  /** Final greedy evaluation on the training task (null: not evaluated). */
+  greedy: { successRate: number; meanReturn: number } | null;
+  envSteps: number;
+  wallSeconds: number;
 }
 
 export function readRows(runDir: string): Row[] {
@@ -40,7 +56,7 @@ export function readRows(runDir: string): Row[] {
 /** Running mean over the last `k` iterations that finished episodes (carried forward). */
 export function smoothed(
   rows: readonly Row[],
-  key: 'episodeReturn' | 'successRate',
+  key: 'episodeReturn' | 'successRate' | 'episodeLength',
   k = 5,
 ): number[] {
   const seen: number[] = [];
@@ -50,6 +66,41 @@ export function smoothed(
     const w = seen.slice(-k);
     return w.length ? mean(w) : Number.NaN;
   });
+}
+
+/** The per-run facts the report's last table shows. */
+export function summariseRun(runDir: string, trainTask: string): RunSummary {
+  const rows = readRows(runDir);
+  const success = smoothed(rows, 'successRate');
+  const firstAt = (threshold: number) => {
+    const i = success.findIndex((v) => v >= threshold);
+    return i < 0 ? null : rows[i]!.envSteps;
+  };
+  const last = rows.length - 1;
+  const length = smoothed(rows, 'episodeLength');
+  const finalSampled = Number.isFinite(success[last])
+    ? {
+        successRate: success[last]!,
+        episodeReturn: smoothed(rows, 'episodeReturn')[last]!,
+        episodeLength: length[last]!,
+      }
+    : null;
+  const evalFile = join(runDir, 'eval.json');
+  const greedy = existsSync(evalFile)
+    ? ((
+        JSON.parse(readFileSync(evalFile, 'utf8')) as {
+          results: Record<string, { meanReturn: number; successRate: number }>;
+        }
+      ).results[`${trainTask}/greedy`] ?? null)
+    : null;
+  return {
+    name: basename(runDir),
+    sampledSuccessAt: [firstAt(0.5), firstAt(0.9)],
+    finalSampled,
+    greedy: greedy && { successRate: greedy.successRate, meanReturn: greedy.meanReturn },
+    envSteps: rows[last]?.envSteps ?? 0,
+    wallSeconds: rows[last]?.wallSeconds ?? 0,
+  };
 }
 
 /** Mean ± std curves of a group on its common env-step grid. */
@@ -103,6 +154,7 @@ export function summarise(g: Group, trainTask: string, optimum: number | undefin
     generalisation: Object.fromEntries(
       tasks.map((t) => [t, mean(greedy(t).map((r) => r.successRate))]),
     ),
+    runs: g.runDirs.map((d) => summariseRun(d, trainTask)),
   };
 }
 
@@ -145,6 +197,29 @@ export function markdown(
       lines.push(
         `| ${s.label} | ${tasks.map((t) => (t in s.generalisation ? pct(s.generalisation[t]!) : '–')).join(' | ')} |`,
       );
+  }
+  const runs = summaries.flatMap((s) => s.runs ?? []);
+  if (runs.length) {
+    const at = (x: number | null) => (x === null ? '–' : String(x));
+    lines.push(
+      '',
+      '## Per run',
+      '',
+      'Sampled: the training rollouts (running mean over the last 5 iterations with finished episodes). Greedy: the final evaluation.',
+      '',
+      '| run | 50% / 90% sampled success at (env steps) | at the end: sampled success, return, length | greedy success, return | env steps | training wall (s) |',
+      '|---|---|---|---|---|---|',
+      ...runs.map((r) => {
+        const f = r.finalSampled;
+        const end = f
+          ? `${pct(f.successRate)}, ${f.episodeReturn.toFixed(3)}, ${f.episodeLength.toFixed(1)}`
+          : '–';
+        const g = r.greedy
+          ? `${pct(r.greedy.successRate)}, ${r.greedy.meanReturn.toFixed(3)}`
+          : '–';
+        return `| ${r.name} | ${at(r.sampledSuccessAt[0])} / ${at(r.sampledSuccessAt[1])} | ${end} | ${g} | ${r.envSteps} | ${Math.round(r.wallSeconds)} |`;
+      }),
+    );
   }
   const copied = Object.entries(reused);
   if (copied.length) {

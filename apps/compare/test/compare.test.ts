@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { DEFAULT_MODEL } from '@poad/trainer-cli/testing';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { compare } from '../src/main.js';
-import { markdown, smoothed, summarise } from '../src/report.js';
+import { markdown, smoothed, summarise, summariseRun } from '../src/report.js';
 
 const out = mkdtempSync(join(tmpdir(), 'poad-compare-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
@@ -45,6 +45,36 @@ describe('report maths', () => {
     expect(s.generalisation).toEqual({ a: 0.9, b: 0.25 });
     expect(markdown('T', 'cmd', [s], 1)).toContain(
       '| x | 1 | 0.700 ± 0.000 | 90.0% ± 0.0% | not reached (0/1) |',
+    );
+  });
+
+  it('summarises each run: sampled-success thresholds, final running means, greedy result', () => {
+    const dir = join(out, 'per-run');
+    mkdirSync(dir, { recursive: true });
+    const rows = [0, 0.4, null, 0.8, 1, 1].map((successRate, i) => ({
+      envSteps: 128 * (i + 1),
+      wallSeconds: 2.5 * (i + 1),
+      successRate,
+      episodeReturn: successRate === null ? null : successRate / 2,
+      episodeLength: successRate === null ? null : 50 - 40 * successRate,
+    }));
+    writeFileSync(join(dir, 'metrics.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n'));
+    const r = summariseRun(dir, 'a');
+    // Running means over the last 5 iterations with episodes: 0, .2, .2, .4, .55, .64
+    expect(r.sampledSuccessAt).toEqual([640, null]);
+    expect(r.finalSampled!.successRate).toBeCloseTo(0.64);
+    expect(r.finalSampled!.episodeReturn).toBeCloseTo(0.32);
+    expect(r.finalSampled!.episodeLength).toBeCloseTo(24.4);
+    expect(r.greedy).toBeNull();
+    expect([r.envSteps, r.wallSeconds, r.name]).toEqual([768, 15, 'per-run']);
+    writeFileSync(
+      join(dir, 'eval.json'),
+      JSON.stringify({ results: { 'a/greedy': { meanReturn: 0.774, successRate: 1 } } }),
+    );
+    const s = summarise({ label: 'y', runDirs: [dir] }, 'a', 1);
+    expect(s.runs[0]!.greedy).toEqual({ successRate: 1, meanReturn: 0.774 });
+    expect(markdown('T', 'cmd', [s], 1)).toContain(
+      '| per-run | 640 / – | 64.0%, 0.320, 24.4 | 100.0%, 0.774 | 768 | 15 |',
     );
   });
 });
