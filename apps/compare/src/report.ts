@@ -35,7 +35,10 @@ interface Row {
 /** One run of a group, for the per-run table. */
 export interface RunSummary {
   name: string;
-  /** Env steps at which the running sampled success first reached 50% / 90% (null: never). */
+  /**
+   * Env steps at which the running sampled success (over 5 iterations with finished episodes)
+   * first reached 50% / 90% (null: never).
+   */
   sampledSuccessAt: [number | null, number | null];
   /** Running means over the last iterations with finished episodes, at the end of training. */
   finalSampled: { successRate: number; episodeReturn: number; episodeLength: number } | null;
@@ -72,8 +75,14 @@ export function smoothed(
 export function summariseRun(runDir: string, trainTask: string): RunSummary {
   const rows = readRows(runDir);
   const success = smoothed(rows, 'successRate');
+  // Thresholds count only once the window is full, so one lucky early episode does not.
+  let withEpisodes = 0;
+  const full = rows.map((r) => {
+    if (typeof r.successRate === 'number' && Number.isFinite(r.successRate)) withEpisodes++;
+    return withEpisodes >= 5;
+  });
   const firstAt = (threshold: number) => {
-    const i = success.findIndex((v) => v >= threshold);
+    const i = success.findIndex((v, j) => full[j] && v >= threshold);
     return i < 0 ? null : rows[i]!.envSteps;
   };
   const last = rows.length - 1;

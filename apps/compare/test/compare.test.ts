@@ -51,7 +51,7 @@ describe('report maths', () => {
   it('summarises each run: sampled-success thresholds, final running means, greedy result', () => {
     const dir = join(out, 'per-run');
     mkdirSync(dir, { recursive: true });
-    const rows = [0, 0.4, null, 0.8, 1, 1].map((successRate, i) => ({
+    const rows = [1, 0, 0.4, null, 0.8, 1, 1].map((successRate, i) => ({
       envSteps: 128 * (i + 1),
       wallSeconds: 2.5 * (i + 1),
       successRate,
@@ -60,13 +60,14 @@ describe('report maths', () => {
     }));
     writeFileSync(join(dir, 'metrics.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n'));
     const r = summariseRun(dir, 'a');
-    // Running means over the last 5 iterations with episodes: 0, .2, .2, .4, .55, .64
-    expect(r.sampledSuccessAt).toEqual([640, null]);
+    // Running means over the last 5 iterations with episodes: 1, .5, .47, .47, .55, .64, .64;
+    // the thresholds count from the first full window (the 6th row), not the lucky first one.
+    expect(r.sampledSuccessAt).toEqual([768, null]);
     expect(r.finalSampled!.successRate).toBeCloseTo(0.64);
     expect(r.finalSampled!.episodeReturn).toBeCloseTo(0.32);
     expect(r.finalSampled!.episodeLength).toBeCloseTo(24.4);
     expect(r.greedy).toBeNull();
-    expect([r.envSteps, r.wallSeconds, r.name]).toEqual([768, 15, 'per-run']);
+    expect([r.envSteps, r.wallSeconds, r.name]).toEqual([896, 17.5, 'per-run']);
     writeFileSync(
       join(dir, 'eval.json'),
       JSON.stringify({ results: { 'a/greedy': { meanReturn: 0.774, successRate: 1 } } }),
@@ -74,7 +75,7 @@ describe('report maths', () => {
     const s = summarise({ label: 'y', runDirs: [dir] }, 'a', 1);
     expect(s.runs[0]!.greedy).toEqual({ successRate: 1, meanReturn: 0.774 });
     expect(markdown('T', 'cmd', [s], 1)).toContain(
-      '| per-run | 640 / – | 64.0%, 0.320, 24.4 | 100.0%, 0.774 | 768 | 15 |',
+      '| per-run | 768 / – | 64.0%, 0.320, 24.4 | 100.0%, 0.774 | 896 | 18 |',
     );
   });
 });
