@@ -37,6 +37,17 @@ describe('plots', () => {
     expect(svg.startsWith('<svg')).toBe(true);
   });
 
+  it('sizes the legend to its longest name, so long labels stay inside the chart', () => {
+    const name = 'ntpo γw=0.95 (3 seeds), a long ablation label';
+    const svg = lineChartSvg({ ...chart, series: [{ ...chart.series[0]!, name }] });
+    const end = svg.indexOf(`>${name}</text>`);
+    const x = Number(/x="([0-9.]+)"/.exec(svg.slice(svg.lastIndexOf('<text', end), end))![1]);
+    const width = Number(/width="(\d+)"/.exec(svg)![1]);
+    // ≈ 7 px per character at font size 12 must fit between the text start and the right edge.
+    expect(x + 7 * name.length).toBeLessThanOrEqual(width);
+    expect(x).toBeGreaterThan(0);
+  });
+
   it('maps the data range into the plot area (higher y is drawn higher up)', () => {
     const svg = lineChartSvg({
       ...chart,

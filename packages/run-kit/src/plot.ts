@@ -95,6 +95,16 @@ export function lineChartSvg(chart: LineChart): string {
     `<text x="${(m.l + W - m.r) / 2}" y="${H - 12}" text-anchor="middle">${esc(chart.xLabel)}</text>`,
     `<text transform="translate(16 ${(m.t + H - m.b) / 2}) rotate(-90)" text-anchor="middle">${esc(chart.yLabel)}</text>`,
   );
+  // The legend box is as wide as its longest name (≈ 7 px per character at 12 px), on a
+  // translucent white background so that curves beneath it stay visible but do not hide it.
+  const longest = Math.max(0, ...chart.series.map((s) => s.name.length));
+  const legendW = 36 + 7 * longest;
+  const lx = W - m.r - legendW;
+  if (chart.series.length) {
+    parts.push(
+      `<rect x="${lx - 4}" y="${m.t - 4}" width="${legendW}" height="${chart.series.length * 16 + 8}" fill="white" fill-opacity="0.8" stroke="#ccc"/>`,
+    );
+  }
   chart.series.forEach((s, i) => {
     const color = s.color ?? PALETTE[i % PALETTE.length]!;
     if (s.spread && s.points.length > 1) {
@@ -119,8 +129,8 @@ export function lineChartSvg(chart: LineChart): string {
     }
     const ly = m.t + 8 + i * 16;
     parts.push(
-      `<line x1="${W - m.r - 150}" x2="${W - m.r - 128}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="3"/>`,
-      `<text x="${W - m.r - 122}" y="${ly + 4}">${esc(s.name)}</text>`,
+      `<line x1="${lx}" x2="${lx + 22}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="3"/>`,
+      `<text x="${lx + 28}" y="${ly + 4}">${esc(s.name)}</text>`,
     );
   });
   parts.push('</svg>');
