@@ -71,6 +71,16 @@ export function smoothed(
   });
 }
 
+type EvalResults = Record<string, { meanReturn: number; successRate: number }>;
+
+/** A run's final evaluation by `task/greedy` and `task/sampled` ({} before it is written). */
+function readEval(runDir: string): EvalResults {
+  const f = join(runDir, 'eval.json');
+  return existsSync(f)
+    ? (JSON.parse(readFileSync(f, 'utf8')) as { results: EvalResults }).results
+    : {};
+}
+
 /** The per-run facts the report's last table shows. */
 export function summariseRun(runDir: string, trainTask: string): RunSummary {
   const rows = readRows(runDir);
@@ -94,14 +104,7 @@ export function summariseRun(runDir: string, trainTask: string): RunSummary {
         episodeLength: length[last]!,
       }
     : null;
-  const evalFile = join(runDir, 'eval.json');
-  const greedy = existsSync(evalFile)
-    ? ((
-        JSON.parse(readFileSync(evalFile, 'utf8')) as {
-          results: Record<string, { meanReturn: number; successRate: number }>;
-        }
-      ).results[`${trainTask}/greedy`] ?? null)
-    : null;
+  const greedy = readEval(runDir)[`${trainTask}/greedy`] ?? null;
   return {
     name: basename(runDir),
     sampledSuccessAt: [firstAt(0.5), firstAt(0.9)],
@@ -129,21 +132,9 @@ export function groupCurve(g: Group, key: 'episodeReturn' | 'successRate'): Seri
 }
 
 export function summarise(g: Group, trainTask: string, optimum: number | undefined): GroupSummary {
-  const evals = g.runDirs.map((d) => {
-    const f = join(d, 'eval.json');
-    return existsSync(f)
-      ? (
-          JSON.parse(readFileSync(f, 'utf8')) as {
-            results: Record<string, { meanReturn: number; successRate: number }>;
-          }
-        ).results
-      : {};
-  });
+  const evals = g.runDirs.map(readEval);
   const greedy = (task: string) =>
-    evals.map((e) => e[`${task}/greedy`]).filter(Boolean) as {
-      meanReturn: number;
-      successRate: number;
-    }[];
+    evals.map((e) => e[`${task}/greedy`]).filter((r) => r !== undefined);
   const fin = greedy(trainTask);
   const tasks = [...new Set(evals.flatMap((e) => Object.keys(e)))]
     .filter((k) => k.endsWith('/greedy'))
