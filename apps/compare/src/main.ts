@@ -285,7 +285,7 @@ export async function compare(argv: readonly string[]): Promise<number> {
     const copied = new Set<Job>();
     for (const job of fresh) {
       const runDir = join(dir, job.name);
-      const opts = await trainingOptionsOf(app, [...common, ...job.args, '--run-name', job.name]);
+      const opts = await trainingOptionsOf(app, jobArgs(job, common, dir));
       const key = settingsKey(opts);
       const match = candidates.find((c) => c.key === key);
       if (match) {
