@@ -17,6 +17,21 @@ import { markdown, smoothed, summarise, summariseRun } from '../src/report.js';
 const out = mkdtempSync(join(tmpdir(), 'poad-compare-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
+/** One seed of one tiny iteration per run, evaluated on one episode (the last entry is --extra). */
+const tiny = (env: string) => [
+  '--env',
+  env,
+  '--seeds',
+  '1',
+  '--model',
+  DEFAULT_MODEL,
+  '--max-iterations',
+  '1',
+  '--eval-episodes',
+  '1',
+  '--extra=--envs 2 --num-steps 4 --epochs 1 --minibatches 2',
+];
+
 describe('report maths', () => {
   it('smooths over iterations with finished episodes and finds steps to 90% of the optimum', () => {
     const dir = join(out, 'fake');
@@ -125,23 +140,13 @@ describe('npm run compare', () => {
     });
     try {
       const code = await compare([
-        '--env',
-        'virtualhome/food-preparation',
+        ...tiny('virtualhome/food-preparation'),
         '--algos',
         'poad,ntpo',
-        '--seeds',
-        '1',
-        '--model',
-        DEFAULT_MODEL,
-        '--max-iterations',
-        '1',
-        '--eval-episodes',
-        '1',
         '--jobs',
         '2',
         '--out',
         base,
-        '--extra=--envs 2 --num-steps 4 --epochs 1 --minibatches 2',
       ]);
       expect(code).toBe(0);
       const dir = join(base, readdirSync(base)[0]!);
@@ -181,19 +186,7 @@ describe('npm run compare', () => {
       msgs.push(String(m));
       return true;
     });
-    const common = [
-      '--env',
-      'virtualhome/entertainment',
-      '--seeds',
-      '1',
-      '--model',
-      DEFAULT_MODEL,
-      '--max-iterations',
-      '1',
-      '--eval-episodes',
-      '1',
-      '--extra=--envs 2 --num-steps 4 --epochs 1 --minibatches 2',
-    ];
+    const common = tiny('virtualhome/entertainment');
     try {
       // An algorithm comparison: NTPO with γ_w unset, i.e. γ_w = γ = 0.95.
       expect(await compare([...common, '--algos', 'ntpo', '--out', join(base, 'a')])).toBe(0);
