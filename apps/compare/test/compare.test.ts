@@ -17,6 +17,16 @@ import { markdown, smoothed, summarise, summariseRun } from '../src/report.js';
 const out = mkdtempSync(join(tmpdir(), 'poad-compare-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
+/** Collects what the comparison writes to stderr (restored by vi.restoreAllMocks). */
+function captureStderr(): string[] {
+  const msgs: string[] = [];
+  vi.spyOn(process.stderr, 'write').mockImplementation((m) => {
+    msgs.push(String(m));
+    return true;
+  });
+  return msgs;
+}
+
 /** One seed of one tiny iteration per run, evaluated on one episode (the last entry is --extra). */
 const tiny = (env: string) => [
   '--env',
@@ -133,11 +143,7 @@ describe('npm run compare', () => {
   it('--jobs 2 runs in child processes; --resume keeps finished runs and continues cut-off ones', async () => {
     const base = join(out, 'jobs');
     mkdirSync(base);
-    const msgs: string[] = [];
-    vi.spyOn(process.stderr, 'write').mockImplementation((m) => {
-      msgs.push(String(m));
-      return true;
-    });
+    const msgs = captureStderr();
     try {
       const code = await compare([
         ...tiny('virtualhome/food-preparation'),
@@ -181,11 +187,7 @@ describe('npm run compare', () => {
   it('--reuse copies in finished runs with the same settings and seed, and trains the rest', async () => {
     const base = join(out, 'reuse');
     mkdirSync(base);
-    const msgs: string[] = [];
-    vi.spyOn(process.stderr, 'write').mockImplementation((m) => {
-      msgs.push(String(m));
-      return true;
-    });
+    const msgs = captureStderr();
     const common = tiny('virtualhome/entertainment');
     try {
       // An algorithm comparison: NTPO with γ_w unset, i.e. γ_w = γ = 0.95.
