@@ -27,12 +27,12 @@ function captureStderr(): string[] {
   return msgs;
 }
 
-/** One seed of one tiny iteration per run, evaluated on one episode (the last entry is --extra). */
-const tiny = (env: string) => [
+/** Tiny runs (one iteration, one evaluation episode) of `seeds` seeds; the last entry is --extra. */
+const tiny = (env: string, seeds = 1) => [
   '--env',
   env,
   '--seeds',
-  '1',
+  String(seeds),
   '--model',
   DEFAULT_MODEL,
   '--max-iterations',
@@ -109,21 +109,11 @@ describe('npm run compare', () => {
   it('runs every algorithm × seed and writes report, summary and curves', async () => {
     vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     const code = await compare([
-      '--env',
-      'virtualhome/entertainment',
+      ...tiny('virtualhome/entertainment', 2),
       '--algos',
       'poad,twosome',
-      '--seeds',
-      '2',
-      '--model',
-      DEFAULT_MODEL,
-      '--max-iterations',
-      '1',
-      '--eval-episodes',
-      '1',
       '--out',
       out,
-      '--extra=--envs 2 --num-steps 4 --epochs 1 --minibatches 2',
     ]);
     vi.restoreAllMocks();
     expect(code).toBe(0);
