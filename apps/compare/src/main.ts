@@ -24,7 +24,7 @@ import { overcookedApp } from '@poad/train-overcooked/src/spec.js';
 import { virtualHomeApp } from '@poad/train-virtualhome/src/spec.js';
 import { type AppSpec, runCli, trainingOptionsOf } from '@poad/trainer-cli';
 import { type Group, groupCurve, markdown, summarise } from './report.js';
-import { copyRun, reusableRuns, reusedFrom, settingsKey } from './reuse.js';
+import { copyRun, finished, reusableRuns, reusedFrom, settingsKey } from './reuse.js';
 
 const APPS: Record<string, AppSpec> = {
   virtualhome: virtualHomeApp,
@@ -135,8 +135,6 @@ interface Job {
   args: string[];
 }
 
-/** Finished: the final evaluation was written (or skipped on purpose, with eval-episodes 0). */
-const finished = (runDir: string): boolean => existsSync(join(runDir, 'eval.json'));
 const started = (runDir: string): boolean =>
   existsSync(join(runDir, 'checkpoints')) &&
   readdirSync(join(runDir, 'checkpoints')).some((d) => !d.startsWith('.'));

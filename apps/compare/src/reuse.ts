@@ -47,6 +47,9 @@ export function settingsKey(o: Readonly<Record<string, unknown>>): string {
   );
 }
 
+/** Finished: the final evaluation was written (or skipped on purpose, with eval-episodes 0). */
+export const finished = (runDir: string): boolean => existsSync(join(runDir, 'eval.json'));
+
 /** A finished run that another comparison holds. */
 export interface ReusableRun {
   dir: string;
@@ -65,7 +68,7 @@ export function reusableRuns(dirs: readonly string[]): ReusableRun[] {
     }
     const found = readdirSync(dir)
       .map((name) => join(dir, name))
-      .filter((r) => existsSync(join(r, 'config.json')) && existsSync(join(r, 'eval.json')));
+      .filter((r) => existsSync(join(r, 'config.json')) && finished(r));
     if (found.length === 0) {
       throw new OptionError(
         `--reuse ${d}: no finished run in this folder (a run is finished once its eval.json is written)`,
