@@ -14,8 +14,11 @@ import { basename, join, resolve } from 'node:path';
 import { OptionError, writeJsonAtomicSync } from '@poad/run-kit';
 import type { TrainingOptions } from '@poad/trainer-cli';
 
-/** Options that name where output goes or how it is shown, never what is computed. */
-const OUTPUT_ONLY = new Set([
+/**
+ * Options that name where output goes, how it is shown, or how it is computed (backend and
+ * native threads: the last bits only), never what is computed.
+ */
+const NOT_SETTINGS = new Set([
   'runs',
   'runName',
   'resume',
@@ -24,16 +27,17 @@ const OUTPUT_ONLY = new Set([
   'checkpointEvery',
   'evalEvery',
   'backend',
+  'threads',
 ]);
 
 /**
  * A canonical string of the settings that decide a run's numbers. Two runs with the same key
- * train and evaluate the same way (bit for bit when they also used the same BLAS thread count).
+ * train and evaluate the same way (bit for bit when they also used the same backend and thread count).
  */
 export function settingsKey(o: Readonly<Record<string, unknown>>): string {
   const kept: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(o)) {
-    if (OUTPUT_ONLY.has(k) || v === undefined || v === null) continue;
+    if (NOT_SETTINGS.has(k) || v === undefined || v === null) continue;
     kept[k] = v;
   }
   if (typeof kept.model === 'string') kept.model = resolve(kept.model);

@@ -108,6 +108,7 @@ export async function runCli(spec: AppSpec, argv: readonly string[]): Promise<nu
     const agent = await createLmAgent({
       model: o.model,
       backend: o.backend as 'auto' | 'tensorflow' | 'wasm' | 'cpu',
+      threads: o.threads,
       seed: o.seed,
       lora: { r: o.loraRank, alpha: o.loraAlpha },
       ...(spec.family === 'datascicoding' ? { stopTokenIds: [2] } : {}),

@@ -28,6 +28,8 @@ export interface LmAgentOptions {
   /** Hugging Face model folder with config.json, model.safetensors and tokenizer.json. */
   model: string;
   backend: 'auto' | 'tensorflow' | 'wasm' | 'cpu';
+  /** Threads of the native kernels on wasm (unset: the addon's current setting). */
+  threads?: number;
   seed: number;
   lora: { r: number; alpha: number };
   /** Token ids that end a generated action (open action spaces); default: the tokenizer's EOS. */
@@ -238,7 +240,7 @@ export class LmPolicy implements TokenPolicy {
 
 /** Loads a model folder and wraps it as an {@link Agent} with a fresh LoRA adapter and value head. */
 export async function createLmAgent(o: LmAgentOptions): Promise<Agent> {
-  const backend = await initBackend(o.backend);
+  const backend = await initBackend(o.backend, o.threads ? { threads: o.threads } : {});
   const model = await loadCausalLM(o.model, {
     seed: o.seed,
     lora: { r: o.lora.r, alpha: o.lora.alpha },

@@ -45,6 +45,13 @@ export function trainingSchema(tasks: readonly string[], defaultTask: string, ta
       default: 'auto',
       description: 'TF.js backend: auto prefers tfjs-node-gpu, tfjs-node, then wasm, then cpu',
     },
+    threads: {
+      type: 'integer',
+      min: 1,
+      max: 1024,
+      description:
+        'CPU threads of the native kernels on wasm (default: $POAD_NATIVE_THREADS, else the CPU count); the last bits of the results depend on it, so a run records it and --resume keeps it',
+    },
     envs: { type: 'integer', min: 1, max: 256, description: 'Parallel environments N' },
     envSteps: {
       type: 'integer',

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Algorithm, PpoConfig } from '@poad/ppo';
 import { OptionError, type OptionValues, resolveOptions } from '@poad/run-kit';
@@ -8,7 +9,11 @@ import { runPreset } from './presets.js';
 
 export type TrainingOptions = OptionValues<TrainingSchema>;
 
-/** Options that may change when resuming (they do not affect the numbers). */
+/**
+ * Options that may change when resuming: they do not change what is computed (a different
+ * `threads` or `backend` changes only the last bits of floating-point sums, so such a resumed
+ * run is no longer bit-identical to an uninterrupted one).
+ */
 export const RESUMABLE_OVERRIDES = [
   'maxIterations',
   'quiet',
@@ -16,7 +21,14 @@ export const RESUMABLE_OVERRIDES = [
   'evalEvery',
   'checkpointEvery',
   'backend',
+  'threads',
 ] as const;
+
+/** Native-kernel threads of a run that does not say: `POAD_NATIVE_THREADS`, else the CPU count. */
+export function defaultThreads(): number {
+  const env = Number(process.env.POAD_NATIVE_THREADS);
+  return Number.isInteger(env) && env > 0 ? Math.min(env, 1024) : availableParallelism();
+}
 
 /** Preset values expressed as option names, for the layered defaults. */
 export function presetDefaults(
@@ -44,6 +56,7 @@ export function presetDefaults(
     maxNewTokens: c.maxNewTokens ?? 10,
     temperature: c.temperature ?? 0.5,
     topK: c.topK ?? 50,
+    threads: defaultThreads(),
   };
 }
 
@@ -69,7 +82,9 @@ export function resolveTraining(
         `--resume keeps the run's own settings; remove ${changed.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} (only ${RESUMABLE_OVERRIDES.join(', ')} may change)`,
       );
     }
-    return { ...saved, ...explicit } as TrainingOptions;
+    // Runs recorded before `threads` existed take the default, as they did then.
+    const threads = (saved as Partial<TrainingOptions>).threads ?? defaultThreads();
+    return { ...saved, threads, ...explicit } as TrainingOptions;
   }
   return resolveOptions(schema, explicit, (e) => presetDefaults(spec, e));
 }

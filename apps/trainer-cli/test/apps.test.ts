@@ -7,6 +7,7 @@ import { createVirtualHomeEnv, type VirtualHomeTask } from '@poad/envs-virtualho
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AppSpec } from '../src/app.js';
 import { runCli } from '../src/cli.js';
+import { defaultThreads } from '../src/resolve.js';
 import { tinyModelDir } from './tiny-model.js';
 
 const vh: AppSpec = {
@@ -130,7 +131,22 @@ describe('training apps end to end', () => {
       ]),
     ).toBe(0);
     const pieces = join(runs, 'pieces');
-    expect(await runCli(vh, ['--resume', pieces, '--max-iterations', '3', '--quiet'])).toBe(0);
+    // The run recorded its thread count; the resume keeps it even where the default differs.
+    const threads = JSON.parse(readFileSync(join(pieces, 'config.json'), 'utf8')).threads;
+    expect(threads).toBe(defaultThreads());
+    const envThreads = process.env.POAD_NATIVE_THREADS;
+    process.env.POAD_NATIVE_THREADS = String(threads + 1);
+    stderr.length = 0;
+    try {
+      expect(defaultThreads()).toBe(threads + 1);
+      expect(await runCli(vh, ['--resume', pieces, '--max-iterations', '3', '--quiet'])).toBe(0);
+    } finally {
+      if (envThreads === undefined) delete process.env.POAD_NATIVE_THREADS;
+      else process.env.POAD_NATIVE_THREADS = envThreads;
+    }
+    const backendLine = stderr.join('').match(/backend: (.*);/)?.[1] ?? '';
+    if (backendLine.includes('native kernels'))
+      expect(backendLine).toContain(`, ${threads} thread${threads === 1 ? '' : 's'})`);
     expect(rowsOf(pieces)).toEqual(rowsOf(straight));
     const adapter = (d: string) =>
       readFileSync(join(d, 'checkpoints', 'iter-00000003', 'model', 'adapter_model.safetensors'));
@@ -158,10 +174,15 @@ describe('training apps end to end', () => {
         'oc',
         '--max-iterations',
         '1',
+        '--threads',
+        '1',
         ...small,
       ]),
     ).toBe(0);
     expect(rowsOf(join(runs, 'oc'))).toHaveLength(1);
+    expect(JSON.parse(readFileSync(join(runs, 'oc', 'config.json'), 'utf8')).threads).toBe(1);
+    const env = JSON.parse(readFileSync(join(runs, 'oc', 'environment.json'), 'utf8'));
+    if (env.backend.includes('native kernels')) expect(env.backend).toContain(', 1 thread)');
   });
 
   it('rejects bad input before any work, naming the valid choices or the missing file', async () => {
@@ -171,6 +192,7 @@ describe('training apps end to end', () => {
     expect(await runCli(vh, ['--algo', 'dqn'])).toBe(2);
     expect(stderr.join('')).toMatch(/poad, ntpo, twosome, archer/);
     expect(await runCli(vh, ['--lr', '-1'])).toBe(2);
+    expect(await runCli(vh, ['--threads', '0'])).toBe(2);
     expect(await runCli(vh, ['--lern-rate', '1'])).toBe(2);
     expect(stderr.join('')).toMatch(/unknown option --lern-rate/);
     expect(await runCli(oc, ['--algo', 'archer', '--model', model])).toBe(2);

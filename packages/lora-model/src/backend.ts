@@ -15,46 +15,72 @@ export interface BackendInfo {
   source: string;
   /** What runs, in words, e.g. "wasm + native kernels (OpenBLAS, 2 threads)". */
   description: string;
+  /** Threads of the native kernels (BLAS products and elementwise loops), when they run. */
+  threads?: number;
+}
+
+/** Options of {@link initBackend}. */
+export interface BackendOptions {
+  /**
+   * Threads for `@poad/tfjs-native`'s kernels on wasm (BLAS and elementwise), a positive
+   * integer; unset keeps the addon's default (`POAD_NATIVE_THREADS`, else the CPU count). The
+   * last bits of a matrix product depend on it, so runs that must repeat exactly fix it.
+   * Other backends ignore it.
+   */
+  threads?: number;
 }
 
 const TFJS_NATIVE = '@poad/tfjs-native';
 
+type NativeModule = FusedOps & {
+  registerNativeKernels(backend?: string): {
+    kernels: string[];
+    description: string;
+    reason: string | null;
+  };
+  FUSED_KERNEL_NAMES: readonly string[];
+  setNativeThreads(options: { blas?: number; elementwise?: number }): boolean;
+  getNativeInfo(): { blasThreads: number; elementwiseThreads: number } | null;
+};
+
 /**
  * On wasm, override kernels with `@poad/tfjs-native` (BLAS matmuls, native elementwise ops)
  * when that optional package is installed and its addon built; `POAD_NATIVE_KERNELS=0`
- * disables it. Returns a description of what runs.
+ * disables it. Returns a description of what runs and its thread count.
  */
-async function useNativeKernels(): Promise<string | null> {
+async function useNativeKernels(
+  threads: number | undefined,
+): Promise<{ description: string; threads: number } | null> {
+  let m: NativeModule;
   try {
-    const m = (await import(/* @vite-ignore */ TFJS_NATIVE)) as FusedOps & {
-      registerNativeKernels(backend?: string): {
-        kernels: string[];
-        description: string;
-        reason: string | null;
-      };
-      FUSED_KERNEL_NAMES: readonly string[];
-    };
-    const res = m.registerNativeKernels('wasm');
-    if (res.kernels.length === 0) return null;
-    // Fused RMSNorm / SwiGLU / rotary / log-prob ops, when their kernels were registered too.
-    const fused = res.kernels.some((k) => m.FUSED_KERNEL_NAMES.includes(k));
-    setFusedOps(
-      fused
-        ? {
-            rmsNorm: m.rmsNorm,
-            swiGlu: m.swiGlu,
-            rotaryEmbedding: m.rotaryEmbedding,
-            logProbStats: m.logProbStats,
-            ...(typeof m.attention === 'function' ? { attention: m.attention } : {}),
-          }
-        : null,
-    );
-    // Measured faster than the depthwise attention route once BLAS handles batched products.
-    setBatchMatMulRoute('matmul');
-    return res.description;
+    m = (await import(/* @vite-ignore */ TFJS_NATIVE)) as NativeModule;
   } catch {
     return null; // not installed: stock wasm kernels
   }
+  // Before registering, so that the description names the thread count in effect.
+  if (threads !== undefined) m.setNativeThreads({ blas: threads, elementwise: threads });
+  const res = m.registerNativeKernels('wasm');
+  if (res.kernels.length === 0) return null;
+  // Fused RMSNorm / SwiGLU / rotary / log-prob ops, when their kernels were registered too.
+  const fused = res.kernels.some((k) => m.FUSED_KERNEL_NAMES.includes(k));
+  setFusedOps(
+    fused
+      ? {
+          rmsNorm: m.rmsNorm,
+          swiGlu: m.swiGlu,
+          rotaryEmbedding: m.rotaryEmbedding,
+          logProbStats: m.logProbStats,
+          ...(typeof m.attention === 'function' ? { attention: m.attention } : {}),
+        }
+      : null,
+  );
+  // Measured faster than the depthwise attention route once BLAS handles batched products.
+  setBatchMatMulRoute('matmul');
+  const info = m.getNativeInfo();
+  return {
+    description: res.description,
+    threads: info ? (info.blasThreads > 0 ? info.blasThreads : info.elementwiseThreads) : 1,
+  };
 }
 
 /** Thrown when a requested backend cannot be loaded or initialised. */
@@ -116,9 +142,17 @@ async function tryCpu(): Promise<BackendInfo | null> {
  * Choose and initialise a TF.js backend. `auto` prefers `@tensorflow/tfjs-node-gpu`, then
  * `@tensorflow/tfjs-node` (optional installs), then wasm, then cpu. Nothing happens on import of
  * this package: only this call loads a backend. Also registers a fast `UnsortedSegmentSum`
- * kernel for wasm and cpu (the embedding gradient of full fine-tuning).
+ * kernel for wasm and cpu (the embedding gradient of full fine-tuning). `options.threads` sets
+ * the native kernels' thread count (see {@link BackendOptions}).
  */
-export async function initBackend(choice: BackendChoice = 'auto'): Promise<BackendInfo> {
+export async function initBackend(
+  choice: BackendChoice = 'auto',
+  options: BackendOptions = {},
+): Promise<BackendInfo> {
+  const { threads } = options;
+  if (threads !== undefined && (!Number.isInteger(threads) || threads < 1)) {
+    throw new RangeError(`initBackend: threads must be a positive integer, got ${threads}`);
+  }
   let info: BackendInfo | null = null;
   switch (choice) {
     case 'auto':
@@ -160,8 +194,8 @@ export async function initBackend(choice: BackendChoice = 'auto'): Promise<Backe
   registerSegmentSumKernel(info.backend);
   registerGradients();
   if (info.backend === 'wasm') {
-    const native = await useNativeKernels();
-    if (native) return { ...info, source: `${info.source} + ${TFJS_NATIVE}`, description: native };
+    const native = await useNativeKernels(threads);
+    if (native) return { ...info, source: `${info.source} + ${TFJS_NATIVE}`, ...native };
   }
   return info;
 }

@@ -7,7 +7,7 @@
  */
 
 // Backends and kernels
-export type { BackendChoice, BackendInfo } from './backend.js';
+export type { BackendChoice, BackendInfo, BackendOptions } from './backend.js';
 export { BackendUnavailableError, initBackend } from './backend.js';
 export type { BatchMatMulRoute } from './batch-matmul.js';
 export { batchMatMul, depthwiseBatchMatMul, setBatchMatMulRoute } from './batch-matmul.js';

@@ -51,6 +51,31 @@ describe('initBackend', () => {
     }
   });
 
+  it("threads sets the native kernels' thread count and reports it; bad counts are rejected", async () => {
+    const before = await pkg.initBackend('wasm');
+    if (before.threads === undefined) {
+      // Stock wasm kernels: nothing to set, and nothing claimed.
+      expect((await pkg.initBackend('wasm', { threads: 3 })).threads).toBeUndefined();
+    } else {
+      try {
+        for (const n of [1, 3]) {
+          const info = await pkg.initBackend('wasm', { threads: n });
+          expect(info.threads).toBe(n);
+          expect(info.description).toMatch(new RegExp(`, ${n} threads?\\)$`));
+        }
+        // Without the option the count stays what it was last set to.
+        expect((await pkg.initBackend('wasm')).threads).toBe(3);
+      } finally {
+        await pkg.initBackend('wasm', { threads: before.threads });
+      }
+    }
+    for (const bad of [0, -1, 1.5]) {
+      await expect(pkg.initBackend('wasm', { threads: bad })).rejects.toThrow(
+        /threads must be a positive integer/,
+      );
+    }
+  });
+
   it('explicit choices switch backends; unavailable ones throw a typed error', async () => {
     expect((await pkg.initBackend('cpu')).backend).toBe('cpu');
     expect(tf.getBackend()).toBe('cpu');
