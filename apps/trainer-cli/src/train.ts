@@ -53,6 +53,7 @@ export function metricsRow(
     episodeLength: mean(eps.map((e) => e.length)),
     successRate: withSuccess.length ? mean(withSuccess.map((e) => (e.success ? 1 : 0))) : null,
     meanReward: report.rollout.meanReward,
+    labelMass: report.rollout.labelMass,
     policyLoss: u.policyLoss,
     valueLoss: u.valueLoss,
     entropy: u.entropy,

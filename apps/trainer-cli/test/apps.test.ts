@@ -108,6 +108,10 @@ describe('training apps end to end', () => {
       expect(readdirSync(straight)).toContain(f);
     }
     expect(rowsOf(straight)).toHaveLength(3);
+    for (const r of rowsOf(straight)) {
+      expect(r.labelMass).toBeGreaterThan(0);
+      expect(r.labelMass).toBeLessThanOrEqual(1 + 1e-6);
+    }
     const evalJson = JSON.parse(readFileSync(join(straight, 'eval.json'), 'utf8'));
     expect(Object.keys(evalJson.results)).toEqual([
       'food-preparation/greedy',

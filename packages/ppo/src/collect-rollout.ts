@@ -34,6 +34,11 @@ export interface RolloutStats {
   readonly tokensPerSec: number;
   /** Mean reward per step. */
   readonly meanReward: number;
+  /**
+   * Mean over restricted-action steps of the next-token probability on the valid labels' first
+   * tokens (see `SelectedActions.labelMass`); null when every action space was open.
+   */
+  readonly labelMass: number | null;
   /** Episodes that ended during the rollout. */
   readonly episodes: readonly EpisodeSummary[];
 }
@@ -110,6 +115,8 @@ export async function collectRollout(args: CollectRolloutArgs): Promise<RolloutR
   let current = [...args.steps];
   let rewardSum = 0;
   let tokens = 0;
+  let massSum = 0;
+  let massCount = 0;
 
   for (let t = 0; t < config.numSteps; t++) {
     const {
@@ -118,7 +125,13 @@ export async function collectRollout(args: CollectRolloutArgs): Promise<RolloutR
       logProbs,
       labels,
       candidates: candidateInfo,
+      labelMass,
     } = await selectActions(policy, current, { ...config, rng });
+    for (const m of labelMass) {
+      if (m === undefined) continue;
+      massSum += m;
+      massCount++;
+    }
 
     // ---- critic: V(o, w_<k) per token ----
     const width = maxLength(actionIds);
@@ -204,6 +217,7 @@ export async function collectRollout(args: CollectRolloutArgs): Promise<RolloutR
       envStepsPerSec: envSteps / seconds,
       tokensPerSec: tokens / seconds,
       meanReward: rewardSum / envSteps,
+      labelMass: massCount ? massSum / massCount : null,
       episodes,
     },
   };

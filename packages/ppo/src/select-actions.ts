@@ -39,6 +39,14 @@ export interface SelectedActions {
    * order (undefined for open action spaces). For inspecting a policy; training does not use it.
    */
   readonly actionProbs: Array<Float64Array | undefined>;
+  /**
+   * For restricted action spaces: the policy's next-token probability, at the decision point,
+   * summed over the distinct first tokens of the valid labels (1 when all of the model's mass is
+   * on starting some valid label; undefined for open action spaces). The sampler renormalises
+   * over the labels, so this does not change which action is taken; it shows how much of the
+   * language model's own distribution training has moved away from the action vocabulary.
+   */
+  readonly labelMass: Array<number | undefined>;
 }
 
 export function maxLength(rows: readonly Int32Array[]): number {
@@ -119,6 +127,7 @@ export async function selectActions(
   const labels: string[] = new Array(n);
   const candidates: Array<StepRecord['candidates']> = new Array(n);
   const actionProbs: Array<Float64Array | undefined> = new Array(n).fill(undefined);
+  const labelMass: Array<number | undefined> = new Array(n).fill(undefined);
 
   // ---- restricted action spaces: TWOSOME sampler ----
   const restricted = steps.flatMap((s, i) => (s.actions === null ? [] : [i]));
@@ -154,6 +163,10 @@ export async function selectActions(
       const dist = candidateDistribution(sums, norms);
       const chosen = options.greedy ? argmax(dist.probs) : rng.categorical(dist.probs);
       actionProbs[i] = Float64Array.from(dist.probs);
+      const firstTokens = new Map(ids.map((x, c) => [x[0]!, perToken[c]![0]!]));
+      let mass = 0;
+      for (const l of firstTokens.values()) mass += Math.exp(l);
+      labelMass[i] = mass;
       actionIds[i] = ids[chosen]!;
       logProbs[i] = perToken[chosen]!;
       labels[i] = labelsI[chosen]!;
@@ -194,5 +207,5 @@ export async function selectActions(
       logProbs[i] = lp.slice(j * width, j * width + actionIds[i]!.length);
     });
   }
-  return { prompts, actionIds, logProbs, labels, candidates, actionProbs };
+  return { prompts, actionIds, logProbs, labels, candidates, actionProbs, labelMass };
 }

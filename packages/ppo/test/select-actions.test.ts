@@ -99,4 +99,39 @@ describe('selectActions', () => {
       expect(Math.log(p![best]!)).toBeCloseTo(a.candidates[i]!.actionLogProb, 5);
     });
   });
+
+  it('labelMass is the next-token probability summed over the distinct first tokens of the labels', async () => {
+    const inner = new TinyPolicy({ words: task.words, seed: 6 });
+    live.push(inner);
+    const steps = await new KeyTokenVecEnv(task, 3).reset();
+    const a = await selectActions(inner, steps, opts(false, 2));
+    for (let i = 0; i < steps.length; i++) {
+      const labels = steps[i]!.actions!;
+      const ids = await inner.encodeContinuations(steps[i]!.observation, labels);
+      const first = [...new Set(ids.map((x) => x[0]!))];
+      // Independently: one teacher-forced pass per distinct first token.
+      const t = tf.tidy(
+        () =>
+          inner.scoreTokens({
+            prompts: first.map(() => a.prompts[i]!),
+            actions: first.map((id) => Int32Array.of(id)),
+            width: 1,
+          }).logProbs,
+      );
+      const lp = (await t.data()) as Float32Array;
+      t.dispose();
+      const expected = Array.from(lp).reduce((s, l) => s + Math.exp(l), 0);
+      expect(a.labelMass[i]).toBeCloseTo(expected, 5);
+      expect(a.labelMass[i]!).toBeGreaterThan(0);
+      expect(a.labelMass[i]!).toBeLessThanOrEqual(1 + 1e-6);
+      // Shared first tokens count once: the sum is not over labels.
+      if (first.length < labels.length) {
+        const perLabel = ids.reduce((s, x) => {
+          const k = first.indexOf(x[0]!);
+          return s + Math.exp(lp[k]!);
+        }, 0);
+        expect(perLabel).toBeGreaterThan(a.labelMass[i]!);
+      }
+    }
+  });
 });

@@ -235,13 +235,16 @@ describe('approximate-KL early stop (§2.2 skip semantics)', () => {
     const policy = new TinyPolicy({ words: task.words, seed });
     live.push(policy);
     const config = resolveConfig({ ...small, epochs: 1, numMinibatches: 16 });
-    const { buffer } = await collectRollout({
+    const { buffer, stats } = await collectRollout({
       policy,
       env: new KeyTokenVecEnv(task, 4),
       steps: await new KeyTokenVecEnv(task, 4).reset(),
       config,
       rng: new SeededRng(1),
     });
+    // Restricted action spaces report the mean label mass of their steps, a probability.
+    expect(stats.labelMass).toBeGreaterThan(0);
+    expect(stats.labelMass).toBeLessThanOrEqual(1 + 1e-6);
     return { policy, buffer, config };
   }
 
@@ -512,7 +515,7 @@ describe('rollouts', () => {
         return { tokenIds: ids, text: 'generated' };
       },
     });
-    const { buffer } = await collectRollout({
+    const { buffer, stats } = await collectRollout({
       policy: generating,
       env,
       steps: await env.reset(),
@@ -520,6 +523,8 @@ describe('rollouts', () => {
       rng: new SeededRng(1),
     });
     expect(Array.from(buffer.chosen)).toEqual([-1, -1, -1, -1]);
+    // No labels, so no label mass to report.
+    expect(stats.labelMass).toBeNull();
     for (let i = 0; i < buffer.size; i++) {
       expect(buffer.actionLength(i)).toBeGreaterThanOrEqual(1);
       expect(buffer.actionLength(i)).toBeLessThanOrEqual(3);
