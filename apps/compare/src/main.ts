@@ -2,7 +2,7 @@
 // npm run compare -- --env virtualhome/food-preparation --algos poad,ntpo,twosome --seeds 3
 // Runs every (algorithm or ablation setting) × seed with the training CLI, then writes
 // report.md, summary.json and curves.svg/png (mean ± std over seeds) into one folder.
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { basename, join, resolve } from 'node:path';
@@ -147,13 +147,63 @@ function jobArgs(job: Job, common: string[], dir: string): string[] {
   return [...common, ...job.args, '--run-name', job.name];
 }
 
-async function runInProcess(app: AppSpec, job: Job, args: string[]): Promise<void> {
+/**
+ * Ctrl-C or SIGTERM while runs are going: no new run starts, and each running one gets the signal
+ * (forwarded to child processes, which ignore a copy within a second of the terminal's own), so
+ * it saves a checkpoint and stops; a second signal stops them at once. `--resume` continues.
+ */
+class Interrupt {
+  requested = false;
+  readonly children = new Set<ChildProcess>();
+  private count = 0;
+  private firstAt = 0;
+  private readonly handler = (signal: NodeJS.Signals) => {
+    if (this.count > 0 && Date.now() - this.firstAt < 1000) return;
+    this.count++;
+    if (this.count === 1) {
+      this.requested = true;
+      this.firstAt = Date.now();
+      process.stderr.write(
+        `\n${signal}: the running trainings save a checkpoint and stop; no new run starts (press again to stop them at once)\n`,
+      );
+    }
+    for (const c of this.children) c.kill(signal);
+  };
+
+  constructor() {
+    process.on('SIGINT', this.handler);
+    process.on('SIGTERM', this.handler);
+  }
+
+  dispose(): void {
+    process.off('SIGINT', this.handler);
+    process.off('SIGTERM', this.handler);
+  }
+}
+
+/** Exit code of a training command that was interrupted and saved its checkpoint. */
+const INTERRUPTED = 130;
+
+async function runInProcess(
+  app: AppSpec,
+  job: Job,
+  args: string[],
+  stop: Interrupt,
+): Promise<void> {
   process.stderr.write(`\n=== ${job.label} (${job.name}) ===\n`);
   const code = await runCli(app, args);
+  if (code === INTERRUPTED && stop.requested) return;
   if (code !== 0) throw new Error(`run ${job.name} failed with exit code ${code}`);
 }
 
-function runChild(family: string, job: Job, args: string[], dir: string, threads: number) {
+function runChild(
+  family: string,
+  job: Job,
+  args: string[],
+  dir: string,
+  threads: number,
+  stop: Interrupt,
+) {
   const main = fileURLToPath(new URL(MAINS[family]!, import.meta.url));
   const logFile = join(dir, `${job.name}.log`);
   const log = createWriteStream(logFile, { flags: 'a' });
@@ -163,13 +213,18 @@ function runChild(family: string, job: Job, args: string[], dir: string, threads
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { POAD_NATIVE_THREADS: String(threads), ...process.env },
     });
+    stop.children.add(child);
     child.stdout.pipe(log, { end: false });
     child.stderr.pipe(log, { end: false });
     child.on('error', fail);
     child.on('close', (code) => {
+      stop.children.delete(child);
       log.end();
       if (code === 0) {
         process.stderr.write(`finished ${job.label} (${job.name})\n`);
+        ok();
+      } else if (code === INTERRUPTED && stop.requested) {
+        process.stderr.write(`stopped ${job.label} (${job.name}) after its checkpoint\n`);
         ok();
       } else fail(new Error(`run ${job.name} failed with exit code ${code}; see ${logFile}`));
     });
@@ -177,11 +232,16 @@ function runChild(family: string, job: Job, args: string[], dir: string, threads
 }
 
 /** Run `jobs` with at most `n` at once; the first failure stops new starts and is rethrown. */
-async function pool(jobs: Job[], n: number, run: (j: Job) => Promise<void>): Promise<void> {
+async function pool(
+  jobs: Job[],
+  n: number,
+  stop: Interrupt,
+  run: (j: Job) => Promise<void>,
+): Promise<void> {
   const queue = [...jobs];
   let failure: unknown = null;
   const worker = async () => {
-    while (queue.length > 0 && failure === null) {
+    while (queue.length > 0 && failure === null && !stop.requested) {
       const job = queue.shift()!;
       try {
         await run(job);
@@ -306,11 +366,23 @@ export async function compare(argv: readonly string[]): Promise<number> {
     if (groups.length === 0) throw new OptionError(`--report-only: no finished run in ${dir} yet`);
   } else {
     const threads = Math.max(1, Math.floor(availableParallelism() / o.jobs));
-    await pool(todo, o.jobs, (job) =>
-      o.jobs === 1
-        ? runInProcess(app, job, jobArgs(job, common, dir))
-        : runChild(family!, job, jobArgs(job, common, dir), dir, threads),
-    );
+    const stop = new Interrupt();
+    try {
+      await pool(todo, o.jobs, stop, (job) =>
+        o.jobs === 1
+          ? runInProcess(app, job, jobArgs(job, common, dir), stop)
+          : runChild(family!, job, jobArgs(job, common, dir), dir, threads, stop),
+      );
+    } finally {
+      stop.dispose();
+    }
+    if (stop.requested) {
+      const done = jobs.filter((j) => finished(join(dir, j.name))).length;
+      process.stderr.write(
+        `interrupted with ${done} of ${jobs.length} runs finished; continue with: npm run compare -- --resume ${dir}\n`,
+      );
+      return INTERRUPTED;
+    }
   }
   const optimum = app.optimalReturn?.(task);
   const summaries = groups.map((g) => summarise(g, task, optimum));

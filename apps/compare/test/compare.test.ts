@@ -9,7 +9,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_MODEL } from '@poad/trainer-cli/testing';
+import { DEFAULT_MODEL, spawnApp, waitFor } from '@poad/trainer-cli/testing';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { compare } from '../src/main.js';
 import { markdown, smoothed, summarise, summariseRun } from '../src/report.js';
@@ -27,8 +27,8 @@ function captureStderr(): string[] {
   return msgs;
 }
 
-/** Tiny runs (one iteration, one evaluation episode) of `seeds` seeds; the last entry is --extra. */
-const tiny = (env: string, seeds = 1) => [
+/** Tiny runs (one iteration unless said, one evaluation episode); the last entry is --extra. */
+const tiny = (env: string, seeds = 1, iterations = 1) => [
   '--env',
   env,
   '--seeds',
@@ -36,7 +36,7 @@ const tiny = (env: string, seeds = 1) => [
   '--model',
   DEFAULT_MODEL,
   '--max-iterations',
-  '1',
+  String(iterations),
   '--eval-episodes',
   '1',
   '--extra=--envs 2 --num-steps 4 --epochs 1 --minibatches 2',
@@ -173,6 +173,54 @@ describe('npm run compare', () => {
       vi.restoreAllMocks();
     }
   }, 120_000);
+
+  it('SIGTERM stops a --jobs 2 comparison cleanly: runs checkpoint, exit 130, --resume finishes', async () => {
+    const base = join(out, 'signal');
+    mkdirSync(base);
+    const args = [
+      ...tiny('virtualhome/food-preparation', 1, 12),
+      '--algos',
+      'poad,ntpo',
+      '--jobs',
+      '2',
+      '--out',
+      base,
+    ];
+    const { child, done } = spawnApp('apps/compare/src/main.ts', args);
+    // Signal once both runs have written a checkpoint.
+    while (readdirSync(base).length === 0) await new Promise((r) => setTimeout(r, 200));
+    const dir = join(base, readdirSync(base)[0]!);
+    for (const run of ['poad-s1', 'ntpo-s1'])
+      await waitFor(join(dir, run, 'checkpoints', 'latest.json'), 60_000);
+    child.kill('SIGTERM');
+    const { code, out: err } = await done;
+    expect(code, err).toBe(130);
+    expect(err).toContain(`continue with: npm run compare -- --resume ${dir}`);
+    for (const run of ['poad-s1', 'ntpo-s1']) {
+      // Each run got the signal, saved and stopped before the end; no report was written.
+      expect(readFileSync(join(dir, `${run}.log`), 'utf8')).toMatch(
+        /stopped after iteration \d+\/12/,
+      );
+      expect(existsSync(join(dir, run, 'eval.json'))).toBe(false);
+    }
+    expect(existsSync(join(dir, 'report.md'))).toBe(false);
+    const msgs = captureStderr();
+    try {
+      expect(await compare(['--resume', dir])).toBe(0);
+      for (const run of ['poad-s1', 'ntpo-s1']) {
+        const rows = readFileSync(join(dir, run, 'metrics.jsonl'), 'utf8')
+          .trim()
+          .split('\n');
+        expect(rows.map((l) => JSON.parse(l).iteration)).toEqual(
+          Array.from({ length: 12 }, (_, i) => i + 1),
+        );
+      }
+      expect(existsSync(join(dir, 'report.md'))).toBe(true);
+    } finally {
+      vi.restoreAllMocks();
+    }
+    expect(msgs.join('')).toContain('finished poad, seed 1');
+  }, 180_000);
 
   it('--reuse copies in finished runs with the same settings and seed, and trains the rest', async () => {
     const base = join(out, 'reuse');
