@@ -30,6 +30,7 @@ interface Row {
   successRate: number | null;
   episodeLength?: number | null;
   wallSeconds?: number;
+  labelMass?: number | null;
 }
 
 /** One run of a group, for the per-run table. */
@@ -44,6 +45,13 @@ export interface RunSummary {
   finalSampled: { successRate: number; episodeReturn: number; episodeLength: number } | null;
   /** Final greedy evaluation on the training task (null: not evaluated). */
   greedy: { successRate: number; meanReturn: number } | null;
+  /**
+   * Mean `labelMass` of the last 5 iterations (the next-token probability on the valid labels'
+   * first tokens); null for runs that did not log it.
+   */
+  finalLabelMass: number | null;
+  /** Held-out perplexity of the policy before and after training (null: not measured). */
+  perplexity: [number, number] | null;
   envSteps: number;
   wallSeconds: number;
 }
@@ -59,7 +67,7 @@ export function readRows(runDir: string): Row[] {
 /** Running mean over the last `k` iterations that finished episodes (carried forward). */
 export function smoothed(
   rows: readonly Row[],
-  key: 'episodeReturn' | 'successRate' | 'episodeLength',
+  key: 'episodeReturn' | 'successRate' | 'episodeLength' | 'labelMass',
   k = 5,
 ): number[] {
   const seen: number[] = [];
@@ -105,11 +113,21 @@ export function summariseRun(runDir: string, trainTask: string): RunSummary {
       }
     : null;
   const greedy = readEval(runDir)[`${trainTask}/greedy`] ?? null;
+  const mass = smoothed(rows, 'labelMass')[last];
+  const pplFile = join(runDir, 'perplexity.json');
+  const ppl = existsSync(pplFile)
+    ? (JSON.parse(readFileSync(pplFile, 'utf8')) as { before?: number; after?: number })
+    : {};
   return {
     name: basename(runDir),
     sampledSuccessAt: [firstAt(0.5), firstAt(0.9)],
     finalSampled,
     greedy: greedy && { successRate: greedy.successRate, meanReturn: greedy.meanReturn },
+    finalLabelMass: mass !== undefined && Number.isFinite(mass) ? mass : null,
+    perplexity:
+      typeof ppl.before === 'number' && typeof ppl.after === 'number'
+        ? [ppl.before, ppl.after]
+        : null,
     envSteps: rows[last]?.envSteps ?? 0,
     wallSeconds: rows[last]?.wallSeconds ?? 0,
   };
@@ -205,10 +223,10 @@ export function markdown(
       '',
       '## Per run',
       '',
-      'Sampled: the training rollouts (running mean over the last 5 iterations with finished episodes). Greedy: the final evaluation.',
+      "Sampled: the training rollouts (running mean over the last 5 iterations with finished episodes). Greedy: the final evaluation. Label mass: the policy's next-token probability on the valid labels' first tokens (mean of the last 5 iterations; 1 = all of it). Perplexity: on held-out text, before → after training.",
       '',
-      '| run | 50% / 90% sampled success at (env steps) | at the end: sampled success, return, length | greedy success, return | env steps | training wall (s) |',
-      '|---|---|---|---|---|---|',
+      '| run | 50% / 90% sampled success at (env steps) | at the end: sampled success, return, length | greedy success, return | label mass at the end | perplexity | env steps | training wall (s) |',
+      '|---|---|---|---|---|---|---|---|',
       ...runs.map((r) => {
         const f = r.finalSampled;
         const end = f
@@ -217,7 +235,11 @@ export function markdown(
         const g = r.greedy
           ? `${pct(r.greedy.successRate)}, ${r.greedy.meanReturn.toFixed(3)}`
           : '–';
-        return `| ${r.name} | ${at(r.sampledSuccessAt[0])} / ${at(r.sampledSuccessAt[1])} | ${end} | ${g} | ${r.envSteps} | ${Math.round(r.wallSeconds)} |`;
+        const mass = r.finalLabelMass === null ? '–' : r.finalLabelMass.toFixed(3);
+        const ppl = r.perplexity
+          ? `${r.perplexity[0].toFixed(2)} → ${r.perplexity[1].toFixed(2)}`
+          : '–';
+        return `| ${r.name} | ${at(r.sampledSuccessAt[0])} / ${at(r.sampledSuccessAt[1])} | ${end} | ${g} | ${mass} | ${ppl} | ${r.envSteps} | ${Math.round(r.wallSeconds)} |`;
       }),
     );
   }

@@ -82,6 +82,7 @@ describe('report maths', () => {
       successRate,
       episodeReturn: successRate === null ? null : successRate / 2,
       episodeLength: successRate === null ? null : 50 - 40 * successRate,
+      labelMass: 0.9 - 0.1 * i,
     }));
     writeFileSync(join(dir, 'metrics.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n'));
     const r = summariseRun(dir, 'a');
@@ -92,7 +93,10 @@ describe('report maths', () => {
     expect(r.finalSampled!.episodeReturn).toBeCloseTo(0.32);
     expect(r.finalSampled!.episodeLength).toBeCloseTo(24.4);
     expect(r.greedy).toBeNull();
+    expect(r.finalLabelMass).toBeCloseTo(0.5); // mean of .7 .6 .5 .4 .3
+    expect(r.perplexity).toBeNull();
     expect([r.envSteps, r.wallSeconds, r.name]).toEqual([896, 17.5, 'per-run']);
+    writeFileSync(join(dir, 'perplexity.json'), JSON.stringify({ before: 2.126, after: 4.5 }));
     writeFileSync(
       join(dir, 'eval.json'),
       JSON.stringify({ results: { 'a/greedy': { meanReturn: 0.774, successRate: 1 } } }),
@@ -100,7 +104,7 @@ describe('report maths', () => {
     const s = summarise({ label: 'y', runDirs: [dir] }, 'a', 1);
     expect(s.runs[0]!.greedy).toEqual({ successRate: 1, meanReturn: 0.774 });
     expect(markdown('T', 'cmd', [s], 1)).toContain(
-      '| per-run | 768 / – | 64.0%, 0.320, 24.4 | 100.0%, 0.774 | 896 | 18 |',
+      '| per-run | 768 / – | 64.0%, 0.320, 24.4 | 100.0%, 0.774 | 0.500 | 2.13 → 4.50 | 896 | 18 |',
     );
   });
 });
