@@ -42,6 +42,17 @@ const tiny = (env: string, seeds = 1, iterations = 1) => [
   '--extra=--envs 2 --num-steps 4 --epochs 1 --minibatches 2',
 ];
 
+/** POAD and NTPO on food-preparation, one seed, as two child processes (--jobs 2). */
+const poadNtpoInChildren = (base: string, iterations = 1) => [
+  ...tiny('virtualhome/food-preparation', 1, iterations),
+  '--algos',
+  'poad,ntpo',
+  '--jobs',
+  '2',
+  '--out',
+  base,
+];
+
 describe('report maths', () => {
   it('smooths over iterations with finished episodes and finds steps to 90% of the optimum', () => {
     const dir = join(out, 'fake');
@@ -139,15 +150,7 @@ describe('npm run compare', () => {
     mkdirSync(base);
     const msgs = captureStderr();
     try {
-      const code = await compare([
-        ...tiny('virtualhome/food-preparation'),
-        '--algos',
-        'poad,ntpo',
-        '--jobs',
-        '2',
-        '--out',
-        base,
-      ]);
+      const code = await compare(poadNtpoInChildren(base));
       expect(code).toBe(0);
       const dir = join(base, readdirSync(base)[0]!);
       for (const run of ['poad-s1', 'ntpo-s1']) {
@@ -181,16 +184,7 @@ describe('npm run compare', () => {
   it('SIGTERM stops a --jobs 2 comparison cleanly: runs checkpoint, exit 130, --resume finishes', async () => {
     const base = join(out, 'signal');
     mkdirSync(base);
-    const args = [
-      ...tiny('virtualhome/food-preparation', 1, 12),
-      '--algos',
-      'poad,ntpo',
-      '--jobs',
-      '2',
-      '--out',
-      base,
-    ];
-    const { child, done } = spawnApp('apps/compare/src/main.ts', args);
+    const { child, done } = spawnApp('apps/compare/src/main.ts', poadNtpoInChildren(base, 12));
     // Signal once both runs have written a checkpoint.
     while (readdirSync(base).length === 0) await new Promise((r) => setTimeout(r, 200));
     const dir = join(base, readdirSync(base)[0]!);
