@@ -40,7 +40,10 @@ const SMALL: Record<PresetEnv, RunPreset> = {
   overcooked: {
     numEnvs: 8,
     envSteps: 60_000,
-    source: 'small: tuned for the embedded default model (docs/results.md)',
+    // Not tuned yet: the VirtualHome values with Overcooked's γ. None of actor lr 1e-4–5e-4 and
+    // entropy 0–1e-3 learned tomato-salad in 30,000 steps on the default model (docs/results.md).
+    source:
+      'small: the VirtualHome values with γ 0.99, not yet tuned for Overcooked (docs/results.md)',
     config: {
       numSteps: 16,
       lr: 5e-4,
