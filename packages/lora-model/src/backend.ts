@@ -51,36 +51,35 @@ type NativeModule = FusedOps & {
 async function useNativeKernels(
   threads: number | undefined,
 ): Promise<{ description: string; threads: number } | null> {
-  let m: NativeModule;
   try {
-    m = (await import(/* @vite-ignore */ TFJS_NATIVE)) as NativeModule;
+    const m = (await import(/* @vite-ignore */ TFJS_NATIVE)) as NativeModule;
+    // Before registering, so that the description names the thread count in effect.
+    if (threads !== undefined) m.setNativeThreads({ blas: threads, elementwise: threads });
+    const res = m.registerNativeKernels('wasm');
+    if (res.kernels.length === 0) return null;
+    // Fused RMSNorm / SwiGLU / rotary / log-prob ops, when their kernels were registered too.
+    const fused = res.kernels.some((k) => m.FUSED_KERNEL_NAMES.includes(k));
+    setFusedOps(
+      fused
+        ? {
+            rmsNorm: m.rmsNorm,
+            swiGlu: m.swiGlu,
+            rotaryEmbedding: m.rotaryEmbedding,
+            logProbStats: m.logProbStats,
+            ...(typeof m.attention === 'function' ? { attention: m.attention } : {}),
+          }
+        : null,
+    );
+    // Measured faster than the depthwise attention route once BLAS handles batched products.
+    setBatchMatMulRoute('matmul');
+    const info = m.getNativeInfo();
+    return {
+      description: res.description,
+      threads: info ? (info.blasThreads > 0 ? info.blasThreads : info.elementwiseThreads) : 1,
+    };
   } catch {
     return null; // not installed: stock wasm kernels
   }
-  // Before registering, so that the description names the thread count in effect.
-  if (threads !== undefined) m.setNativeThreads({ blas: threads, elementwise: threads });
-  const res = m.registerNativeKernels('wasm');
-  if (res.kernels.length === 0) return null;
-  // Fused RMSNorm / SwiGLU / rotary / log-prob ops, when their kernels were registered too.
-  const fused = res.kernels.some((k) => m.FUSED_KERNEL_NAMES.includes(k));
-  setFusedOps(
-    fused
-      ? {
-          rmsNorm: m.rmsNorm,
-          swiGlu: m.swiGlu,
-          rotaryEmbedding: m.rotaryEmbedding,
-          logProbStats: m.logProbStats,
-          ...(typeof m.attention === 'function' ? { attention: m.attention } : {}),
-        }
-      : null,
-  );
-  // Measured faster than the depthwise attention route once BLAS handles batched products.
-  setBatchMatMulRoute('matmul');
-  const info = m.getNativeInfo();
-  return {
-    description: res.description,
-    threads: info ? (info.blasThreads > 0 ? info.blasThreads : info.elementwiseThreads) : 1,
-  };
 }
 
 /** Thrown when a requested backend cannot be loaded or initialised. */
