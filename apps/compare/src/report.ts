@@ -81,12 +81,15 @@ export function smoothed(
 
 type EvalResults = Record<string, { meanReturn: number; successRate: number }>;
 
+/** A JSON file of a run folder, or `missing` while it has not been written. */
+function readRunJson<T>(runDir: string, name: string, missing: T): T {
+  const f = join(runDir, name);
+  return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as T) : missing;
+}
+
 /** A run's final evaluation by `task/greedy` and `task/sampled` ({} before it is written). */
 function readEval(runDir: string): EvalResults {
-  const f = join(runDir, 'eval.json');
-  return existsSync(f)
-    ? (JSON.parse(readFileSync(f, 'utf8')) as { results: EvalResults }).results
-    : {};
+  return readRunJson<{ results: EvalResults }>(runDir, 'eval.json', { results: {} }).results;
 }
 
 /** The per-run facts the report's last table shows. */
@@ -114,10 +117,7 @@ export function summariseRun(runDir: string, trainTask: string): RunSummary {
     : null;
   const greedy = readEval(runDir)[`${trainTask}/greedy`] ?? null;
   const mass = smoothed(rows, 'labelMass')[last];
-  const pplFile = join(runDir, 'perplexity.json');
-  const ppl = existsSync(pplFile)
-    ? (JSON.parse(readFileSync(pplFile, 'utf8')) as { before?: number; after?: number })
-    : {};
+  const ppl = readRunJson<{ before?: number; after?: number }>(runDir, 'perplexity.json', {});
   return {
     name: basename(runDir),
     sampledSuccessAt: [firstAt(0.5), firstAt(0.9)],
