@@ -6,6 +6,13 @@ export type Algorithm = 'poad' | 'ntpo' | 'archer' | 'twosome';
 /** How a candidate's summed token log-prob is normalised by the TWOSOME sampler. */
 export type CandidateNormalisation = 'words' | 'tokens' | 'none';
 
+/**
+ * The token policy of restricted action spaces: the language model's full-vocabulary softmax
+ * with labels sampled by the TWOSOME softmax (the paper), or each token renormalised over the
+ * tokens that continue a valid label, with labels sampled from the product (see `label-tokens.ts`).
+ */
+export type TokenSpace = 'vocabulary' | 'labels';
+
 /** How advantages are standardised in each minibatch. */
 export type AdvantageNormalisation = 'masked' | 'nan-trick' | 'none';
 
@@ -31,6 +38,13 @@ export interface PpoConfig {
   numSteps: number;
   /** Candidate-score normalisation of the TWOSOME sampler: ÷ word count (default), ÷ token count, or none. */
   candidateNormalisation: CandidateNormalisation;
+  /**
+   * Restricted action spaces, token-level algorithms: 'vocabulary' (default, the paper) scores
+   * tokens over the full vocabulary and samples labels by the TWOSOME softmax; 'labels'
+   * renormalises every token over the continuations of valid labels and samples labels from
+   * the product, so the optimised and the acting policy are one. Not for twosome.
+   */
+  tokenSpace: TokenSpace;
   /** Take the arg-max action (and greedy generation) instead of sampling. */
   greedy: boolean;
   /** Open action spaces: most new tokens per action (`max_new_tokens`). */
@@ -92,6 +106,7 @@ export const defaultConfig: Readonly<PpoConfig> = Object.freeze({
   truncationAsTermination: false,
   numSteps: 32,
   candidateNormalisation: 'words',
+  tokenSpace: 'vocabulary',
   greedy: false,
   maxNewTokens: 10,
   temperature: 0.5,
@@ -172,6 +187,13 @@ export function resolveConfig(overrides: Partial<PpoConfig> = {}): PpoConfig {
   const cfg: PpoConfig = { ...defaultConfig, ...overrides };
   oneOf(cfg, 'algorithm', ALGORITHMS);
   oneOf(cfg, 'candidateNormalisation', ['words', 'tokens', 'none']);
+  oneOf(cfg, 'tokenSpace', ['vocabulary', 'labels']);
+  if (cfg.tokenSpace === 'labels' && cfg.algorithm === 'twosome') {
+    throw new PpoConfigError(
+      'config.tokenSpace',
+      "'labels' is for token-level algorithms (poad, ntpo, archer); twosome already optimises a distribution over labels. Use tokenSpace 'vocabulary' with twosome.",
+    );
+  }
   oneOf(cfg, 'advantageNormalisation', ['masked', 'nan-trick', 'none']);
   oneOf(cfg, 'valueLoss', ['mse', 'huber']);
   inRange(cfg, 'gamma', 0, 1);

@@ -20,6 +20,7 @@ export type {
   Algorithm,
   CandidateNormalisation,
   PpoConfig,
+  TokenSpace,
 } from './config.js';
 // Configuration
 export { defaultConfig, resolveConfig } from './config.js';
@@ -27,6 +28,7 @@ export type { UpdateDiagnostics } from './diagnostics.js';
 export { explainedVariance } from './diagnostics.js';
 export { CheckpointMismatchError, PolicyContractError, PpoConfigError } from './errors.js';
 export { clipGradNorm } from './grad-clip.js';
+export { nextTokenSets, restrictedLogProbs } from './label-tokens.js';
 export {
   approxKl,
   clipIndicator,

@@ -17,6 +17,14 @@ export interface TokenBatch {
    * value (the policy must not let them affect the real columns).
    */
   readonly width: number;
+  /**
+   * Optional restriction of the token space (`tokenSpace: 'labels'`): `allowed[i][k]` lists the
+   * token ids that may follow row i's prompt and action tokens w_<k, with `actions[i][k]` among
+   * them. When given, `scoreTokens` returns log-probs and entropies of the next-token
+   * distribution renormalised over those ids; a position with a single allowed id has
+   * log-prob 0 and entropy 0.
+   */
+  readonly allowed?: readonly (readonly Int32Array[])[];
 }
 
 /**
@@ -27,11 +35,13 @@ export interface TokenBatch {
 export interface TokenScores {
   /**
    * log π(w_k | o_i, w_<k), the full-vocabulary log-softmax at temperature 1 gathered at the
-   * stored token w_k. Differentiable w.r.t. the actor variables.
+   * stored token w_k (renormalised over `allowed[i][k]` when the batch has `allowed`).
+   * Differentiable w.r.t. the actor variables.
    */
   readonly logProbs: Tensor2D | Tensor1D;
   /**
-   * Entropy of the full-vocabulary distribution at the position that predicts w_k.
+   * Entropy of the full-vocabulary distribution at the position that predicts w_k (of the
+   * renormalised distribution over `allowed[i][k]` when the batch has `allowed`).
    * Differentiable w.r.t. the actor variables.
    */
   readonly entropies: Tensor2D | Tensor1D;

@@ -1,7 +1,8 @@
 import type { TextStep } from '@poad/envs-core';
 import * as tf from '@tensorflow/tfjs-core';
-import type { CandidateNormalisation } from './config.js';
-import { PolicyContractError } from './errors.js';
+import type { CandidateNormalisation, TokenSpace } from './config.js';
+import { PolicyContractError, PpoConfigError } from './errors.js';
+import { restrictedLogProbs } from './label-tokens.js';
 import { toPadded } from './padding.js';
 import type { TokenBatch, TokenPolicy } from './policy.js';
 import type { SeededRng } from './rng.js';
@@ -14,6 +15,12 @@ export interface SelectOptions {
   readonly greedy: boolean;
   /** TWOSOME normalisation of a candidate's summed log-prob. */
   readonly candidateNormalisation: CandidateNormalisation;
+  /**
+   * Restricted action spaces: 'vocabulary' (default) samples by the TWOSOME softmax and returns
+   * full-vocabulary token log-probs; 'labels' samples from the product of the tokens'
+   * probabilities renormalised over the label tree and returns those restricted log-probs.
+   */
+  readonly tokenSpace?: TokenSpace;
   /** Open action spaces: generation limits. */
   readonly maxNewTokens: number;
   readonly temperature: number;
@@ -28,7 +35,10 @@ export interface SelectedActions {
   readonly prompts: Int32Array[];
   /** Chosen action ids, exactly as scored or generated. */
   readonly actionIds: Int32Array[];
-  /** Per-token behaviour log-probs of the chosen actions (full vocabulary, temperature 1). */
+  /**
+   * Per-token behaviour log-probs of the chosen actions at temperature 1: over the full
+   * vocabulary, or with `tokenSpace: 'labels'` over the tokens continuing a valid label.
+   */
   readonly logProbs: ArrayLike<number>[];
   /** The labels (or generated text) to send to the environments. */
   readonly labels: string[];
@@ -47,6 +57,12 @@ export interface SelectedActions {
    * language model's own distribution training has moved away from the action vocabulary.
    */
   readonly labelMass: Array<number | undefined>;
+}
+
+function sumOf(xs: ArrayLike<number>): number {
+  let s = 0;
+  for (let k = 0; k < xs.length; k++) s += xs[k]!;
+  return s;
 }
 
 export function maxLength(rows: readonly Int32Array[]): number {
@@ -110,7 +126,10 @@ async function candidateLogProbs(
  * Restricted action spaces use the TWOSOME sampler for every algorithm: each valid label is
  * scored as a continuation of the prompt, its summed token log-prob is divided by its word or
  * token count, and an action is sampled from the softmax (or taken greedily). The chosen label's
- * in-context ids and per-token log-probs from that same scoring pass are returned. Open action
+ * in-context ids and per-token log-probs from that same scoring pass are returned. With
+ * `tokenSpace: 'labels'` the same pass is renormalised over the label tree instead: each
+ * label's probability is the product of its restricted token probabilities (no normaliser),
+ * and the restricted per-token log-probs are returned. Open action
  * spaces generate tokens with `policy.generate`, then a teacher-forced pass records their
  * temperature-1 log-probs.
  */
@@ -155,15 +174,17 @@ export async function selectActions(
     restricted.forEach((i, j) => {
       const labelsI = steps[i]!.actions!;
       const ids = cands[j]!;
-      const perToken = lp[j]!;
-      const sums = Float64Array.from(perToken, (toks) => toks.reduce((a, v) => a + v, 0));
+      const lm = lp[j]!;
+      const restricted = options.tokenSpace === 'labels';
+      const perToken: ArrayLike<number>[] = restricted ? restrictedLogProbs(ids, lm) : lm;
+      const sums = Float64Array.from(perToken, sumOf);
       const norms = Float64Array.from(labelsI, (l, c) =>
-        candidateNormaliser(l, ids[c]!.length, options.candidateNormalisation),
+        restricted ? 1 : candidateNormaliser(l, ids[c]!.length, options.candidateNormalisation),
       );
       const dist = candidateDistribution(sums, norms);
       const chosen = options.greedy ? argmax(dist.probs) : rng.categorical(dist.probs);
       actionProbs[i] = Float64Array.from(dist.probs);
-      const firstTokens = new Map(ids.map((x, c) => [x[0]!, perToken[c]![0]!]));
+      const firstTokens = new Map(ids.map((x, c) => [x[0]!, lm[c]![0]!]));
       let mass = 0;
       for (const l of firstTokens.values()) mass += Math.exp(l);
       labelMass[i] = mass;
@@ -177,6 +198,12 @@ export async function selectActions(
   // ---- open action spaces: generation, then a teacher-forced temperature-1 pass ----
   const open = steps.flatMap((s, i) => (s.actions === null ? [i] : []));
   if (open.length > 0) {
+    if (options.tokenSpace === 'labels') {
+      throw new PpoConfigError(
+        'config.tokenSpace',
+        `'labels' needs a restricted action space (a list of valid labels per step); env ${open[0]} has an open one. Use tokenSpace 'vocabulary'.`,
+      );
+    }
     if (policy.generate === undefined) {
       throw new PolicyContractError(
         'policy.generate',

@@ -1,5 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { normaliseAdvantages } from './advantage-normalisation.js';
+import { PpoConfigError } from './errors.js';
+import { nextTokenSets } from './label-tokens.js';
 import {
   approxKl,
   clipIndicator,
@@ -37,6 +39,23 @@ function padChunk(
     }
   }
   return { width, mask, mats };
+}
+
+/**
+ * `tokenSpace: 'labels'`: the label-tree continuations of each sample's chosen action, from the
+ * candidates stored with it.
+ */
+function allowedTokens(buffer: RolloutBuffer, chunk: ArrayLike<number>): Int32Array[][] {
+  return Array.from(chunk, (i) => {
+    const cands = buffer.candidates(i);
+    if (cands.length === 0) {
+      throw new PpoConfigError(
+        'config.tokenSpace',
+        "'labels' needs a restricted action space (a list of valid labels per step); this environment has an open one. Use tokenSpace 'vocabulary'.",
+      );
+    }
+    return nextTokenSets(cands)[buffer.chosen[i]!]!;
+  });
 }
 
 /** Loss closures of one token-level minibatch (poad, ntpo, archer). */
@@ -86,6 +105,7 @@ export function tokenLevelLosses(
       prompts: Array.from(chunk, (i) => buffer.prompt(i)),
       actions: Array.from(chunk, (i) => buffer.action(i)),
       width,
+      ...(config.tokenSpace === 'labels' ? { allowed: allowedTokens(buffer, chunk) } : {}),
     };
     const shape: [number, number] = [b, width];
     valueFns.push((sums) => {

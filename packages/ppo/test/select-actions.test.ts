@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { SeededRng, selectActions, type TokenPolicy } from '../src/index.js';
+import { nextTokenSets, SeededRng, selectActions, type TokenPolicy } from '../src/index.js';
 import { useCpu } from './backend.js';
 import { KeyTokenVecEnv, keyTokenTask } from './key-token-env.js';
 import { TinyPolicy } from './tiny-policy.js';
@@ -133,5 +133,53 @@ describe('selectActions', () => {
         expect(perLabel).toBeGreaterThan(a.labelMass[i]!);
       }
     }
+  });
+
+  it("tokenSpace 'labels': samples from the product of restricted token probabilities, which scoreTokens with allowed reproduces", async () => {
+    const inner = new TinyPolicy({ words: task.words, seed: 8 });
+    live.push(inner);
+    const steps = await new KeyTokenVecEnv(task, 3).reset();
+    const a = await selectActions(inner, steps, { ...opts(false, 4), tokenSpace: 'labels' });
+    const v = await selectActions(inner, steps, opts(false, 4));
+    const keyPos = task.keyPos;
+    for (let i = 0; i < steps.length; i++) {
+      const probs = a.actionProbs[i]!;
+      expect(probs.reduce((x, y) => x + y, 0)).toBeCloseTo(1, 10);
+      // The candidates differ only in the key word: every other token is forced (log-prob 0).
+      const lp = Array.from(a.logProbs[i]!);
+      lp.forEach((x, k) => {
+        if (k !== keyPos) expect(x).toBe(0);
+      });
+      expect(Math.exp(lp[keyPos]!)).toBeCloseTo(probs[a.candidates[i]!.chosen]!, 5);
+      // Restricted and full-vocabulary scores differ (the LM leaks mass off the labels).
+      expect(lp[keyPos]!).toBeGreaterThan(Array.from(v.logProbs[i]!)[keyPos]!);
+      // The update's recomputation: scoreTokens with the label tree's next-token sets.
+      const cands = a.candidates[i]!.ids;
+      const t = tf.tidy(
+        () =>
+          inner.scoreTokens({
+            prompts: [a.prompts[i]!],
+            actions: [a.actionIds[i]!],
+            width: a.actionIds[i]!.length,
+            allowed: [nextTokenSets(cands)[a.candidates[i]!.chosen]!],
+          }).logProbs,
+      );
+      const again = Array.from((await t.data()) as Float32Array);
+      t.dispose();
+      again.forEach((x, k) => {
+        expect(x).toBeCloseTo(lp[k]!, 5);
+      });
+    }
+    // Sampling follows those probabilities: 400 draws against the first step's distribution.
+    const counts = new Array(task.candidates.length).fill(0);
+    const rng = new SeededRng(11);
+    const one = [steps[0]!];
+    for (let n = 0; n < 400; n++) {
+      const s = await selectActions(inner, one, { ...opts(false), rng, tokenSpace: 'labels' });
+      counts[s.candidates[0]!.chosen] += 1;
+    }
+    a.actionProbs[0]!.forEach((p, c) => {
+      expect(Math.abs(counts[c] / 400 - p)).toBeLessThan(4 * Math.sqrt((p * (1 - p)) / 400) + 0.01);
+    });
   });
 });

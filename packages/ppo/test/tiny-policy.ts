@@ -123,8 +123,23 @@ export class TinyPolicy implements TokenPolicy {
   }
 
   scoreTokens(batch: TokenBatch): TokenScores {
-    const logp = tf.logSoftmax(this.logits(batch));
     const b = batch.prompts.length;
+    let logits = this.logits(batch);
+    if (batch.allowed) {
+      // Restricted token space: −1e9 on every id outside allowed[i][k] (finite, so p·log p = 0).
+      const bias = new Float32Array(b * batch.width * this.vocab);
+      batch.allowed.forEach((row, i) => {
+        for (let k = 0; k < batch.width; k++) {
+          const ids = row[k];
+          if (ids === undefined) continue;
+          const o = (i * batch.width + k) * this.vocab;
+          bias.fill(-1e9, o, o + this.vocab);
+          for (const v of ids) bias[o + v] = 0;
+        }
+      });
+      logits = tf.add(logits, tf.tensor3d(bias, [b, batch.width, this.vocab]));
+    }
+    const logp = tf.logSoftmax(logits);
     const target = new Int32Array(b * batch.width);
     for (const [i, a] of batch.actions.entries()) target.set(a, i * batch.width);
     const hot = tf.oneHot(tf.tensor2d(target, [b, batch.width], 'int32'), this.vocab);

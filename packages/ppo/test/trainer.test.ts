@@ -106,15 +106,26 @@ function garbagePadding(inner: TokenPolicy): TokenPolicy {
 }
 
 describe('behaviour log-probs', () => {
-  for (const algorithm of ['poad', 'ntpo', 'archer', 'twosome'] as const) {
-    it(`${algorithm}: stored log-probs equal the update's recomputation (KL ≈ 0, no clipping before any step)`, async () => {
+  const cases = [
+    ...(['poad', 'ntpo', 'archer', 'twosome'] as const).map((a) => [a, 'vocabulary'] as const),
+    ...(['poad', 'ntpo', 'archer'] as const).map((a) => [a, 'labels'] as const),
+  ];
+  for (const [algorithm, tokenSpace] of cases) {
+    it(`${algorithm} (${tokenSpace}): stored log-probs equal the update's recomputation (KL ≈ 0, no clipping before any step)`, async () => {
       // One minibatch, one epoch: it is evaluated with the parameters that acted.
       const policy = new TinyPolicy({ words: [...task.words, 'k1', 'f1'], seed: 4 });
       live.push(policy);
       const trainer = new PpoTrainer({
         policy,
         env: new TruncatingVecEnv(4, 3),
-        config: { ...small, algorithm, epochs: 1, numMinibatches: 1, gradAccumulation: 4 },
+        config: {
+          ...small,
+          algorithm,
+          tokenSpace,
+          epochs: 1,
+          numMinibatches: 1,
+          gradAccumulation: 4,
+        },
       });
       live.push(trainer);
       const { update } = await trainer.iterate();
@@ -546,6 +557,24 @@ describe('configuration errors', () => {
     });
     live.push(trainer);
     await expect(trainer.iterate()).rejects.toThrow(/restricted action spaces/);
+  });
+  it("tokenSpace 'labels' is refused for twosome and for open action spaces", async () => {
+    expect(() => resolveConfig({ algorithm: 'twosome', tokenSpace: 'labels' })).toThrow(
+      /config.tokenSpace.*'vocabulary' with twosome/,
+    );
+    expect(() => resolveConfig({ tokenSpace: 'tree' as 'labels' })).toThrow(/config.tokenSpace/);
+    const policy = new TinyPolicy({ words: [...task.words, 'k1', 'f1'], seed: 1 });
+    live.push(policy);
+    const generating: TokenPolicy = Object.assign(Object.create(policy) as TinyPolicy, {
+      generate: () => ({ tokenIds: new Int32Array([1, 2]), text: 'x' }),
+    });
+    const trainer = new PpoTrainer({
+      policy: generating,
+      env: new TruncatingVecEnv(2, 5, { open: true }),
+      config: { ...small, tokenSpace: 'labels' },
+    });
+    live.push(trainer);
+    await expect(trainer.iterate()).rejects.toThrow(/restricted action space.*'vocabulary'/);
   });
   it('name the bad field', () => {
     expect(() => resolveConfig({ gamma: 1.5 })).toThrow(/config.gamma/);
