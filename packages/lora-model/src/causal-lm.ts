@@ -196,7 +196,7 @@ export class CausalLM {
   scoreTokens(
     prompts: readonly (readonly number[])[],
     actions: readonly (readonly number[])[],
-    opts?: AdapterOption,
+    opts?: AdapterOption & Pick<TokenStatsOptions, 'allowed'>,
   ): Promise<{ logProbs: number[][]; entropies: number[][] }> {
     return scoreTokens(this, prompts, actions, opts);
   }

@@ -1,12 +1,81 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { splitByOffsets, teacherBatch } from './batch.js';
 import type { AdapterOption, CausalLM } from './causal-lm.js';
+import { ModelInputError } from './errors.js';
 import { logProbStats } from './log-prob-stats.js';
 
 /** Options of {@link tokenStats}. */
 export interface TokenStatsOptions extends AdapterOption {
   /** Training pass (enables LoRA dropout). Default false. */
   training?: boolean;
+  /**
+   * Restricts each next-token distribution to a set of ids and renormalises it there:
+   * `allowed[i][k]` lists the ids that may stand at action token k of sample i, including
+   * `actions[i][k]` itself. Log-probs and entropies are then those of the restricted softmax
+   * (a position with one allowed id has log-prob 0 and entropy 0). Used for a policy whose
+   * actions are a fixed set of labels (the label tree's continuations).
+   */
+  allowed?: readonly (readonly ArrayLike<number>[])[];
+}
+
+/** Large negative logit for padding slots of a restricted row (finite: p·log p stays 0). */
+const MASKED = -1e9;
+
+/**
+ * Flat indices into the `[N·V]` logits and an additive mask `[N, M]`: row r lists its target
+ * first, then the other allowed ids; unused slots repeat the target with {@link MASKED}.
+ */
+function restriction(
+  allowed: readonly (readonly ArrayLike<number>[])[],
+  actions: readonly (readonly number[])[],
+  vocab: number,
+): { index: Int32Array; bias: Float32Array; width: number } {
+  if (allowed.length !== actions.length) {
+    throw new ModelInputError(
+      'allowed',
+      `expected one list per sample (${actions.length}), got ${allowed.length}`,
+    );
+  }
+  const sets: number[][] = [];
+  actions.forEach((a, i) => {
+    const rowSets = allowed[i]!;
+    if (rowSets.length !== a.length) {
+      throw new ModelInputError(
+        `allowed[${i}]`,
+        `expected one id list per action token (${a.length}), got ${rowSets.length}`,
+      );
+    }
+    a.forEach((target, k) => {
+      const ids = Array.from(rowSets[k]!);
+      if (!ids.includes(target)) {
+        throw new ModelInputError(
+          `allowed[${i}][${k}]`,
+          `must include the action token ${target}; got [${ids.join(', ')}]`,
+        );
+      }
+      const set = [target];
+      for (const v of ids) {
+        if (!Number.isInteger(v) || v < 0 || v >= vocab) {
+          throw new ModelInputError(
+            `allowed[${i}][${k}]`,
+            `id ${v} is outside the vocabulary [0, ${vocab})`,
+          );
+        }
+        if (!set.includes(v)) set.push(v);
+      }
+      sets.push(set);
+    });
+  });
+  const width = Math.max(1, ...sets.map((s) => s.length));
+  const index = new Int32Array(sets.length * width);
+  const bias = new Float32Array(sets.length * width);
+  sets.forEach((set, r) => {
+    for (let j = 0; j < width; j++) {
+      index[r * width + j] = r * vocab + (set[j] ?? set[0]!);
+      if (j >= set.length) bias[r * width + j] = MASKED;
+    }
+  });
+  return { index, bias, width };
 }
 
 /**
@@ -33,6 +102,8 @@ export function tokenStats(
   opts: TokenStatsOptions = {},
 ): TokenStats {
   const tb = teacherBatch(prompts, actions, model.config.vocabSize);
+  const restricted =
+    opts.allowed === undefined ? null : restriction(opts.allowed, actions, model.config.vocabSize);
   const [logProbs, entropies] = tf.tidy(() => {
     if (tb.rows.length === 0) return [tf.zeros([0]), tf.zeros([0])] as tf.Tensor1D[];
     const { hidden } = model.forward({
@@ -43,7 +114,19 @@ export function tokenStats(
       training: opts.training === true,
     });
     const h = tf.gather(hidden, tf.tensor1d(tb.rows, 'int32')) as tf.Tensor2D;
-    const st = logProbStats(model.head(h), tb.targets);
+    const logits = model.head(h);
+    if (restricted === null) {
+      const st = logProbStats(logits, tb.targets);
+      return [st.logProbs, st.entropies];
+    }
+    // The allowed ids' logits, target first, then the softmax over them only.
+    const n = tb.targets.length;
+    const picked = tf.gather(tf.reshape(logits, [-1]), tf.tensor1d(restricted.index, 'int32'));
+    const z = tf.add(
+      tf.reshape(picked, [n, restricted.width]),
+      tf.tensor2d(restricted.bias, [n, restricted.width]),
+    ) as tf.Tensor2D;
+    const st = logProbStats(z, new Int32Array(n));
     return [st.logProbs, st.entropies];
   }) as [tf.Tensor1D, tf.Tensor1D];
   return { logProbs, entropies, offsets: tb.offsets };
@@ -54,7 +137,7 @@ export async function scoreTokens(
   model: CausalLM,
   prompts: readonly (readonly number[])[],
   actions: readonly (readonly number[])[],
-  opts: AdapterOption = {},
+  opts: AdapterOption & Pick<TokenStatsOptions, 'allowed'> = {},
 ): Promise<{ logProbs: number[][]; entropies: number[][] }> {
   const s = tokenStats(model, prompts, actions, opts);
   try {

@@ -51,36 +51,45 @@ describe.runIf(fusedAvailable)('fused native ops in the model', () => {
     expect(typeof activeFusedOps()?.attention).toBe('function');
   });
 
-  it('token log-probs, entropies and LoRA gradients equal the TF.js path', async () => {
-    const model = createCausalLM(cfg, { seed: 3, lora: true, initStd: 0.2 });
-    // A non-zero B so the adapter contributes to the forward pass and every gradient is live.
-    for (const v of model.policyVariables())
-      v.assign(tf.randomNormal(v.shape, 0, 0.1, 'float32', 5));
-    const run = () =>
-      tf.tidy(() => {
-        const vars = model.policyVariables();
-        const { value, grads } = tf.variableGrads(() => {
-          const s = model.tokenStats(prompts, actions);
-          return tf.add(tf.sum(s.logProbs), tf.mul(0.3, tf.sum(s.entropies))) as tf.Scalar;
-        }, vars);
-        const s = model.tokenStats(prompts, actions);
-        return {
-          value: value.dataSync()[0] as number,
-          logProbs: Array.from(s.logProbs.dataSync()),
-          entropies: Array.from(s.entropies.dataSync()),
-          grads: vars.map((v) => Array.from((grads[v.name] as tf.Tensor).dataSync())),
-        };
+  for (const restricted of [false, true]) {
+    it(`token log-probs, entropies and LoRA gradients equal the TF.js path${restricted ? ' (restricted to allowed ids)' : ''}`, async () => {
+      const model = createCausalLM(cfg, { seed: 3, lora: true, initStd: 0.2 });
+      const opts = restricted
+        ? {
+            allowed: actions.map((a) =>
+              a.map((t, k) => (k === 0 ? [t] : [t, ...randomIds(rng, 4, 61)])),
+            ),
+          }
+        : {};
+      // A non-zero B so the adapter contributes to the forward pass and every gradient is live.
+      for (const v of model.policyVariables())
+        v.assign(tf.randomNormal(v.shape, 0, 0.1, 'float32', 5));
+      const run = () =>
+        tf.tidy(() => {
+          const vars = model.policyVariables();
+          const { value, grads } = tf.variableGrads(() => {
+            const s = model.tokenStats(prompts, actions, opts);
+            return tf.add(tf.sum(s.logProbs), tf.mul(0.3, tf.sum(s.entropies))) as tf.Scalar;
+          }, vars);
+          const s = model.tokenStats(prompts, actions, opts);
+          return {
+            value: value.dataSync()[0] as number,
+            logProbs: Array.from(s.logProbs.dataSync()),
+            entropies: Array.from(s.entropies.dataSync()),
+            grads: vars.map((v) => Array.from((grads[v.name] as tf.Tensor).dataSync())),
+          };
+        });
+      const [f, p] = await both(run);
+      close(f.logProbs, p.logProbs, 1e-5);
+      close(f.entropies, p.entropies, 1e-5);
+      close([f.value], [p.value], 1e-5);
+      expect(f.grads.length).toBeGreaterThan(0);
+      f.grads.forEach((g, i) => {
+        close(g, p.grads[i] as number[], 1e-4);
       });
-    const [f, p] = await both(run);
-    close(f.logProbs, p.logProbs, 1e-5);
-    close(f.entropies, p.entropies, 1e-5);
-    close([f.value], [p.value], 1e-5);
-    expect(f.grads.length).toBeGreaterThan(0);
-    f.grads.forEach((g, i) => {
-      close(g, p.grads[i] as number[], 1e-4);
+      model.dispose();
     });
-    model.dispose();
-  });
+  }
 
   it('prefix-shared scoring and cached generation equal the TF.js path', async () => {
     const model = createCausalLM(cfg, { seed: 4, initStd: 0.3 });

@@ -58,47 +58,52 @@ describe('LoRA', () => {
     });
   }
 
-  it('analytic LoRA gradients match central finite differences', () => {
-    const model = createCausalLM(tinyConfig({ num_hidden_layers: 1 }), {
-      seed: 3,
-      lora: { r: 2, alpha: 4 },
-    });
-    randomizeB(model, 9, 0.2);
-    const rng = new SeededRng(4);
-    const prompts = [randomIds(rng, 5, 61), randomIds(rng, 3, 61)];
-    const actions = [randomIds(rng, 3, 61), randomIds(rng, 4, 61)];
-    const loss = (): tf.Scalar =>
-      tf.tidy(() => {
-        const s = model.tokenStats(prompts, actions);
-        return tf.add(tf.sum(s.logProbs), tf.mul(tf.sum(s.entropies), 0.3)) as tf.Scalar;
+  for (const restricted of [false, true]) {
+    it(`analytic LoRA gradients match central finite differences${restricted ? ' (restricted to allowed ids)' : ''}`, () => {
+      const model = createCausalLM(tinyConfig({ num_hidden_layers: 1 }), {
+        seed: 3,
+        lora: { r: 2, alpha: 4 },
       });
-    const vars = model.policyVariables();
-    const { grads } = tf.variableGrads(loss, vars);
-    const eps = 1e-2;
-    let checked = 0;
-    for (const v of vars) {
-      const g = grads[v.name]?.dataSync() as Float32Array;
-      const base = v.dataSync().slice() as Float32Array;
-      for (const idx of [0, Math.floor(base.length / 2), base.length - 1]) {
-        const probe = (delta: number): number => {
-          const d = base.slice();
-          d[idx] = (d[idx] as number) + delta;
-          v.assign(tf.tensor(d, v.shape));
-          const l = loss();
-          const out = l.dataSync()[0] as number;
-          l.dispose();
-          return out;
-        };
-        const fd = (probe(eps) - probe(-eps)) / (2 * eps);
-        v.assign(tf.tensor(base, v.shape));
-        expect(Math.abs(fd - (g[idx] as number))).toBeLessThan(2e-3 + 2e-2 * Math.abs(fd));
-        checked++;
+      randomizeB(model, 9, 0.2);
+      const rng = new SeededRng(4);
+      const prompts = [randomIds(rng, 5, 61), randomIds(rng, 3, 61)];
+      const actions = [randomIds(rng, 3, 61), randomIds(rng, 4, 61)];
+      const allowed = actions.map((a) =>
+        a.map((t, k) => (k === 1 ? [t] : [t, ...randomIds(rng, 3, 61)])),
+      );
+      const loss = (): tf.Scalar =>
+        tf.tidy(() => {
+          const s = model.tokenStats(prompts, actions, restricted ? { allowed } : {});
+          return tf.add(tf.sum(s.logProbs), tf.mul(tf.sum(s.entropies), 0.3)) as tf.Scalar;
+        });
+      const vars = model.policyVariables();
+      const { grads } = tf.variableGrads(loss, vars);
+      const eps = 1e-2;
+      let checked = 0;
+      for (const v of vars) {
+        const g = grads[v.name]?.dataSync() as Float32Array;
+        const base = v.dataSync().slice() as Float32Array;
+        for (const idx of [0, Math.floor(base.length / 2), base.length - 1]) {
+          const probe = (delta: number): number => {
+            const d = base.slice();
+            d[idx] = (d[idx] as number) + delta;
+            v.assign(tf.tensor(d, v.shape));
+            const l = loss();
+            const out = l.dataSync()[0] as number;
+            l.dispose();
+            return out;
+          };
+          const fd = (probe(eps) - probe(-eps)) / (2 * eps);
+          v.assign(tf.tensor(base, v.shape));
+          expect(Math.abs(fd - (g[idx] as number))).toBeLessThan(2e-3 + 2e-2 * Math.abs(fd));
+          checked++;
+        }
       }
-    }
-    expect(checked).toBe(vars.length * 3);
-    for (const g of Object.values(grads)) g.dispose();
-    model.dispose();
-  });
+      expect(checked).toBe(vars.length * 3);
+      for (const g of Object.values(grads)) g.dispose();
+      model.dispose();
+    });
+  }
 
   it('LoRA training lowers the loss and only touches A and B', () => {
     const model = createCausalLM(tinyConfig(), { seed: 5, lora: true, initStd: 0.3 });

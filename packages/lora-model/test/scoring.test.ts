@@ -91,6 +91,53 @@ describe('scoring', () => {
     model.dispose();
   });
 
+  it('restricted to allowed ids: the softmax over those ids only, from the plain logits', async () => {
+    const model = createCausalLM(tinyConfig(), { seed: 17, initStd: 0.3, lora: true });
+    const rng = new SeededRng(18);
+    const prompts = ragged(rng, 3, 1, 7);
+    const actions = ragged(rng, 3, 1, 4);
+    actions[1] = [];
+    // Per token: the target, 0 to 4 random others (duplicates and the target repeated included).
+    const allowed = actions.map((a) =>
+      a.map((t) => [...randomIds(rng, Math.floor(rng.next() * 5), V), t, t]),
+    );
+    allowed[0]![0] = [actions[0]![0]!]; // a forced token: log-prob 0, entropy 0
+    const got = await model.scoreTokens(prompts, actions, { allowed });
+    for (let i = 0; i < prompts.length; i++) {
+      const p = prompts[i] as number[];
+      const a = actions[i] as number[];
+      const logits = await model.logits([[...p, ...a]]);
+      a.forEach((t, k) => {
+        const row = logSoftmaxRow(logits, p.length - 1 + k);
+        const ids = [...new Set(allowed[i]![k]!)];
+        const m = Math.max(...ids.map((v) => row[v]!));
+        const lse = m + Math.log(ids.reduce((s, v) => s + Math.exp(row[v]! - m), 0));
+        const lp = ids.map((v) => row[v]! - lse);
+        expect(got.logProbs[i]![k]!).toBeCloseTo(row[t]! - lse, 4);
+        expect(got.entropies[i]![k]!).toBeCloseTo(-lp.reduce((s, l) => s + Math.exp(l) * l, 0), 4);
+      });
+    }
+    expect(got.logProbs[0]![0]).toBe(0);
+    expect(Math.abs(got.entropies[0]![0]!)).toBe(0);
+    model.dispose();
+  });
+
+  it('refuses allowed sets that miss the action token, leave the vocabulary or do not line up', async () => {
+    const model = createCausalLM(tinyConfig(), { seed: 19 });
+    const prompts = [[1, 2]];
+    const actions = [[3, 4]];
+    await expect(model.scoreTokens(prompts, actions, { allowed: [[[3], [5]]] })).rejects.toThrow(
+      /allowed\[0\]\[1\].*must include the action token 4/,
+    );
+    await expect(model.scoreTokens(prompts, actions, { allowed: [[[3, V], [4]]] })).rejects.toThrow(
+      /outside the vocabulary/,
+    );
+    await expect(model.scoreTokens(prompts, actions, { allowed: [[[3]]] })).rejects.toThrow(
+      /one id list per action token \(2\)/,
+    );
+    model.dispose();
+  });
+
   it('cached generation equals uncached recomputation and scores like teacher forcing', async () => {
     const model = createCausalLM(tinyConfig(), { seed: 15, initStd: 0.3 });
     const prompt = randomIds(new SeededRng(16), 6, V);
