@@ -38,6 +38,11 @@ export const dataSciApp: AppSpec = {
   evalTasks: (task) => [task],
   validate: (o) => {
     datasetOf(String(o.task), o);
+    if (o.tokenSpace === 'labels') {
+      throw new OptionError(
+        "--token-space labels needs a list of valid labels per step; DataSciCoding's actions are free-form code. Use --token-space vocabulary",
+      );
+    }
     if (o.task !== 'csv' && (o.csv !== undefined || o.target !== undefined)) {
       throw new OptionError('--csv and --target go with --dataset csv');
     }

@@ -46,7 +46,8 @@ const key = (p: ArrayLike<number>, a: ArrayLike<number>) =>
  * - prompts are `<s>` + the observation's ids; a candidate label's ids are those of
  *   `' ' + label` (the tokens of `observation + ' ' + label` after the prompt with a byte-level
  *   BPE), cached per string;
- * - the actor is the LoRA policy (`tokenStats`: full-vocabulary log-probs and entropies);
+ * - the actor is the LoRA policy (`tokenStats`: full-vocabulary log-probs and entropies, or
+ *   renormalised over the label tree's continuations when the batch carries `allowed`);
  * - the critic is the value head on the frozen base's final hidden states, whose features are
  *   computed once per rollout in `prepareValues` and reused across PPO epochs;
  * - candidate scoring shares each prompt's KV cache (`scoreContinuations`).
@@ -132,6 +133,7 @@ export class LmPolicy implements TokenPolicy {
       this.model,
       batch.prompts.map((p) => Array.from(p)),
       batch.actions.map((a) => Array.from(a)),
+      batch.allowed ? { allowed: batch.allowed } : {},
     );
     return { logProbs: s.logProbs, entropies: s.entropies };
   }

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import type { Algorithm, PpoConfig } from '@poad/ppo';
+import type { Algorithm, PpoConfig, TokenSpace } from '@poad/ppo';
 import { OptionError, type OptionValues, resolveOptions } from '@poad/run-kit';
 import type { AppSpec } from './app.js';
 import type { TrainingSchema } from './options.js';
@@ -109,6 +109,9 @@ export function ppoConfigOf(spec: AppSpec, o: TrainingOptions): Partial<PpoConfi
     clip: o.clip,
     targetKl: o.targetKl > 0 ? o.targetKl : null,
     candidateNormalisation: o.candidateNormalisation as PpoConfig['candidateNormalisation'],
+    // Runs recorded before --token-space existed used the vocabulary; twosome has no token policy.
+    tokenSpace:
+      o.algo === 'twosome' ? 'vocabulary' : ((o.tokenSpace ?? 'vocabulary') as TokenSpace),
     truncationAsTermination: o.truncationAsTermination,
     maxNewTokens: o.maxNewTokens,
     temperature: o.temperature,

@@ -189,6 +189,38 @@ describe('training apps end to end', () => {
     if (env.backend.includes('native kernels')) expect(env.backend).toContain(', 1 thread)');
   });
 
+  it('--token-space labels: the sampler and the update score the same restricted policy', async () => {
+    const args = (name: string, extra: string[]) => [
+      '--model',
+      model,
+      '--runs',
+      runs,
+      '--run-name',
+      name,
+      '--max-iterations',
+      '1',
+      ...small,
+      // One epoch of one minibatch: the update sees the parameters that acted.
+      '--minibatches',
+      '1',
+      '--target-kl',
+      '0',
+      ...extra,
+    ];
+    expect(await runCli(oc, args('oc-labels', ['--token-space', 'labels']))).toBe(0);
+    expect(await runCli(oc, args('oc-vocab', []))).toBe(0);
+    const [labels] = rowsOf(join(runs, 'oc-labels'));
+    const [vocab] = rowsOf(join(runs, 'oc-vocab'));
+    expect(
+      JSON.parse(readFileSync(join(runs, 'oc-labels', 'config.json'), 'utf8')).tokenSpace,
+    ).toBe('labels');
+    expect(Math.abs(labels.approxKl)).toBeLessThan(1e-5);
+    expect(labels.clipFraction).toBe(0);
+    // The restricted entropy is at most log(labels sharing a prefix); the vocabulary one is not.
+    expect(labels.entropy).not.toBe(vocab.entropy);
+    expect(labels.entropy).toBeLessThan(vocab.entropy);
+  });
+
   it('rejects bad input before any work, naming the valid choices or the missing file', async () => {
     stderr.length = 0;
     expect(await runCli(vh, ['--task', 'cooking'])).toBe(2);
