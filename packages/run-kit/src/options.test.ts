@@ -81,6 +81,12 @@ describe('parseArgs / resolveOptions', () => {
     expect(() => parseArgs(['--lr', 'fast'], schema)).toThrow(/expected a number/);
     expect(() => parseArgs(['--algos', 'poad,dqn'], schema)).toThrow(/dqn not allowed/);
     expect(() => parseArgs(['--task'], schema)).toThrow(/needs a value/);
+    expect(() => parseArgs(['--model', '--seed'], schema)).toThrow(/write --model=VALUE/);
+  });
+
+  it('takes an argument with a space as a value even when it starts with --', () => {
+    const p = parseArgs(['--model', '--odd dir', '--seed', '3'], schema);
+    expect(p.explicit).toMatchObject({ model: '--odd dir', seed: 3 });
   });
 
   it('layers schema defaults < presets < config file < command line', () => {

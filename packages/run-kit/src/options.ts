@@ -191,8 +191,11 @@ export function parseArgs(
       if (spec.type === 'boolean') value = true;
       else {
         const next = argv[i + 1];
-        if (next === undefined || (next.startsWith('--') && next.length > 2)) {
-          throw new OptionError(`--${name} needs a value (${spec.description})`);
+        // `--extra "--envs 4"`: an argument with a space cannot be an option name, so it is a value.
+        if (next === undefined || (next.startsWith('--') && next.length > 2 && !/\s/.test(next))) {
+          throw new OptionError(
+            `--${name} needs a value (${spec.description}); for a value that starts with --, write --${name}=VALUE`,
+          );
         }
         value = next;
         i++;
