@@ -1,22 +1,19 @@
 import { type EpisodeStats, makeVecEnv, type TextStep } from '@poad/envs-core';
-import { type PpoConfig, SeededRng, selectActions } from '@poad/ppo';
+import { type PpoConfig, resolveConfig, SeededRng, selectActions } from '@poad/ppo';
 import type { Agent } from './agent.js';
 import type { AppSpec } from './app.js';
 
-/** How evaluation and `play` choose actions: the run's sampler settings, greedy or sampled. */
+/**
+ * How evaluation and `play` choose actions: the sampler settings of the run's resolved trainer
+ * configuration (token space, candidate normalisation, generation limits), greedy or sampled —
+ * the same fields training passes to `selectActions`.
+ */
 export function samplerOptions(
   config: Partial<PpoConfig>,
   greedy: boolean,
   rng: SeededRng,
 ): Parameters<typeof selectActions>[2] {
-  return {
-    greedy,
-    candidateNormalisation: config.candidateNormalisation ?? 'words',
-    maxNewTokens: config.maxNewTokens ?? 10,
-    temperature: config.temperature ?? 0.5,
-    topK: config.topK ?? 50,
-    rng,
-  };
+  return { ...resolveConfig(config), greedy, rng };
 }
 
 export interface EvalResult {

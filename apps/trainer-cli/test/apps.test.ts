@@ -4,10 +4,12 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createOvercookedEnv, type OvercookedTaskName } from '@poad/envs-overcooked';
 import { createVirtualHomeEnv, type VirtualHomeTask } from '@poad/envs-virtualhome';
+import { SeededRng } from '@poad/ppo';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AppSpec } from '../src/app.js';
 import { runCli } from '../src/cli.js';
-import { defaultThreads } from '../src/resolve.js';
+import { samplerOptions } from '../src/evaluate.js';
+import { defaultThreads, ppoConfigOf } from '../src/resolve.js';
 import { tinyModelDir } from './tiny-model.js';
 
 const vh: AppSpec = {
@@ -216,6 +218,11 @@ describe('training apps end to end', () => {
     ).toBe('labels');
     expect(Math.abs(labels.approxKl)).toBeLessThan(1e-5);
     expect(labels.clipFraction).toBe(0);
+    // Evaluation and play act with the run's own token space (read back from config.json).
+    const saved = JSON.parse(readFileSync(join(runs, 'oc-labels', 'config.json'), 'utf8'));
+    const sampler = samplerOptions(ppoConfigOf(oc, saved), true, new SeededRng(1));
+    expect(sampler.tokenSpace).toBe('labels');
+    expect(sampler.greedy).toBe(true);
     // The restricted entropy is at most log(labels sharing a prefix); the vocabulary one is not.
     expect(labels.entropy).not.toBe(vocab.entropy);
     expect(labels.entropy).toBeLessThan(vocab.entropy);
