@@ -107,7 +107,6 @@ export function trainingSchema(tasks: readonly string[], defaultTask: string, ta
     tokenSpace: {
       type: 'enum',
       choices: ['vocabulary', 'labels'],
-      default: 'vocabulary',
       description:
         "Token policy of poad/ntpo/archer: 'vocabulary' scores tokens over the whole vocabulary and samples labels by the TWOSOME softmax (the paper); 'labels' renormalises each token over the tokens that continue a valid label and samples labels from the product; ignored by twosome",
     },

@@ -53,6 +53,7 @@ export function presetDefaults(
     clip: c.clip ?? 0.2,
     targetKl: c.targetKl === null ? 0 : (c.targetKl ?? 0.02),
     candidateNormalisation: c.candidateNormalisation ?? 'words',
+    tokenSpace: c.tokenSpace ?? 'vocabulary',
     maxNewTokens: c.maxNewTokens ?? 10,
     temperature: c.temperature ?? 0.5,
     topK: c.topK ?? 50,

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AppSpec } from '../src/app.js';
 import { runCli } from '../src/cli.js';
 import { samplerOptions } from '../src/evaluate.js';
-import { defaultThreads, ppoConfigOf } from '../src/resolve.js';
+import { defaultThreads, ppoConfigOf, presetDefaults } from '../src/resolve.js';
 import { tinyModelDir } from './tiny-model.js';
 
 const vh: AppSpec = {
@@ -210,7 +210,7 @@ describe('training apps end to end', () => {
       ...extra,
     ];
     expect(await runCli(oc, args('oc-labels', ['--token-space', 'labels']))).toBe(0);
-    expect(await runCli(oc, args('oc-vocab', []))).toBe(0);
+    expect(await runCli(oc, args('oc-vocab', ['--token-space', 'vocabulary']))).toBe(0);
     const [labels] = rowsOf(join(runs, 'oc-labels'));
     const [vocab] = rowsOf(join(runs, 'oc-vocab'));
     expect(
@@ -226,6 +226,19 @@ describe('training apps end to end', () => {
     // The restricted entropy is at most log(labels sharing a prefix); the vocabulary one is not.
     expect(labels.entropy).not.toBe(vocab.entropy);
     expect(labels.entropy).toBeLessThan(vocab.entropy);
+  });
+
+  it("Overcooked's preset restricts the token space for token-level algorithms only", () => {
+    expect(presetDefaults(oc, {}).tokenSpace).toBe('labels');
+    expect(presetDefaults(oc, { algo: 'ntpo' }).tokenSpace).toBe('labels');
+    expect(presetDefaults(oc, { algo: 'twosome' }).tokenSpace).toBe('vocabulary');
+    expect(presetDefaults(oc, { preset: 'paper' }).tokenSpace).toBe('vocabulary');
+    expect(presetDefaults(vh, {}).tokenSpace).toBe('vocabulary');
+    // A run recorded before the option existed resumes with the vocabulary.
+    const { tokenSpace: _, ...old } = JSON.parse(
+      readFileSync(join(runs, 'oc-labels', 'config.json'), 'utf8'),
+    );
+    expect(ppoConfigOf(oc, old).tokenSpace).toBe('vocabulary');
   });
 
   it('rejects bad input before any work, naming the valid choices or the missing file', async () => {
