@@ -544,7 +544,8 @@ describe('rollouts', () => {
 });
 
 describe('configuration errors', () => {
-  it('twosome on an open action space is refused with a clear error', async () => {
+  /** A trainer on an open action space (a generating policy) with the given config. */
+  function openSpaceTrainer(config: Partial<PpoConfig>): PpoTrainer {
     const policy = new TinyPolicy({ words: [...task.words, 'k1', 'f1'], seed: 1 });
     live.push(policy);
     const generating: TokenPolicy = Object.assign(Object.create(policy) as TinyPolicy, {
@@ -553,9 +554,13 @@ describe('configuration errors', () => {
     const trainer = new PpoTrainer({
       policy: generating,
       env: new TruncatingVecEnv(2, 5, { open: true }),
-      config: { ...small, algorithm: 'twosome' },
+      config: { ...small, ...config },
     });
     live.push(trainer);
+    return trainer;
+  }
+  it('twosome on an open action space is refused with a clear error', async () => {
+    const trainer = openSpaceTrainer({ algorithm: 'twosome' });
     await expect(trainer.iterate()).rejects.toThrow(/restricted action spaces/);
   });
   it("tokenSpace 'labels' is refused for twosome and for open action spaces", async () => {
@@ -563,17 +568,7 @@ describe('configuration errors', () => {
       /config.tokenSpace.*'vocabulary' with twosome/,
     );
     expect(() => resolveConfig({ tokenSpace: 'tree' as 'labels' })).toThrow(/config.tokenSpace/);
-    const policy = new TinyPolicy({ words: [...task.words, 'k1', 'f1'], seed: 1 });
-    live.push(policy);
-    const generating: TokenPolicy = Object.assign(Object.create(policy) as TinyPolicy, {
-      generate: () => ({ tokenIds: new Int32Array([1, 2]), text: 'x' }),
-    });
-    const trainer = new PpoTrainer({
-      policy: generating,
-      env: new TruncatingVecEnv(2, 5, { open: true }),
-      config: { ...small, tokenSpace: 'labels' },
-    });
-    live.push(trainer);
+    const trainer = openSpaceTrainer({ tokenSpace: 'labels' });
     await expect(trainer.iterate()).rejects.toThrow(/restricted action space.*'vocabulary'/);
   });
   it('name the bad field', () => {
