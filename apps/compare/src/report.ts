@@ -146,7 +146,8 @@ export function groupCurve(g: Group, key: 'episodeReturn' | 'successRate'): Seri
     points.push([all[0]![i]!.envSteps, mean(vals)]);
     spread.push(std(vals));
   }
-  return { name: `${g.label} (${g.runDirs.length} seeds)`, points, spread };
+  const n = g.runDirs.length;
+  return { name: `${g.label} (${n} seed${n === 1 ? '' : 's'})`, points, spread };
 }
 
 export function summarise(g: Group, trainTask: string, optimum: number | undefined): GroupSummary {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { DEFAULT_MODEL, spawnApp, waitFor } from '@poad/trainer-cli/testing';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { compare } from '../src/main.js';
-import { markdown, smoothed, summarise, summariseRun } from '../src/report.js';
+import { groupCurve, markdown, smoothed, summarise, summariseRun } from '../src/report.js';
 
 const out = mkdtempSync(join(tmpdir(), 'poad-compare-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
@@ -82,6 +82,13 @@ describe('report maths', () => {
     expect(markdown('T', 'cmd', [s], 1)).toContain(
       '| x | 1 | 0.700 ± 0.000 | 90.0% ± 0.0% | not reached (0/1) |',
     );
+    // The legend counts seeds in words a reader expects.
+    expect(groupCurve({ label: 'x', runDirs: [dir] }, 'successRate').name).toBe('x (1 seed)');
+    const two = groupCurve({ label: 'x', runDirs: [dir, dir] }, 'episodeReturn');
+    expect(two.name).toBe('x (2 seeds)');
+    // running means over 5 iterations: .1 .1 .5 .65
+    expect(two.points.map(([, y]) => Math.round(y * 1e6) / 1e6)).toEqual([0.1, 0.1, 0.5, 0.65]);
+    expect(two.spread).toEqual([0, 0, 0, 0]);
   });
 
   it('summarises each run: sampled-success thresholds, final running means, greedy result', () => {
