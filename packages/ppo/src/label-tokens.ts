@@ -1,4 +1,4 @@
-import { PolicyContractError } from './errors.js';
+import { PolicyContractError, PpoConfigError } from './errors.js';
 
 /**
  * The token space restricted to the valid labels (`tokenSpace: 'labels'`).
@@ -15,6 +15,17 @@ import { PolicyContractError } from './errors.js';
  * per-token ratios of π_L is the same policy twice: nothing leaks to tokens that no label uses.
  * A token with a single continuation has π_L = 1 and carries no gradient.
  */
+
+/**
+ * The error for `tokenSpace: 'labels'` meeting an open action space (no label list to build a
+ * tree from); `where` names it, e.g. "env 2".
+ */
+export function openActionSpaceError(where: string): PpoConfigError {
+  return new PpoConfigError(
+    'config.tokenSpace',
+    `'labels' needs a restricted action space (a list of valid labels per step); ${where} has an open one. Use tokenSpace 'vocabulary'.`,
+  );
+}
 
 /**
  * For each candidate and each of its tokens, the distinct ids continuing its prefix among all

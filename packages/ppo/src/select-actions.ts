@@ -1,8 +1,8 @@
 import type { TextStep } from '@poad/envs-core';
 import * as tf from '@tensorflow/tfjs-core';
 import type { CandidateNormalisation, TokenSpace } from './config.js';
-import { PolicyContractError, PpoConfigError } from './errors.js';
-import { restrictedLogProbs } from './label-tokens.js';
+import { PolicyContractError } from './errors.js';
+import { openActionSpaceError, restrictedLogProbs } from './label-tokens.js';
 import { toPadded } from './padding.js';
 import type { TokenBatch, TokenPolicy } from './policy.js';
 import type { SeededRng } from './rng.js';
@@ -171,15 +171,15 @@ export async function selectActions(
       restricted.map((i) => prompts[i]!),
       cands,
     );
+    const labelTree = options.tokenSpace === 'labels';
     restricted.forEach((i, j) => {
       const labelsI = steps[i]!.actions!;
       const ids = cands[j]!;
       const lm = lp[j]!;
-      const restricted = options.tokenSpace === 'labels';
-      const perToken: ArrayLike<number>[] = restricted ? restrictedLogProbs(ids, lm) : lm;
+      const perToken: ArrayLike<number>[] = labelTree ? restrictedLogProbs(ids, lm) : lm;
       const sums = Float64Array.from(perToken, sumOf);
       const norms = Float64Array.from(labelsI, (l, c) =>
-        restricted ? 1 : candidateNormaliser(l, ids[c]!.length, options.candidateNormalisation),
+        labelTree ? 1 : candidateNormaliser(l, ids[c]!.length, options.candidateNormalisation),
       );
       const dist = candidateDistribution(sums, norms);
       const chosen = options.greedy ? argmax(dist.probs) : rng.categorical(dist.probs);
@@ -198,12 +198,7 @@ export async function selectActions(
   // ---- open action spaces: generation, then a teacher-forced temperature-1 pass ----
   const open = steps.flatMap((s, i) => (s.actions === null ? [i] : []));
   if (open.length > 0) {
-    if (options.tokenSpace === 'labels') {
-      throw new PpoConfigError(
-        'config.tokenSpace',
-        `'labels' needs a restricted action space (a list of valid labels per step); env ${open[0]} has an open one. Use tokenSpace 'vocabulary'.`,
-      );
-    }
+    if (options.tokenSpace === 'labels') throw openActionSpaceError(`env ${open[0]}`);
     if (policy.generate === undefined) {
       throw new PolicyContractError(
         'policy.generate',

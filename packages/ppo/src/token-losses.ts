@@ -1,7 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { normaliseAdvantages } from './advantage-normalisation.js';
-import { PpoConfigError } from './errors.js';
-import { nextTokenSets } from './label-tokens.js';
+import { nextTokenSets, openActionSpaceError } from './label-tokens.js';
 import {
   approxKl,
   clipIndicator,
@@ -48,12 +47,7 @@ function padChunk(
 function allowedTokens(buffer: RolloutBuffer, chunk: ArrayLike<number>): Int32Array[][] {
   return Array.from(chunk, (i) => {
     const cands = buffer.candidates(i);
-    if (cands.length === 0) {
-      throw new PpoConfigError(
-        'config.tokenSpace',
-        "'labels' needs a restricted action space (a list of valid labels per step); this environment has an open one. Use tokenSpace 'vocabulary'.",
-      );
-    }
+    if (cands.length === 0) throw openActionSpaceError('this environment');
     return nextTokenSets(cands)[buffer.chosen[i]!]!;
   });
 }
