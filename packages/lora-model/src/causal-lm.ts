@@ -278,8 +278,8 @@ export class CausalLM {
     this.adapter = null;
   }
 
-  /** Base weights as Hugging Face named host tensors ([out, in] linear weights). */
-  exportWeights(): Map<string, HostTensor> {
+  /** Base weights as Hugging Face named host tensors ([out, in] linear weights), read asynchronously. */
+  exportWeights(): Promise<Map<string, HostTensor>> {
     this.assertLive();
     return exportWeights(this.config, this.weights);
   }

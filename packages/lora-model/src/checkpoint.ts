@@ -25,6 +25,7 @@ import {
   type ModuleName,
   modulePath,
   moduleShape,
+  readFloats,
   transposeHost,
 } from './weights.js';
 
@@ -80,19 +81,19 @@ export interface SaveCausalLMOptions {
   tokenizerJson?: string;
 }
 
-function addAdapterDelta(
+async function addAdapterDelta(
   c: ModelConfig,
   tensors: Map<string, HostTensor>,
   adapter: LoraAdapter,
-): void {
-  adapter.layers.forEach((entry, layer) => {
+): Promise<void> {
+  for (const [layer, entry] of adapter.layers.entries()) {
     for (const m of MODULE_NAMES) {
       const pair = entry[m];
       if (!pair) continue;
       const [inD, outD] = moduleShape(c, m);
       const r = adapter.config.r;
-      const a = pair.A.dataSync() as Float32Array; // [in, r]
-      const b = pair.B.dataSync() as Float32Array; // [r, out]
+      const a = await readFloats(pair.A); // [in, r]
+      const b = await readFloats(pair.B); // [r, out]
       const w = tensors.get(`${modulePath(layer, m)}.weight`);
       if (!w) continue;
       const data = new Float32Array(w.data); // [out, in]
@@ -105,7 +106,7 @@ function addAdapterDelta(
       }
       tensors.set(`${modulePath(layer, m)}.weight`, { ...w, data });
     }
-  });
+  }
 }
 
 /**
@@ -118,8 +119,8 @@ export async function saveCausalLM(
   dir: string,
   options: SaveCausalLMOptions = {},
 ): Promise<void> {
-  const tensors = model.exportWeights();
-  if (options.merged && model.adapter) addAdapterDelta(model.config, tensors, model.adapter);
+  const tensors = await model.exportWeights();
+  if (options.merged && model.adapter) await addAdapterDelta(model.config, tensors, model.adapter);
   const tokenizerJson = options.tokenizerJson ?? model.tokenizerJson;
   await writeCheckpoint(
     dir,
@@ -152,21 +153,21 @@ export async function saveAdapter(
     );
   const tensors = new Map<string, HostTensor>();
   const r = ad.config.r;
-  ad.layers.forEach((entry, layer) => {
+  for (const [layer, entry] of ad.layers.entries()) {
     for (const m of MODULE_NAMES) {
       const pair = entry[m];
       if (!pair) continue;
       const [inD, outD] = moduleShape(model.config, m);
       tensors.set(peftKey(layer, m, 'A'), {
         shape: [r, inD],
-        data: transposeHost(pair.A.dataSync() as Float32Array, inD, r),
+        data: transposeHost(await readFloats(pair.A), inD, r),
       });
       tensors.set(peftKey(layer, m, 'B'), {
         shape: [outD, r],
-        data: transposeHost(pair.B.dataSync() as Float32Array, r, outD),
+        data: transposeHost(await readFloats(pair.B), r, outD),
       });
     }
-  });
+  }
   const config: PeftAdapterConfig = {
     peft_type: 'LORA',
     task_type: 'CAUSAL_LM',
@@ -227,7 +228,7 @@ export async function saveValueHead(model: CausalLM, dir: string): Promise<void>
     );
   }
   await mkdir(dir, { recursive: true });
-  await writeSafetensorsFile(join(dir, VALUE_HEAD_FILE), model.valueHead.toHost());
+  await writeSafetensorsFile(join(dir, VALUE_HEAD_FILE), await model.valueHead.toHost());
 }
 
 /** Load `value_head.safetensors` from a folder, replacing any attached value head. */

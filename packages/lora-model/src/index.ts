@@ -67,5 +67,6 @@ export {
   MODULE_NAMES,
   modulePath,
   randomHostTensors,
+  readFloats,
   WeightShapeError,
 } from './weights.js';

@@ -4,7 +4,7 @@ import { registerGradients } from './gradients.js';
 import { trainableMatMul } from './linear.js';
 import { SeededRng } from './rng.js';
 import { toVariable } from './variable.js';
-import { type HostTensor, transposeHost } from './weights.js';
+import { type HostTensor, readFloats, transposeHost } from './weights.js';
 
 /** Options of the critic head. */
 export interface ValueHeadOptions {
@@ -110,15 +110,16 @@ export class ValueHead {
     return [...this.kernels];
   }
 
-  /** PyTorch-layout host tensors keyed `v_head.{0,2,4}.weight`. */
-  toHost(): Map<string, HostTensor> {
+  /** PyTorch-layout host tensors keyed `v_head.{0,2,4}.weight`, read asynchronously. */
+  async toHost(): Promise<Map<string, HostTensor>> {
+    const data = await Promise.all(this.kernels.map((k) => readFloats(k)));
     const out = new Map<string, HostTensor>();
     this.kernels.forEach((k, i) => {
       const [inD, outD] = k.shape as [number, number];
       out.set(valueHeadKey(i), {
         dtype: 'F32',
         shape: [outD, inD],
-        data: transposeHost(k.dataSync() as Float32Array, inD, outD),
+        data: transposeHost(data[i] as Float32Array, inD, outD),
       });
     });
     return out;

@@ -263,21 +263,32 @@ export function buildWeights(
   return { embed, layers, finalNorm: vec('model.norm.weight'), lmHead, trainable };
 }
 
-/** Read the weights back as Hugging Face named host tensors ([out, in] linear weights). */
-export function exportWeights(c: ModelConfig, w: ModelWeights): Map<string, HostTensor> {
+/** A tensor's float32 values, read asynchronously (GPU backends have no synchronous read). */
+export async function readFloats(t: tf.Tensor): Promise<Float32Array> {
+  return (await t.data()) as Float32Array;
+}
+
+/**
+ * Read the weights back as Hugging Face named host tensors ([out, in] linear weights). The reads
+ * are asynchronous, so this works on every backend (webgpu included).
+ */
+export async function exportWeights(
+  c: ModelConfig,
+  w: ModelWeights,
+): Promise<Map<string, HostTensor>> {
   const out = new Map<string, HostTensor>();
-  const put = (name: string, t: tf.Tensor): void => {
-    out.set(name, { dtype: 'F32', shape: t.shape.slice(), data: t.dataSync() as Float32Array });
+  const put = async (name: string, t: tf.Tensor): Promise<void> => {
+    out.set(name, { dtype: 'F32', shape: t.shape.slice(), data: await readFloats(t) });
   };
   /** HF [out, in] rows of a weight. */
-  const hfRows = (lw: LinearWeight): Float32Array => {
-    if (lw.kernelT) return lw.kernelT.dataSync() as Float32Array;
+  const hfRows = async (lw: LinearWeight): Promise<Float32Array> => {
+    if (lw.kernelT) return readFloats(lw.kernelT);
     const [inD, outD] = lw.kernel.shape;
-    return transposeHost(lw.kernel.dataSync() as Float32Array, inD, outD);
+    return transposeHost(await readFloats(lw.kernel), inD, outD);
   };
-  const putFused = (layer: number, name: FusedName, lw: LinearWeight): void => {
-    const rows = hfRows(lw);
-    const bias = lw.bias ? (lw.bias.dataSync() as Float32Array) : null;
+  const putFused = async (layer: number, name: FusedName, lw: LinearWeight): Promise<void> => {
+    const rows = await hfRows(lw);
+    const bias = lw.bias ? await readFloats(lw.bias) : null;
     for (const m of FUSED_MODULES[name]) {
       const { offset, width } = moduleLocation(c, m);
       const inD = lw.kernel.shape[0];
@@ -295,23 +306,27 @@ export function exportWeights(c: ModelConfig, w: ModelWeights): Map<string, Host
         });
     }
   };
-  put('model.embed_tokens.weight', w.embed);
+  const reads: Promise<void>[] = [put('model.embed_tokens.weight', w.embed)];
   w.layers.forEach((layer, i) => {
-    put(`model.layers.${i}.input_layernorm.weight`, layer.inputNorm);
-    putFused(i, 'qkv', layer.qkv);
-    putFused(i, 'o', layer.o);
-    putFused(i, 'gateUp', layer.gateUp);
-    putFused(i, 'down', layer.down);
-    put(`model.layers.${i}.post_attention_layernorm.weight`, layer.postNorm);
+    reads.push(
+      put(`model.layers.${i}.input_layernorm.weight`, layer.inputNorm),
+      putFused(i, 'qkv', layer.qkv),
+      putFused(i, 'o', layer.o),
+      putFused(i, 'gateUp', layer.gateUp),
+      putFused(i, 'down', layer.down),
+      put(`model.layers.${i}.post_attention_layernorm.weight`, layer.postNorm),
+    );
   });
-  put('model.norm.weight', w.finalNorm);
-  if (!c.tieWordEmbeddings && w.lmHead) {
-    out.set('lm_head.weight', {
-      dtype: 'F32',
-      shape: [c.vocabSize, c.hiddenSize],
-      data: hfRows(w.lmHead),
-    });
+  reads.push(put('model.norm.weight', w.finalNorm));
+  const lmHead = w.lmHead;
+  if (!c.tieWordEmbeddings && lmHead) {
+    reads.push(
+      hfRows(lmHead).then((data) => {
+        out.set('lm_head.weight', { dtype: 'F32', shape: [c.vocabSize, c.hiddenSize], data });
+      }),
+    );
   }
+  await Promise.all(reads);
   // Keep checkpoint order.
   const ordered = new Map<string, HostTensor>();
   for (const name of expectedTensorShapes(c).keys()) {

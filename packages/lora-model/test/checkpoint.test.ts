@@ -45,8 +45,8 @@ describe('save and load', () => {
         adapterDir: join(dir, 'adapter'),
         valueHeadDir: join(dir, 'adapter'),
       });
-      const a = model.exportWeights();
-      const b = loaded.exportWeights();
+      const a = await model.exportWeights();
+      const b = await loaded.exportWeights();
       expect([...b.keys()]).toEqual([...a.keys()]);
       for (const [k, t] of a)
         expect(bitsEqual(t.data, b.get(k)?.data as Float32Array), k).toBe(true);
@@ -60,8 +60,8 @@ describe('save and load', () => {
       });
       expect(loaded.adapter?.config.targetModules).toEqual(['q_proj', 'v_proj', 'down_proj']);
       expect(loaded.adapter?.scale).toBe(2);
-      const ha = model.valueHead?.toHost();
-      const hb = loaded.valueHead?.toHost();
+      const ha = await model.valueHead?.toHost();
+      const hb = await loaded.valueHead?.toHost();
       for (const [k, t] of ha ?? [])
         expect(bitsEqual(t.data, hb?.get(k)?.data as Float32Array)).toBe(true);
       const ids = [randomIds(new SeededRng(1), 7, 61)];

@@ -105,9 +105,9 @@ describe('LoRA', () => {
     });
   }
 
-  it('LoRA training lowers the loss and only touches A and B', () => {
+  it('LoRA training lowers the loss and only touches A and B', async () => {
     const model = createCausalLM(tinyConfig(), { seed: 5, lora: true, initStd: 0.3 });
-    const baseBefore = model.exportWeights();
+    const baseBefore = await model.exportWeights();
     const rng = new SeededRng(6);
     const prompts = [randomIds(rng, 6, 61), randomIds(rng, 6, 61)];
     const actions = [randomIds(rng, 3, 61), randomIds(rng, 3, 61)];
@@ -121,7 +121,7 @@ describe('LoRA', () => {
     }
     const last = tf.tidy(() => nll().dataSync()[0] as number);
     expect(last).toBeLessThan(first - 0.5);
-    const baseAfter = model.exportWeights();
+    const baseAfter = await model.exportWeights();
     for (const [k, t] of baseBefore)
       expect(maxAbsDiff(t.data, baseAfter.get(k)?.data ?? [])).toBe(0);
     opt.dispose();
@@ -148,12 +148,12 @@ describe('LoRA', () => {
     b.dispose();
   });
 
-  it('full fine-tuning trains every weight, embedding included', () => {
+  it('full fine-tuning trains every weight, embedding included', async () => {
     const model = createCausalLM(tinyConfig({ tie_word_embeddings: true }), {
       seed: 7,
       fullFineTune: true,
     });
-    const before = model.exportWeights();
+    const before = await model.exportWeights();
     const rng = new SeededRng(8);
     const prompts = [randomIds(rng, 6, 61)];
     const actions = [randomIds(rng, 4, 61)];
@@ -164,7 +164,7 @@ describe('LoRA', () => {
     for (let i = 0; i < 10; i++) opt.minimize(nll, true, model.policyVariables())?.dispose();
     const last = tf.tidy(() => nll().dataSync()[0] as number);
     expect(last).toBeLessThan(first - 0.5);
-    const after = model.exportWeights();
+    const after = await model.exportWeights();
     for (const [k, t] of before)
       expect(maxAbsDiff(t.data, after.get(k)?.data ?? []), k).toBeGreaterThan(0);
     opt.dispose();
