@@ -1,8 +1,13 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { setBatchMatMulRoute } from './batch-matmul.js';
+import { BackendUnavailableError } from './errors.js';
 import { type FusedOps, setFusedOps } from './fused.js';
 import { registerGradients } from './gradients.js';
 import { registerSegmentSumKernel } from './kernels.js';
+import { describeAdapter, type GpuAdapterReport } from './webgpu/adapter.js';
+import { startWebGpu, stopWebGpu, tryHardwareWebGpu } from './webgpu/start.js';
+
+export { BackendUnavailableError } from './errors.js';
 
 /** Backends {@link initBackend} can select. */
 export type BackendChoice = 'auto' | 'tensorflow' | 'wasm' | 'cpu' | 'webgpu';
@@ -17,6 +22,8 @@ export interface BackendInfo {
   description: string;
   /** Threads of the native kernels (BLAS products and elementwise loops), when they run. */
   threads?: number;
+  /** The GPU adapter, on `webgpu`. */
+  adapter?: GpuAdapterReport;
 }
 
 /** Options of {@link initBackend}. */
@@ -28,6 +35,12 @@ export interface BackendOptions {
    * Other backends ignore it.
    */
   threads?: number;
+  /**
+   * Accept a software WebGPU adapter (lavapipe, SwiftShader) for `webgpu`: it runs the GPU code
+   * on the CPU, far slower than wasm, and serves tests. Default: `POAD_WEBGPU_ALLOW_SOFTWARE=1`
+   * in the environment. `auto` never picks one.
+   */
+  allowSoftwareAdapter?: boolean;
 }
 
 const TFJS_NATIVE = '@poad/tfjs-native';
@@ -82,20 +95,9 @@ async function useNativeKernels(
   }
 }
 
-/** Thrown when a requested backend cannot be loaded or initialised. */
-export class BackendUnavailableError extends Error {
-  readonly backend: string;
-  constructor(backend: string, message: string) {
-    super(`backend "${backend}": ${message}`);
-    this.name = 'BackendUnavailableError';
-    this.backend = backend;
-  }
-}
-
 // Kept in variables so bundlers leave the optional native packages alone.
 const NODE_GPU = '@tensorflow/tfjs-node-gpu';
 const NODE_CPU = '@tensorflow/tfjs-node';
-const WEBGPU = '@tensorflow/tfjs-backend-webgpu';
 
 async function tryImport(specifier: string): Promise<boolean> {
   try {
@@ -115,12 +117,26 @@ async function activate(name: string): Promise<boolean> {
   }
 }
 
-async function tryNative(): Promise<BackendInfo | null> {
-  for (const pkg of [NODE_GPU, NODE_CPU]) {
+async function tryNative(packages = [NODE_GPU, NODE_CPU]): Promise<BackendInfo | null> {
+  for (const pkg of packages) {
     if ((await tryImport(pkg)) && (await activate('tensorflow')))
       return { backend: 'tensorflow', source: pkg, description: 'tensorflow' };
   }
   return null;
+}
+
+function webGpuInfo(adapter: GpuAdapterReport): BackendInfo {
+  return {
+    backend: 'webgpu',
+    source: '@tensorflow/tfjs-backend-webgpu + webgpu (Dawn)',
+    description: `webgpu on ${describeAdapter(adapter)}`,
+    adapter,
+  };
+}
+
+async function tryHardwareGpu(): Promise<BackendInfo | null> {
+  const adapter = await tryHardwareWebGpu();
+  return adapter ? webGpuInfo(adapter) : null;
 }
 
 async function tryWasm(): Promise<BackendInfo | null> {
@@ -138,11 +154,17 @@ async function tryCpu(): Promise<BackendInfo | null> {
 }
 
 /**
- * Choose and initialise a TF.js backend. `auto` prefers `@tensorflow/tfjs-node-gpu`, then
- * `@tensorflow/tfjs-node` (optional installs), then wasm, then cpu. Nothing happens on import of
- * this package: only this call loads a backend. Also registers a fast `UnsortedSegmentSum`
- * kernel for wasm and cpu (the embedding gradient of full fine-tuning). `options.threads` sets
- * the native kernels' thread count (see {@link BackendOptions}).
+ * Choose and initialise a TF.js backend. `auto` prefers `@tensorflow/tfjs-node-gpu`, then WebGPU
+ * on a hardware adapter (Dawn in Node, the browser's own elsewhere), then `@tensorflow/tfjs-node`
+ * (optional installs), then wasm (with `@poad/tfjs-native`'s kernels when built), then cpu; it
+ * never picks a software GPU adapter. Nothing happens on import of this package: only this call
+ * loads a backend. Also registers a fast `UnsortedSegmentSum` kernel for wasm and cpu (the
+ * embedding gradient of full fine-tuning), and the WGSL fused ops on webgpu. `options.threads`
+ * sets the native kernels' thread count (see {@link BackendOptions}). On `webgpu`, call
+ * {@link releaseBackend} when done: Dawn keeps the process alive while its device is open.
+ *
+ * @throws BackendUnavailableError naming what is missing (`WebGpuUnavailableError` for webgpu,
+ *   whose `missing` says which piece: module, Vulkan loader, driver, software-only adapter).
  */
 export async function initBackend(
   choice: BackendChoice = 'auto',
@@ -155,7 +177,12 @@ export async function initBackend(
   let info: BackendInfo | null = null;
   switch (choice) {
     case 'auto':
-      info = (await tryNative()) ?? (await tryWasm()) ?? (await tryCpu());
+      info =
+        (await tryNative([NODE_GPU])) ??
+        (await tryHardwareGpu()) ??
+        (await tryNative([NODE_CPU])) ??
+        (await tryWasm()) ??
+        (await tryCpu());
       break;
     case 'tensorflow':
       info = await tryNative();
@@ -173,14 +200,11 @@ export async function initBackend(
       info = await tryCpu();
       break;
     case 'webgpu':
-      if ((await tryImport(WEBGPU)) && (await activate('webgpu')))
-        info = { backend: 'webgpu', source: WEBGPU, description: 'webgpu' };
-      else {
-        throw new BackendUnavailableError(
-          choice,
-          `${WEBGPU} is not installed or no GPU adapter is available; use "wasm" or "cpu"`,
-        );
-      }
+      info = webGpuInfo(
+        await startWebGpu(
+          options.allowSoftwareAdapter ?? process.env.POAD_WEBGPU_ALLOW_SOFTWARE === '1',
+        ),
+      );
       break;
     default:
       throw new BackendUnavailableError(
@@ -197,4 +221,14 @@ export async function initBackend(
     if (native) return { ...info, source: `${info.source} + ${TFJS_NATIVE}`, ...native };
   }
   return info;
+}
+
+/**
+ * Release what {@link initBackend} holds outside the JavaScript heap: the WebGPU device (Dawn
+ * keeps Node running while it is open). Call it once at the end of a program that used
+ * `webgpu`; harmless otherwise. The webgpu backend is unregistered from TF.js (tensors on it are
+ * lost); when it was the active backend, `cpu` becomes active.
+ */
+export async function releaseBackend(): Promise<void> {
+  await stopWebGpu();
 }

@@ -1,10 +1,10 @@
 import * as tf from '@tensorflow/tfjs-core';
 
 /**
- * Fused forward/backward ops that an optional native package (`@poad/tfjs-native`) provides for
- * the wasm backend. {@link initBackend} installs them when that package loads; the model then
- * runs one native pass per op instead of a chain of small TF.js kernels. Every op has the same
- * math as this package's own composition (tests compare both).
+ * Fused forward/backward ops for one backend: on wasm the optional native package
+ * (`@poad/tfjs-native`) provides them, on webgpu this package's WGSL kernels. {@link initBackend}
+ * installs them; the model then runs one pass per op instead of a chain of small TF.js kernels.
+ * Every op has the same math as this package's own composition (tests compare both).
  */
 export interface FusedOps {
   /** `x / sqrt(mean(x²) + eps) · weight` over the last axis. */
@@ -32,17 +32,20 @@ export interface FusedOps {
   ): { logProbs: tf.Tensor1D; entropies: tf.Tensor1D };
 }
 
-let installed: { ops: FusedOps; backend: string } | null = null;
+/** Fused ops per backend name. */
+const installed = new Map<string, FusedOps>();
 
 /**
  * Use `ops` while `backend` is the active TF.js backend (pass `null` to go back to the TF.js
- * compositions). Called by {@link initBackend}; exposed for tests and for other native providers.
+ * compositions on that backend). Called by {@link initBackend} (the native kernels on wasm, the
+ * WGSL kernels on webgpu); exposed for tests and for other providers.
  */
 export function setFusedOps(ops: FusedOps | null, backend = 'wasm'): void {
-  installed = ops ? { ops, backend } : null;
+  if (ops) installed.set(backend, ops);
+  else installed.delete(backend);
 }
 
 /** The fused ops to use now, or null when none are installed for the active backend. */
 export function activeFusedOps(): FusedOps | null {
-  return installed && tf.getBackend() === installed.backend ? installed.ops : null;
+  return installed.get(tf.getBackend()) ?? null;
 }

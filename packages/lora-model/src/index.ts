@@ -8,7 +8,7 @@
 
 // Backends and kernels
 export type { BackendChoice, BackendInfo, BackendOptions } from './backend.js';
-export { BackendUnavailableError, initBackend } from './backend.js';
+export { initBackend, releaseBackend } from './backend.js';
 export type { BatchMatMulRoute } from './batch-matmul.js';
 export { batchMatMul, depthwiseBatchMatMul, setBatchMatMulRoute } from './batch-matmul.js';
 // The model
@@ -31,7 +31,13 @@ export type { HFModelConfig, ModelConfig } from './config.js';
 export { resolveModelConfig, toHFConfig } from './config.js';
 export type { DecoderInput, DecoderOutput, KVCache, KVEntry } from './decoder.js';
 export { decoderForward, lmHead } from './decoder.js';
-export { ModelConfigError, ModelInputError } from './errors.js';
+export type { WebGpuMissing } from './errors.js';
+export {
+  BackendUnavailableError,
+  ModelConfigError,
+  ModelInputError,
+  WebGpuUnavailableError,
+} from './errors.js';
 export type { BaseFeatures } from './features.js';
 export { baseFeatures, promptFeatures, promptValues, tokenValues, valuesOf } from './features.js';
 export type { FusedOps } from './fused.js';
@@ -59,6 +65,8 @@ export type { TokenStats, TokenStatsOptions } from './token-stats.js';
 export { scoreTokens, tokenStats } from './token-stats.js';
 export type { ValueHeadOptions } from './value-head.js';
 export { ValueHead, valueHeadKey } from './value-head.js';
+export type { GpuAdapterReport } from './webgpu/adapter.js';
+export { webGpuFusedOps } from './webgpu/fused-ops.js';
 export type { HostTensor, LayerWeights, ModelWeights, ModuleName } from './weights.js';
 export {
   buildWeights,

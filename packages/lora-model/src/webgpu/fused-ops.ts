@@ -1,0 +1,230 @@
+import * as tf from '@tensorflow/tfjs-core';
+import type { FusedOps } from '../fused.js';
+import {
+  type GpuProgram,
+  logProbStatsGradProgram,
+  logProbStatsProgram,
+  rmsNormGradWProgram,
+  rmsNormGradXProgram,
+  rmsNormProgram,
+  rotaryProgram,
+  rowRstdProgram,
+  rowUniforms,
+  swiGluGradGateProgram,
+  swiGluGradUpProgram,
+  swiGluProgram,
+} from './programs.js';
+
+/*
+ * The model's fused ops on the webgpu backend: each op is a TF.js kernel running one WGSL program
+ * (programs.ts), with a registered gradient whose parts are computed only for the inputs that
+ * need them (the tape skips frozen weights), so a LoRA step never computes the norm weights'
+ * gradients. The math is that of the TF.js compositions in layers.ts, rope.ts and
+ * log-prob-stats.ts; tests compare both.
+ */
+
+interface WebGpuBackendLike {
+  runWebGPUProgram(
+    program: GpuProgram,
+    inputs: tf.TensorInfo[],
+    dtype: tf.DataType,
+    uniforms?: Array<{ type: string; data: number[] }>,
+  ): tf.TensorInfo;
+}
+
+/** Names of the kernels this file registers for the webgpu backend. */
+export const GPU_KERNELS = {
+  rmsNorm: 'PoadGpuRmsNorm',
+  rmsNormGradX: 'PoadGpuRmsNormGradX',
+  rmsNormGradW: 'PoadGpuRmsNormGradW',
+  swiGlu: 'PoadGpuSwiGlu',
+  swiGluGradGate: 'PoadGpuSwiGluGradGate',
+  swiGluGradUp: 'PoadGpuSwiGluGradUp',
+  rotary: 'PoadGpuRotary',
+  logProbStats: 'PoadGpuLogProbStats',
+  logProbStatsGrad: 'PoadGpuLogProbStatsGrad',
+} as const;
+
+type Inputs = Record<string, tf.TensorInfo>;
+type Attrs = tf.NamedAttrMap;
+type Run = (inputs: Inputs, backend: WebGpuBackendLike, attrs: Attrs) => tf.TensorInfo;
+
+const rowsCols = (t: tf.TensorInfo): [number, number] => [
+  t.shape[0] as number,
+  t.shape[1] as number,
+];
+
+const KERNELS: Record<string, Run> = {
+  [GPU_KERNELS.rmsNorm]: ({ x, weight }, b, { eps }) => {
+    const [rows, cols] = rowsCols(x!);
+    return b.runWebGPUProgram(
+      rmsNormProgram(rows, cols),
+      [x!, weight!],
+      'float32',
+      rowUniforms(rows, cols, [{ type: 'float32', data: [eps as number] }]),
+    );
+  },
+  [GPU_KERNELS.rmsNormGradX]: ({ x, weight, dy }, b, { eps }) => {
+    const [rows, cols] = rowsCols(x!);
+    return b.runWebGPUProgram(
+      rmsNormGradXProgram(rows, cols),
+      [x!, weight!, dy!],
+      'float32',
+      rowUniforms(rows, cols, [{ type: 'float32', data: [eps as number] }]),
+    );
+  },
+  [GPU_KERNELS.rmsNormGradW]: ({ x, dy }, b, { eps }) => {
+    const [rows, cols] = rowsCols(x!);
+    const rstd = b.runWebGPUProgram(
+      rowRstdProgram(rows, cols),
+      [x!],
+      'float32',
+      rowUniforms(rows, cols, [{ type: 'float32', data: [eps as number] }]),
+    );
+    const dw = b.runWebGPUProgram(rmsNormGradWProgram(cols), [x!, dy!, rstd], 'float32', [
+      { type: 'int32', data: [rows] },
+      { type: 'int32', data: [cols] },
+    ]);
+    (b as unknown as { disposeData(id: object): void }).disposeData(rstd.dataId);
+    return dw;
+  },
+  [GPU_KERNELS.swiGlu]: ({ gate, up }, b) =>
+    b.runWebGPUProgram(swiGluProgram(gate!.shape), [gate!, up!], 'float32'),
+  [GPU_KERNELS.swiGluGradGate]: ({ gate, up, dy }, b) =>
+    b.runWebGPUProgram(swiGluGradGateProgram(gate!.shape), [gate!, up!, dy!], 'float32'),
+  [GPU_KERNELS.swiGluGradUp]: ({ gate, dy }, b) =>
+    b.runWebGPUProgram(swiGluGradUpProgram(gate!.shape), [gate!, dy!], 'float32'),
+  [GPU_KERNELS.rotary]: ({ x, cos, sin }, b, { sign }) =>
+    b.runWebGPUProgram(rotaryProgram(rowsCols(x!)), [x!, cos!, sin!], 'float32', [
+      { type: 'int32', data: [cos!.shape[1] as number] },
+      { type: 'float32', data: [sign as number] },
+    ]),
+  [GPU_KERNELS.logProbStats]: ({ logits, targets }, b) => {
+    const [rows, cols] = rowsCols(logits!);
+    return b.runWebGPUProgram(
+      logProbStatsProgram(rows, cols),
+      [logits!, targets!],
+      'float32',
+      rowUniforms(rows, cols),
+    );
+  },
+  [GPU_KERNELS.logProbStatsGrad]: ({ logits, targets, dy }, b) => {
+    const [rows, cols] = rowsCols(logits!);
+    return b.runWebGPUProgram(
+      logProbStatsGradProgram(rows, cols),
+      [logits!, targets!, dy!],
+      'float32',
+      rowUniforms(rows, cols),
+    );
+  },
+};
+
+const run = (name: string, inputs: Inputs, attrs: Attrs = {}): tf.Tensor =>
+  tf.engine().runKernel(name, inputs as tf.NamedTensorMap, attrs) as tf.Tensor;
+
+let registered = false;
+
+/** Register the kernels and their gradients for the webgpu backend (idempotent). */
+export function registerWebGpuKernels(): void {
+  if (registered) return;
+  registered = true;
+  for (const [kernelName, f] of Object.entries(KERNELS)) {
+    if (tf.getKernel(kernelName, 'webgpu')) continue;
+    tf.registerKernel({
+      kernelName,
+      backendName: 'webgpu',
+      kernelFunc: (({ inputs, backend, attrs }) =>
+        f(inputs as Inputs, backend as WebGpuBackendLike, attrs ?? {})) as tf.KernelFunc,
+    });
+  }
+  tf.registerGradient({
+    kernelName: GPU_KERNELS.rmsNorm,
+    inputsToSave: ['x', 'weight'],
+    gradFunc: (dy, saved, attrs) => {
+      const [x, weight] = saved as [tf.Tensor, tf.Tensor];
+      return {
+        x: () => run(GPU_KERNELS.rmsNormGradX, { x, weight, dy: dy as tf.Tensor }, attrs),
+        weight: () => run(GPU_KERNELS.rmsNormGradW, { x, dy: dy as tf.Tensor }, attrs),
+      };
+    },
+  });
+  tf.registerGradient({
+    kernelName: GPU_KERNELS.swiGlu,
+    inputsToSave: ['gate', 'up'],
+    gradFunc: (dy, saved) => {
+      const [gate, up] = saved as [tf.Tensor, tf.Tensor];
+      return {
+        gate: () => run(GPU_KERNELS.swiGluGradGate, { gate, up, dy: dy as tf.Tensor }),
+        up: () => run(GPU_KERNELS.swiGluGradUp, { gate, dy: dy as tf.Tensor }),
+      };
+    },
+  });
+  tf.registerGradient({
+    kernelName: GPU_KERNELS.rotary,
+    inputsToSave: ['cos', 'sin'],
+    gradFunc: (dy, saved, attrs) => {
+      const [cos, sin] = saved as [tf.Tensor, tf.Tensor];
+      return {
+        // The rotation is orthogonal: its transpose is the rotation by −θ.
+        x: () =>
+          run(
+            GPU_KERNELS.rotary,
+            { x: dy as tf.Tensor, cos, sin },
+            { sign: -(attrs.sign as number) },
+          ),
+        cos: () => tf.zerosLike(cos),
+        sin: () => tf.zerosLike(sin),
+      };
+    },
+  });
+  tf.registerGradient({
+    kernelName: GPU_KERNELS.logProbStats,
+    inputsToSave: ['logits', 'targets'],
+    gradFunc: (dy, saved) => {
+      const [logits, targets] = saved as [tf.Tensor, tf.Tensor];
+      return {
+        logits: () => run(GPU_KERNELS.logProbStatsGrad, { logits, targets, dy: dy as tf.Tensor }),
+        targets: () => tf.zerosLike(targets),
+      };
+    },
+  });
+}
+
+function checkRows(op: string, a: tf.Tensor, b: tf.Tensor): void {
+  if (a.shape[0] !== b.shape[0]) {
+    throw new RangeError(`${op}: ${a.shape[0]} rows against ${b.shape[0]}`);
+  }
+}
+
+/** The fused ops of the webgpu backend, in the {@link FusedOps} contract. */
+export const webGpuFusedOps: FusedOps = {
+  rmsNorm(x, weight, eps) {
+    if (weight.shape[0] !== x.shape[1]) {
+      throw new RangeError(`rmsNorm: weight [${weight.shape}] does not match x [${x.shape}]`);
+    }
+    return run(GPU_KERNELS.rmsNorm, { x, weight }, { eps }) as tf.Tensor2D;
+  },
+  swiGlu(gate, up) {
+    return run(GPU_KERNELS.swiGlu, { gate, up }) as tf.Tensor2D;
+  },
+  rotaryEmbedding(x, cos, sin, heads) {
+    checkRows('rotaryEmbedding', x, cos);
+    if (x.shape[1] !== heads * 2 * (cos.shape[1] as number)) {
+      throw new RangeError(
+        `rotaryEmbedding: x [${x.shape}] is not ${heads} heads of ${2 * (cos.shape[1] as number)}`,
+      );
+    }
+    return run(GPU_KERNELS.rotary, { x, cos, sin }, { sign: 1 }) as tf.Tensor2D;
+  },
+  logProbStats(logits, targets) {
+    const n = logits.shape[0];
+    return tf.tidy(() => {
+      const both = run(GPU_KERNELS.logProbStats, {
+        logits,
+        targets: tf.tensor1d(targets, 'int32'),
+      }) as tf.Tensor1D;
+      const [logProbs, entropies] = tf.split(both, [n, n]) as [tf.Tensor1D, tf.Tensor1D];
+      return { logProbs, entropies };
+    });
+  },
+};

@@ -1,0 +1,108 @@
+/** What `initBackend('webgpu')` says when it cannot run, and what `auto` does with a software adapter. */
+import { execFileSync } from 'node:child_process';
+import { describe, expect, it, vi } from 'vitest';
+import { WebGpuUnavailableError } from '../src/errors.js';
+import { isSoftwareAdapter, noAdapterError } from '../src/webgpu/adapter.js';
+
+// Each case starts Node processes that load Dawn.
+vi.setConfig({ testTimeout: 60_000 });
+
+/** Run `initBackend(choice)` in a fresh Node process; returns its JSON result or error. */
+function initInChild(choice: string, env: Record<string, string | undefined> = {}) {
+  const script = `
+    import { initBackend, releaseBackend } from '@poad/lora-model/src';
+    try {
+      const info = await initBackend(${JSON.stringify(choice)});
+      console.log(JSON.stringify({ ok: true, backend: info.backend, adapter: info.adapter ?? null }));
+      await releaseBackend();
+    } catch (e) {
+      console.log(JSON.stringify({ ok: false, name: e.name, missing: e.missing ?? null, message: e.message }));
+    }`;
+  const out = execFileSync(
+    process.execPath,
+    ['--import', 'tsx', '--input-type=module', '-e', script.replace('@poad/lora-model/src', SRC)],
+    { encoding: 'utf8', env: childEnv(env), stdio: ['ignore', 'pipe', 'ignore'] },
+  );
+  return JSON.parse(out.trim().split('\n').pop() as string);
+}
+
+const SRC = new URL('../src/index.ts', import.meta.url).href;
+
+/** The test's environment with `env` applied (undefined removes a variable). */
+function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = { ...process.env };
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined) delete out[k];
+    else out[k] = v;
+  }
+  return out;
+}
+
+describe('initBackend("webgpu") errors', () => {
+  it('names the missing piece on Linux: loader, then driver, then a driver Dawn refused', () => {
+    const noLoader = noAdapterError({ platform: 'linux', loader: null, drivers: [] });
+    expect(noLoader).toBeInstanceOf(WebGpuUnavailableError);
+    expect(noLoader.missing).toBe('vulkan-loader');
+    expect(noLoader.message).toMatch(/libvulkan\.so\.1.*apt-get install libvulkan1/);
+    const noDriver = noAdapterError({
+      platform: 'linux',
+      loader: '/lib/libvulkan.so.1',
+      drivers: [],
+    });
+    expect(noDriver.missing).toBe('driver');
+    expect(noDriver.message).toMatch(/no GPU driver.*nvidia_icd\.json.*VK_DRIVER_FILES/);
+    const refused = noAdapterError({
+      platform: 'linux',
+      loader: '/lib/libvulkan.so.1',
+      drivers: ['/usr/share/vulkan/icd.d/lvp_icd.json'],
+    });
+    expect(refused.missing).toBe('driver');
+    expect(refused.message).toMatch(/lvp_icd\.json.*accepted none/);
+    expect(noAdapterError({ platform: 'darwin', loader: null, drivers: [] }).message).toMatch(
+      /Metal/,
+    );
+    expect(noAdapterError({ platform: 'win32', loader: null, drivers: [] }).message).toMatch(
+      /D3D12/,
+    );
+  });
+
+  it('recognises software adapters by the fallback flag, the architecture or the device name', () => {
+    const a = (info: Record<string, unknown>, fallback?: boolean) =>
+      ({ info, features: new Set(), limits: {}, isFallbackAdapter: fallback }) as never;
+    expect(isSoftwareAdapter(a({ architecture: 'software' }))).toBe(true);
+    expect(isSoftwareAdapter(a({ description: 'llvmpipe: Mesa 25' }))).toBe(true);
+    expect(isSoftwareAdapter(a({ device: 'SwiftShader Device' }))).toBe(true);
+    expect(isSoftwareAdapter(a({ vendor: 'nvidia' }, true))).toBe(true);
+    expect(
+      isSoftwareAdapter(
+        a({ vendor: 'nvidia', architecture: 'hopper', description: 'NVIDIA H100' }),
+      ),
+    ).toBe(false);
+  });
+
+  it('a real process with no Vulkan driver gets the driver error, before any work', () => {
+    const r = initInChild('webgpu', {
+      VK_DRIVER_FILES: '/nonexistent/icd.json',
+      VK_ICD_FILENAMES: undefined,
+    });
+    expect(r.ok).toBe(false);
+    expect(r.name).toBe('WebGpuUnavailableError');
+    expect(['driver', 'vulkan-loader']).toContain(r.missing);
+    expect(r.message).toMatch(/^backend "webgpu": /);
+  });
+
+  it('a software adapter is refused unless allowed, and auto never picks it', () => {
+    const probe = initInChild('webgpu', { POAD_WEBGPU_ALLOW_SOFTWARE: '1' });
+    if (!probe.ok) {
+      expect(process.env.CI, `no WebGPU adapter under CI: ${probe.message}`).toBeFalsy();
+      return;
+    }
+    if (!probe.adapter.software) return; // a hardware GPU: nothing to refuse here
+    const refused = initInChild('webgpu', { POAD_WEBGPU_ALLOW_SOFTWARE: undefined });
+    expect(refused).toMatchObject({ ok: false, missing: 'software-adapter' });
+    expect(refused.message).toMatch(/software adapter.*POAD_WEBGPU_ALLOW_SOFTWARE=1/);
+    const auto = initInChild('auto', { POAD_WEBGPU_ALLOW_SOFTWARE: '1' });
+    expect(auto.ok).toBe(true);
+    expect(auto.backend).not.toBe('webgpu');
+  });
+});
