@@ -1,29 +1,54 @@
-/** Per-kernel time of one forward pass (and one LoRA step): npx tsx bench/profile.ts [fwd|lora] */
+/**
+ * Per-kernel time of one step, for finding the next bottleneck:
+ *
+ *   npx tsx bench/profile.ts [fwd|lora|score|naive] [wasm|cpu|webgpu] [batch] [seq] [tiny|small|base]
+ *
+ * On webgpu it also counts the GPU programs dispatched per step, with the package's WGSL fused ops
+ * and without them (the TF.js compositions): the dispatch count is what fusing saves on any GPU,
+ * whatever the adapter's speed. Kernel times on webgpu need the `timestamp-query` feature.
+ */
 import * as tf from '@tensorflow/tfjs-core';
-import { createCausalLM, initBackend } from '../src/index.js';
+import {
+  type BackendChoice,
+  createCausalLM,
+  initBackend,
+  releaseBackend,
+  setFusedOps,
+  webGpuFusedOps,
+} from '../src/index.js';
+
+const SIZES = {
+  tiny: { vocab_size: 4096, hidden_size: 256, intermediate_size: 688, layers: 4, heads: 4 },
+  small: { vocab_size: 8192, hidden_size: 512, intermediate_size: 1376, layers: 8, heads: 8 },
+  base: { vocab_size: 32000, hidden_size: 768, intermediate_size: 2048, layers: 12, heads: 12 },
+} as const;
 
 const mode = process.argv[2] ?? 'fwd';
-console.log((await initBackend((process.argv[3] as 'wasm' | 'cpu') ?? 'wasm')).description);
+const backend = (process.argv[3] ?? 'wasm') as BackendChoice;
+const B = Number(process.argv[4] ?? 4);
+const T = Number(process.argv[5] ?? 64);
+const size = SIZES[(process.argv[6] ?? 'tiny') as keyof typeof SIZES];
+if (!size) throw new Error(`size must be one of ${Object.keys(SIZES).join(', ')}`);
+console.log((await initBackend(backend)).description);
+const V = size.vocab_size;
 const model = createCausalLM(
   {
-    vocab_size: 4096,
-    hidden_size: 256,
-    intermediate_size: 688,
-    num_hidden_layers: 4,
-    num_attention_heads: 4,
+    vocab_size: V,
+    hidden_size: size.hidden_size,
+    intermediate_size: size.intermediate_size,
+    num_hidden_layers: size.layers,
+    num_attention_heads: size.heads,
   },
   { seed: 1, lora: true },
 );
-const B = Number(process.argv[4] ?? 4);
-const T = Number(process.argv[5] ?? 64);
 const prompts = Array.from({ length: B }, (_, i) => [i + 1]);
 const actions = Array.from({ length: B }, (_, i) =>
-  Array.from({ length: T - 1 }, (_, j) => (i * 31 + j * 7) % 4096),
+  Array.from({ length: T - 1 }, (_, j) => (i * 31 + j * 7) % V),
 );
 const opt = tf.train.adam(1e-4);
-const prompt = Array.from({ length: 100 }, (_, j) => (j * 13) % 4096);
+const prompt = Array.from({ length: 100 }, (_, j) => (j * 13) % V);
 const cands = Array.from({ length: 10 }, (_, i) =>
-  Array.from({ length: 8 }, (_, j) => (i * 7 + j * 3) % 4096),
+  Array.from({ length: 8 }, (_, j) => (i * 7 + j * 3) % V),
 );
 const run = async (): Promise<void> => {
   if (mode === 'score' || mode === 'naive') {
@@ -42,17 +67,49 @@ const run = async (): Promise<void> => {
     l?.dispose();
   }
 };
+
+/** GPU programs dispatched by one call of `run` (webgpu only). */
+async function dispatches(): Promise<number> {
+  const b = tf.backend() as unknown as { runWebGPUProgram: (...a: unknown[]) => unknown };
+  const original = b.runWebGPUProgram;
+  let n = 0;
+  b.runWebGPUProgram = function (this: unknown, ...a: unknown[]) {
+    n++;
+    return original.apply(this, a);
+  };
+  try {
+    await run();
+  } finally {
+    b.runWebGPUProgram = original;
+  }
+  return n;
+}
+
 await run();
+if (tf.getBackend() === 'webgpu') {
+  const fused = await dispatches();
+  setFusedOps(null, 'webgpu');
+  await run();
+  const plain = await dispatches();
+  setFusedOps(webGpuFusedOps, 'webgpu');
+  console.log(
+    `GPU programs per ${mode} step: ${fused} with the WGSL fused ops, ${plain} with TF.js compositions (${(plain / fused).toFixed(2)}x)`,
+  );
+}
 const t0 = performance.now();
 const prof = await tf.profile(run);
-console.log(`total ${(performance.now() - t0).toFixed(0)} ms`);
+console.log(`total ${(performance.now() - t0).toFixed(0)} ms, ${prof.kernels.length} kernels`);
 const by = new Map<string, { ms: number; n: number }>();
 for (const k of prof.kernels) {
   const key = `${k.name} ${k.inputShapes.map((s) => `[${s}]`).join('x')}`;
   const e = by.get(key) ?? { ms: 0, n: 0 };
-  e.ms += typeof k.kernelTimeMs === 'number' ? k.kernelTimeMs : 0;
+  const ms = await k.kernelTimeMs;
+  e.ms += typeof ms === 'number' ? ms : 0;
   e.n++;
   by.set(key, e);
 }
 const top = [...by.entries()].sort((a, b) => b[1].ms - a[1].ms).slice(0, 25);
 for (const [k, v] of top) console.log(`${v.ms.toFixed(1).padStart(8)} ms  x${v.n}  ${k}`);
+model.dispose();
+opt.dispose();
+await releaseBackend();

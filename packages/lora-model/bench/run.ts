@@ -1,18 +1,31 @@
 /**
- * Throughput benchmark of @poad/lora-model next to a PyTorch CPU baseline on the same configs.
+ * Throughput benchmark of @poad/lora-model next to PyTorch on the same configs and device.
  *
  *   npm run bench -w @poad/lora-model                  # quick: wasm + cpu, a few minutes at most
  *   npm run bench -w @poad/lora-model -- --full        # compute.md batch sizes (slow)
- *   options: --backends wasm-stock,wasm,cpu  --configs tiny,small  --modes fwd,lora,score,prefix
+ *   npm run bench -w @poad/lora-model -- --backends webgpu --configs tiny,small,base
+ *   options: --backends wasm-stock,wasm,cpu,webgpu  --configs tiny,small,base
+ *            --modes fwd,lora,score,prefix  --reps 9  --warmup 3  --no-torch
  *   (wasm-stock: stock wasm kernels; wasm: with @poad/tfjs-native when its addon is built;
- *   list wasm-stock before wasm, since native kernels stay registered once loaded)
- *            --reps 9  --warmup 3  --no-torch
+ *   list wasm-stock before wasm, since native kernels stay registered once loaded; webgpu: Dawn,
+ *   a hardware adapter unless POAD_WEBGPU_ALLOW_SOFTWARE=1)
  *
- * TF.js and PyTorch steps alternate (one each, `reps` times, after a warm-up) so both see the same
- * load on a shared machine; medians and ratios come from the same run.
+ * PyTorch runs on CUDA when it sees a GPU (float32 with TF32 off: the same arithmetic as ours;
+ * `--torch-precision tf32` or `bf16` shows what a PyTorch user would pick instead), else on the CPU
+ * with one thread and the system BLAS. `POAD_PYTHON` names the interpreter (default
+ * /usr/bin/python3, else python3). TF.js and PyTorch steps alternate (one each, `reps` times,
+ * after a warm-up) so both see the same load on a shared machine; medians and ratios come from
+ * the same run.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { type CausalLM, createCausalLM, initBackend, SeededRng } from '../src/index.js';
+import {
+  type BackendChoice,
+  type CausalLM,
+  createCausalLM,
+  initBackend,
+  releaseBackend,
+  SeededRng,
+} from '../src/index.js';
 import { TorchBaseline } from './torch-client.js';
 
 interface BenchConfig {
@@ -35,6 +48,7 @@ const option = (name: string, def: string): string => {
 const full = flag('full');
 const backends = option('backends', 'wasm-stock,wasm,cpu').split(',');
 const configNames = option('configs', 'tiny,small').split(',');
+const torchPrecision = option('torch-precision', 'fp32');
 const modes = option('modes', 'fwd,lora,score,prefix').split(',');
 const reps = Number(option('reps', full ? '9' : '3'));
 // Untimed steps first: the wasm heap and BLAS buffers grow during the first few steps.
@@ -61,6 +75,17 @@ const CONFIGS: Record<string, BenchConfig> = {
     vocab: 8192,
     batch: full ? 4 : 2,
     seq: full ? 256 : 64,
+  },
+  // About 125 M parameters (GPT-2 small's width and depth, LLaMA layout): the GPU reference size.
+  base: {
+    name: 'base',
+    d: 768,
+    layers: 12,
+    heads: 12,
+    ffn: 2048,
+    vocab: 32000,
+    batch: 8,
+    seq: 512,
   },
 };
 
@@ -220,18 +245,17 @@ async function main(): Promise<void> {
     : await TorchBaseline.start({
         configs: configNames.map((n) => CONFIGS[n]).filter(Boolean),
         score: SCORE,
+        precision: torchPrecision,
       });
-  if (torch)
-    console.log(
-      '# PyTorch CPU baseline: torch.set_num_threads(1), system OpenBLAS, same configs, steps alternated',
-    );
+  if (torch) console.log(`# PyTorch baseline: ${torch.device}; same configs, steps alternated`);
   try {
     for (const backend of backends) {
       if (backend === 'wasm-stock') process.env.POAD_NATIVE_KERNELS = '0';
       else delete process.env.POAD_NATIVE_KERNELS;
       const info = await initBackend(
-        (backend === 'wasm-stock' ? 'wasm' : backend) as 'wasm' | 'cpu',
+        (backend === 'wasm-stock' ? 'wasm' : backend) as BackendChoice,
       );
+      console.log(`# backend: ${info.description}`);
       const label =
         info.backend === 'wasm' && info.description !== 'wasm' ? 'native' : info.backend;
       if (backend === 'wasm' && label !== 'native') {
@@ -242,13 +266,14 @@ async function main(): Promise<void> {
       }
       for (const n of configNames) {
         const c = CONFIGS[n];
-        if (!c) throw new Error(`unknown config ${n}; use tiny or small`);
+        if (!c) throw new Error(`unknown config ${n}; use ${Object.keys(CONFIGS).join(', ')}`);
         if (info.backend === 'cpu' && c.name !== 'tiny') continue; // minutes per step in pure JS
         await benchModel(label, c, torch);
       }
     }
   } finally {
     torch?.close();
+    await releaseBackend();
   }
 }
 

@@ -1,4 +1,5 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 
@@ -18,6 +19,8 @@ export class TorchBaseline {
   private lines: Interface;
   private queue: Array<(line: string) => void> = [];
   private stderr = '';
+  /** Where PyTorch runs, in words (from the Python process). */
+  device = '';
 
   private constructor(proc: ChildProcessWithoutNullStreams) {
     this.proc = proc;
@@ -28,20 +31,32 @@ export class TorchBaseline {
     });
   }
 
-  /** Start the Python process; null (with the reason printed) when torch is unavailable. */
+  /**
+   * Start the Python process (`POAD_PYTHON`, else the first of /usr/bin/python3 and python3 that
+   * imports torch); null (with the reason printed) when torch is unavailable.
+   */
   static async start(spec: unknown): Promise<TorchBaseline | null> {
     const script = join(import.meta.dirname, 'torch_bench.py');
-    const proc = spawn('/usr/bin/python3', [script, '--serve', JSON.stringify(spec)]);
-    const t = new TorchBaseline(proc);
-    const first = await Promise.race([
-      t.next(),
-      new Promise<string>((resolve) => proc.on('exit', () => resolve('exit'))),
-    ]);
-    if (first !== 'ready') {
-      console.log(`PyTorch baseline unavailable: ${t.stderr.trim().split('\n').pop() ?? first}`);
-      return null;
+    const candidates = process.env.POAD_PYTHON
+      ? [process.env.POAD_PYTHON]
+      : ['/usr/bin/python3', 'python3'].filter((p) => p === 'python3' || existsSync(p));
+    let reason = 'no Python interpreter';
+    for (const python of candidates) {
+      const proc = spawn(python, [script, '--serve', JSON.stringify(spec)]);
+      const t = new TorchBaseline(proc);
+      const first = await Promise.race([
+        t.next(),
+        new Promise<string>((resolve) => proc.on('exit', () => resolve('exit'))),
+        new Promise<string>((resolve) => proc.on('error', () => resolve('exit'))),
+      ]);
+      if (first.startsWith('ready')) {
+        t.device = first.slice('ready'.length).trim();
+        return t;
+      }
+      reason = `${python}: ${t.stderr.trim().split('\n').pop() ?? first}`;
     }
-    return t;
+    console.log(`PyTorch baseline unavailable: ${reason}`);
+    return null;
   }
 
   private next(): Promise<string> {

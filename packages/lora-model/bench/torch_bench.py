@@ -1,4 +1,5 @@
-"""PyTorch CPU baseline for bench/run.ts: the same decoder, sizes and modes.
+"""PyTorch baseline for bench/run.ts: the same decoder, sizes and modes, on CUDA when torch sees a
+GPU (float32 with TF32 off, or the spec's "precision": "tf32" / "bf16"), else on the CPU.
 
 Usage: python3 torch_bench.py JSON_SPEC            (one-shot: medians for every config and mode)
        python3 torch_bench.py --serve JSON_SPEC    (reads "CONFIG MODE" lines on stdin, answers
@@ -8,8 +9,9 @@ JSON_SPEC: {"configs": [{"name", "d", "layers", "heads", "ffn", "vocab", "batch"
             "modes": ["fwd", "lora", "score"], "reps": 3, "score": {"prompt": 100, "cands": 10, "len": 8}}
 One-shot prints one JSON line per measurement: {"config", "mode", "tokens_per_s", "median_s"}.
 
-Runs with torch.set_num_threads(1) (OpenBLAS keeps its own pool), the fastest setting measured on
-this machine class; see compute.md.
+On the CPU it runs with torch.set_num_threads(1) (OpenBLAS keeps its own pool), the fastest
+setting measured on the 2-core development machine. On CUDA every timed step ends with
+torch.cuda.synchronize().
 """
 import json
 import statistics
@@ -18,8 +20,34 @@ import time
 
 import torch
 
-torch.set_num_threads(1)
 torch.manual_seed(0)
+DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+if DEVICE.type == "cpu":
+    torch.set_num_threads(1)
+PRECISION = "fp32"
+
+
+def configure(spec):
+    """Precision of the CUDA baseline: fp32 (TF32 off, as our float32 kernels), tf32 or bf16."""
+    global PRECISION
+    PRECISION = spec.get("precision", "fp32")
+    if PRECISION not in ("fp32", "tf32", "bf16"):
+        raise ValueError(f"precision must be fp32, tf32 or bf16, got {PRECISION}")
+    if DEVICE.type == "cuda":
+        tf32 = PRECISION == "tf32"
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        torch.backends.cudnn.allow_tf32 = tf32
+
+
+def describe():
+    if DEVICE.type == "cuda":
+        return f"torch {torch.__version__} on CUDA ({torch.cuda.get_device_name(0)}), {PRECISION}, eager"
+    return f"torch {torch.__version__} on the CPU, set_num_threads(1), float32"
+
+
+def sync():
+    if DEVICE.type == "cuda":
+        torch.cuda.synchronize()
 
 
 class Model(torch.nn.Module):
@@ -57,11 +85,11 @@ class Model(torch.nn.Module):
 
     def forward(self, ids):
         b, t = ids.shape
-        pos = torch.arange(t).float()
+        pos = torch.arange(t, device=ids.device).float()
         emb = torch.cat([torch.outer(pos, self.inv)] * 2, -1)
         cos, sin = emb.cos(), emb.sin()
         x = self.embed(ids)
-        mask = torch.full((t, t), float("-inf")).triu(1)
+        mask = torch.full((t, t), float("-inf"), device=ids.device).triu(1)
         for m in self.layers:
             y = self.rms(x, m.n1)
             q = m.q(y) + (y @ m.qa.T) @ m.qb.T * 2.0
@@ -79,26 +107,35 @@ class Model(torch.nn.Module):
 
 def timed(fn, reps):
     fn()
+    sync()
     ts = []
     for _ in range(reps):
         t0 = time.perf_counter()
         fn()
+        sync()
         ts.append(time.perf_counter() - t0)
     return statistics.median(ts)
 
 
+def autocast():
+    """bf16 autocast on CUDA when asked for, else nothing."""
+    if DEVICE.type == "cuda" and PRECISION == "bf16":
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return torch.autocast(DEVICE.type, enabled=False)
+
+
 def make_runner(c, mode, spec):
     """Return (step function, tokens per step) for one config and mode."""
-    model = Model(c)
+    model = Model(c).to(DEVICE)
     for p in model.parameters():
         p.requires_grad_(False)
     lora = [p for m in model.layers for p in (m.qa, m.qb, m.va, m.vb)]
     b, t = c["batch"], c["seq"]
-    ids = torch.randint(0, c["vocab"], (b, t))
+    ids = torch.randint(0, c["vocab"], (b, t), device=DEVICE)
     if mode == "fwd":
 
         def run():
-            with torch.no_grad():
+            with torch.no_grad(), autocast():
                 logits = model(ids[:, :-1])
                 torch.nn.functional.cross_entropy(logits.reshape(-1, c["vocab"]), ids[:, 1:].reshape(-1))
 
@@ -110,18 +147,19 @@ def make_runner(c, mode, spec):
 
         def run():
             opt.zero_grad()
-            logits = model(ids[:, :-1])
-            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, c["vocab"]), ids[:, 1:].reshape(-1))
+            with autocast():
+                logits = model(ids[:, :-1])
+                loss = torch.nn.functional.cross_entropy(logits.reshape(-1, c["vocab"]), ids[:, 1:].reshape(-1))
             loss.backward()
             opt.step()
 
         return run, b * (t - 1)
     if mode == "score":
         sc = spec["score"]
-        seqs = torch.randint(0, c["vocab"], (sc["cands"], sc["prompt"] + sc["len"]))
+        seqs = torch.randint(0, c["vocab"], (sc["cands"], sc["prompt"] + sc["len"]), device=DEVICE)
 
         def run():
-            with torch.no_grad():
+            with torch.no_grad(), autocast():
                 logits = model(seqs[:, :-1])[:, sc["prompt"] - 1 :]
                 lp = torch.log_softmax(logits, -1)
                 lp.gather(-1, seqs[:, sc["prompt"] :].unsqueeze(-1))
@@ -131,18 +169,21 @@ def make_runner(c, mode, spec):
 
 
 def serve(spec):
+    configure(spec)
     configs = {c["name"]: c for c in spec["configs"]}
     runners = {}
-    print("ready", flush=True)
+    print(f"ready {describe()}", flush=True)
     for line in sys.stdin:
         name, mode = line.split()
         key = (name, mode)
         if key not in runners:
             runners[key] = make_runner(configs[name], mode, spec)
             runners[key][0]()  # warm-up
+            sync()
         run = runners[key][0]
         t0 = time.perf_counter()
         run()
+        sync()
         print(json.dumps({"seconds": time.perf_counter() - t0, "tokens": runners[key][1]}), flush=True)
 
 
@@ -151,6 +192,7 @@ def main():
         serve(json.loads(sys.argv[2]))
         return
     spec = json.loads(sys.argv[1])
+    configure(spec)
     reps = spec.get("reps", 3)
     for c in spec["configs"]:
         for mode in spec["modes"]:
