@@ -1,3 +1,4 @@
+import type { GpuAdapterReport } from '@poad/lora-model';
 import type { TokenPolicy } from '@poad/ppo';
 
 /**
@@ -9,6 +10,8 @@ export interface Agent {
   readonly policy: TokenPolicy;
   /** E.g. "wasm (1 thread)"; recorded in environment.json. */
   readonly backend: string;
+  /** The GPU adapter on the webgpu backend (vendor, architecture, features, limits); recorded too. */
+  readonly gpu?: GpuAdapterReport;
   /** Model facts for environment.json (parameter counts, config). */
   readonly info: Record<string, unknown>;
   /** Writes the LoRA adapter (PEFT format) and the value head into `dir`. */

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { type BackendChoice, releaseBackend } from '@poad/lora-model';
 import {
   formatHelp,
   latestCheckpoint,
@@ -23,6 +24,7 @@ const USER_ERRORS = new Set([
   'PpoConfigError',
   'ModelConfigError',
   'BackendUnavailableError',
+  'WebGpuUnavailableError',
   'UnknownEnvError',
   'EnvArgumentError',
 ]);
@@ -107,7 +109,7 @@ export async function runCli(spec: AppSpec, argv: readonly string[]): Promise<nu
       );
     const agent = await createLmAgent({
       model: o.model,
-      backend: o.backend as 'auto' | 'tensorflow' | 'wasm' | 'cpu',
+      backend: o.backend as BackendChoice,
       threads: o.threads,
       seed: o.seed,
       lora: { r: o.loraRank, alpha: o.loraAlpha },
@@ -161,5 +163,17 @@ export async function runCli(spec: AppSpec, argv: readonly string[]): Promise<nu
       return 2;
     }
     throw err;
+  }
+}
+
+/**
+ * The whole program of a training app: {@link runCli} on the process's arguments, then the GPU
+ * device released (Dawn would otherwise keep the process alive), with the exit code set.
+ */
+export async function runMain(spec: AppSpec): Promise<void> {
+  try {
+    process.exitCode = await runCli(spec, process.argv.slice(2));
+  } finally {
+    await releaseBackend();
   }
 }

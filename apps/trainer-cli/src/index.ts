@@ -1,6 +1,6 @@
 export type { Agent } from './agent.js';
 export type { AppSpec } from './app.js';
-export { runCli, trainingOptionsOf } from './cli.js';
+export { runCli, runMain, trainingOptionsOf } from './cli.js';
 export type { EvalResult } from './evaluate.js';
 export { evaluate, evaluateAll } from './evaluate.js';
 export { createLmAgent } from './lm-agent.js';

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import {
+  type BackendChoice,
   type CausalLM,
   generate as generateTokens,
   initBackend,
@@ -27,7 +28,7 @@ import type { Agent } from './agent.js';
 export interface LmAgentOptions {
   /** Hugging Face model folder with config.json, model.safetensors and tokenizer.json. */
   model: string;
-  backend: 'auto' | 'tensorflow' | 'wasm' | 'cpu';
+  backend: BackendChoice;
   /** Threads of the native kernels on wasm (unset: the addon's current setting). */
   threads?: number;
   seed: number;
@@ -258,6 +259,7 @@ export async function createLmAgent(o: LmAgentOptions): Promise<Agent> {
   return {
     policy,
     backend: `${backend.description} (${backend.source})`,
+    ...(backend.adapter ? { gpu: backend.adapter } : {}),
     info: {
       model: o.model,
       config: model.config,

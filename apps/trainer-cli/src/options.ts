@@ -41,9 +41,10 @@ export function trainingSchema(tasks: readonly string[], defaultTask: string, ta
     },
     backend: {
       type: 'enum',
-      choices: ['auto', 'tensorflow', 'wasm', 'cpu'],
+      choices: ['auto', 'webgpu', 'tensorflow', 'wasm', 'cpu'],
       default: 'auto',
-      description: 'TF.js backend: auto prefers tfjs-node-gpu, tfjs-node, then wasm, then cpu',
+      description:
+        'TF.js backend: auto prefers tfjs-node-gpu, a hardware GPU through WebGPU (Dawn), tfjs-node, then wasm (+ native kernels), then cpu; webgpu fails before any work when no GPU adapter is usable (POAD_WEBGPU_ALLOW_SOFTWARE=1 accepts a software one)',
     },
     threads: {
       type: 'integer',
