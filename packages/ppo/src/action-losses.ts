@@ -3,7 +3,7 @@ import { normaliseAdvantages } from './advantage-normalisation.js';
 import { PpoConfigError } from './errors.js';
 import { approxKl, clipIndicator, entropyBonus, policyLoss, valueLoss } from './losses.js';
 import type { LossFn, MinibatchLosses, PpoUpdateArgs } from './minibatch.js';
-import { checkShape, scalarOf } from './minibatch.js';
+import { checkShape } from './minibatch.js';
 import { toPadded } from './padding.js';
 
 /** Loss closures of one action-level minibatch (twosome). */
@@ -74,7 +74,7 @@ export function actionLevelLosses(
       chosenHot[j * cMax + buffer.chosen[i]!] = 1;
     });
 
-    valueFns.push((sums) => {
+    valueFns.push((logged) => {
       const v = policy.promptValues(prompts);
       checkShape(v, [b], 'policy.promptValues');
       const per = valueLoss(
@@ -85,11 +85,11 @@ export function actionLevelLosses(
         config.valueLoss,
         config.huberDelta,
       );
-      const s = tf.mul(tf.sum(per), config.valueLossCoef);
-      sums.pg += scalarOf(s);
+      const s = tf.mul(tf.sum(per), config.valueLossCoef) as tf.Scalar;
+      logged.pg.push(tf.keep(s));
       return tf.div(s, total) as tf.Scalar;
     });
-    policyFns.push((sums) => {
+    policyFns.push((logged) => {
       const shape: [number, number] = [rows, width];
       const rowBatch = { prompts: rowPrompts, actions: rowIds, width };
       const lpRaw = toPadded(policy.scoreTokens(rowBatch).logProbs, rowBatch, 'policy.scoreTokens');
@@ -108,12 +108,12 @@ export function actionLevelLosses(
       const probs = tf.where(cm, tf.exp(logSoft), tf.zerosLike(logSoft));
       const ent = tf.neg(tf.sum(tf.mul(probs, tf.where(cm, logSoft, tf.zerosLike(logSoft))), 1));
       const old = tf.tensor1d(lpOld);
-      const pg = tf.sum(policyLoss(lpNew, old, tf.tensor1d(adv), config.clip));
-      const entSum = tf.sum(ent);
-      sums.pg += scalarOf(pg);
-      sums.entropy += scalarOf(entSum);
-      sums.kl += scalarOf(tf.sum(approxKl(lpNew, old)));
-      sums.clipped += scalarOf(tf.sum(clipIndicator(lpNew, old, config.clip)));
+      const pg = tf.sum(policyLoss(lpNew, old, tf.tensor1d(adv), config.clip)) as tf.Scalar;
+      const entSum = tf.sum(ent) as tf.Scalar;
+      logged.pg.push(tf.keep(pg));
+      logged.entropy.push(tf.keep(entSum));
+      logged.kl.push(tf.keep(tf.sum(approxKl(lpNew, old))));
+      logged.clipped.push(tf.keep(tf.sum(clipIndicator(lpNew, old, config.clip))));
       return tf.div(tf.add(pg, entropyBonus(entSum, config.entropyCoef)), total) as tf.Scalar;
     });
   }

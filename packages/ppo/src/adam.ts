@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { CheckpointMismatchError } from './errors.js';
+import { readFloats } from './read-floats.js';
 
 /** Hyper-parameters of {@link Adam}. */
 export interface AdamOptions {
@@ -89,13 +90,14 @@ export class Adam {
     });
   }
 
-  /** A copy of the state as plain data. */
-  getState(): AdamState {
-    return {
-      step: this.t,
-      m: this.m.map((x) => Float32Array.from(x.dataSync() as Float32Array)),
-      v: this.v.map((x) => Float32Array.from(x.dataSync() as Float32Array)),
-    };
+  /**
+   * A copy of the state as plain data, read asynchronously (works on every backend). Every read
+   * starts at the call, so the copy is the state at the call.
+   */
+  async getState(): Promise<AdamState> {
+    const step = this.t;
+    const moments = await readFloats([...this.m, ...this.v]);
+    return { step, m: moments.slice(0, this.m.length), v: moments.slice(this.m.length) };
   }
 
   /** Restores a state from {@link Adam.getState} (sizes must match the variables). */

@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import type { AdamState } from './adam.js';
 import type { Algorithm } from './config.js';
 import { CheckpointMismatchError } from './errors.js';
+import { readFloats } from './read-floats.js';
 import type { RngState } from './rng.js';
 
 /** A tensor as plain data. */
@@ -53,12 +54,10 @@ export interface TrainerCheckpoint {
   counters: TrainerCounters;
 }
 
-/** Copies variables into plain data. */
-export function readVariables(vars: readonly tf.Variable[]): TensorData[] {
-  return vars.map((v) => ({
-    shape: [...v.shape],
-    data: Float32Array.from(v.dataSync() as Float32Array),
-  }));
+/** Copies variables into plain data (read asynchronously; works on every backend). */
+export async function readVariables(vars: readonly tf.Variable[]): Promise<TensorData[]> {
+  const data = await readFloats(vars);
+  return vars.map((v, i) => ({ shape: [...v.shape], data: data[i]! }));
 }
 
 /**

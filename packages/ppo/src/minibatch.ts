@@ -25,16 +25,23 @@ export interface PpoUpdateArgs {
   readonly criticOptimizer: Adam;
 }
 
-/** Sums of one minibatch's logged quantities (token- or action-weighted). */
-export interface Sums {
-  pg: number;
-  entropy: number;
-  kl: number;
-  clipped: number;
+/**
+ * The logged sums of the chunks of one minibatch (token- or action-weighted), one scalar per
+ * chunk in chunk order, kept on the device until the minibatch's single read. The critic's
+ * closures fill only `pg`, with the value-loss sums.
+ */
+export interface LoggedSums {
+  pg: tf.Scalar[];
+  entropy: tf.Scalar[];
+  kl: tf.Scalar[];
+  clipped: tf.Scalar[];
 }
 
-/** A chunk's loss; it adds its logged sums to `sums` as a side effect. */
-export type LossFn = (sums: Sums) => tf.Scalar;
+/**
+ * A chunk's loss. It pushes its logged sums onto `logged` as kept scalars (`tf.keep`, so they
+ * outlive the gradient computation); whoever passes `logged` disposes them.
+ */
+export type LossFn = (logged: LoggedSums) => tf.Scalar;
 
 /** The loss closures of one minibatch. */
 export interface MinibatchLosses {
@@ -46,11 +53,6 @@ export interface MinibatchLosses {
   denominator: number;
   /** Action tokens processed. */
   tokens: number;
-}
-
-/** The first element of a tensor, read synchronously. */
-export function scalarOf(t: tf.Tensor): number {
-  return t.dataSync()[0]!;
 }
 
 /** Throws a `PolicyContractError` unless `t` has exactly `shape`. */

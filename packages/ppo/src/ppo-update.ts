@@ -2,23 +2,26 @@ import * as tf from '@tensorflow/tfjs-core';
 import { actionLevelLosses } from './action-losses.js';
 import { explainedVariance, type UpdateDiagnostics } from './diagnostics.js';
 import { PolicyContractError, PpoConfigError } from './errors.js';
-import { clipGradNorm } from './grad-clip.js';
-import type { LossFn, PpoUpdateArgs, Sums } from './minibatch.js';
+import { gradNorm, scaleByNorm } from './grad-clip.js';
+import type { LoggedSums, LossFn, MinibatchLosses, PpoUpdateArgs } from './minibatch.js';
 import { tokenLevelLosses } from './token-losses.js';
 
 export type { PpoUpdateArgs } from './minibatch.js';
 
-/** Gradients of `f` w.r.t. `vars`, summed over chunks; `null` where a variable got none. */
+/**
+ * Gradients of the chunk losses `fns` w.r.t. `vars`, summed over chunks; `null` where a
+ * variable got none. The chunks' logged sums are appended to `logged`.
+ */
 function accumulate(
   fns: readonly LossFn[],
   vars: readonly tf.Variable[],
-  sums: Sums,
+  logged: LoggedSums,
 ): (tf.Tensor | null)[] {
   const acc: (tf.Tensor | null)[] = vars.map(() => null);
   for (const f of fns) {
     let result: { value: tf.Scalar; grads: tf.NamedTensorMap };
     try {
-      result = tf.variableGrads(() => f(sums), vars as tf.Variable[]);
+      result = tf.variableGrads(() => f(logged), vars as tf.Variable[]);
     } catch (e) {
       if (e instanceof Error && /gradient function not found/.test(e.message)) {
         throw new PolicyContractError(
@@ -26,6 +29,7 @@ function accumulate(
           `${e.message} Load TF.js's gradient functions in the app: import '@tensorflow/tfjs' or '@tensorflow/tfjs-node' (under a bundler, '@tensorflow/tfjs-core/dist/register_all_gradients' also works).`,
         );
       }
+      disposeAll(acc);
       throw e;
     }
     const { value, grads } = result;
@@ -50,6 +54,107 @@ function disposeAll(list: readonly (tf.Tensor | null)[]): void {
   for (const g of list) g?.dispose();
 }
 
+const noLogged = (): LoggedSums => ({ pg: [], entropy: [], kl: [], clipped: [] });
+
+/** Σ of a chunk-ordered list of float32 values, added in float64 from 0 in that order. */
+function sumOf(xs: Float32Array): number {
+  let s = 0;
+  for (const x of xs) s += x;
+  return s;
+}
+
+/** Named groups of scalars, read with one asynchronous transfer. */
+async function readGroups<K extends string>(
+  groups: Record<K, readonly tf.Scalar[]>,
+): Promise<Record<K, Float32Array>> {
+  const names = Object.keys(groups) as K[];
+  const stacked = tf.stack(names.flatMap((k) => groups[k]));
+  const data = (await stacked.data()) as Float32Array;
+  stacked.dispose();
+  const out = {} as Record<K, Float32Array>;
+  let o = 0;
+  for (const k of names) {
+    out[k] = data.subarray(o, o + groups[k].length);
+    o += groups[k].length;
+  }
+  return out;
+}
+
+/** What one minibatch contributed to the diagnostics (sums not yet divided). */
+interface MinibatchOutcome {
+  valueSum: number;
+  criticNorm: number;
+  pgSum: number;
+  entropySum: number;
+  klSum: number;
+  clippedSum: number;
+  /** Actor gradient norm, or null when the actor step was skipped. */
+  actorNorm: number | null;
+}
+
+/**
+ * Critic step, actor gradients, one read of everything logged, then the actor step unless
+ * approx KL exceeds `targetKl`. Gradient norms and clip coefficients stay on the device; the
+ * only read is the one the KL decision needs anyway.
+ */
+async function minibatchStep(
+  args: PpoUpdateArgs,
+  losses: MinibatchLosses,
+): Promise<MinibatchOutcome> {
+  const { config, policy } = args;
+  const valueLogged = noLogged();
+  const logged = noLogged();
+  const owned: (tf.Tensor | null)[] = [];
+  try {
+    // ---- critic step ----
+    const cGrads = accumulate(losses.valueFns, policy.criticVariables, valueLogged);
+    const cNorm = gradNorm(cGrads);
+    owned.push(cNorm);
+    const cClipped = scaleByNorm(cGrads, cNorm, config.criticMaxGradNorm);
+    args.criticOptimizer.step(cClipped);
+    disposeAll(cGrads);
+    disposeAll(cClipped);
+
+    // ---- actor gradients, then one read ----
+    const aGrads = accumulate(losses.policyFns, policy.actorVariables, logged);
+    owned.push(...aGrads);
+    const aNorm = gradNorm(aGrads);
+    owned.push(aNorm);
+    const read = await readGroups({
+      value: valueLogged.pg,
+      criticNorm: [cNorm],
+      pg: logged.pg,
+      entropy: logged.entropy,
+      kl: logged.kl,
+      clipped: logged.clipped,
+      actorNorm: [aNorm],
+    });
+
+    // ---- actor step (skipped when approx KL is too large) ----
+    const klSum = sumOf(read.kl);
+    const skip = config.targetKl !== null && klSum / losses.denominator > config.targetKl;
+    if (!skip) {
+      const aClipped = scaleByNorm(aGrads, aNorm, config.maxGradNorm);
+      args.actorOptimizer.step(aClipped);
+      disposeAll(aClipped);
+    }
+    return {
+      valueSum: sumOf(read.value),
+      criticNorm: read.criticNorm[0]!,
+      pgSum: sumOf(read.pg),
+      entropySum: sumOf(read.entropy),
+      klSum,
+      clippedSum: sumOf(read.clipped),
+      actorNorm: skip ? null : read.actorNorm[0]!,
+    };
+  } finally {
+    disposeAll(owned);
+    for (const list of [valueLogged, logged]) {
+      disposeAll([...list.pg, ...list.entropy, ...list.kl, ...list.clipped]);
+    }
+  }
+}
+
 /**
  * One PPO update over a rollout (algorithms.md §2): `epochs` passes, each over a fresh seeded
  * permutation cut into `numMinibatches` minibatches of ⌊T·N / numMinibatches⌋ samples (the
@@ -66,8 +171,12 @@ function disposeAll(list: readonly (tf.Tensor | null)[]): void {
  *
  * Each chunk's loss is its masked sum divided by the minibatch's real-token (or action) count,
  * so the accumulated gradient equals that of the minibatch's masked mean whatever `gradAccumulation` is.
+ *
+ * Asynchronous: each minibatch's logged values (losses, approx KL, clip count, gradient norms)
+ * are read from the device with one `data()` call, before the KL decision; nothing is read
+ * synchronously, so backends that cannot (WebGPU in Node) run it too.
  */
-export function ppoUpdate(args: PpoUpdateArgs): UpdateDiagnostics {
+export async function ppoUpdate(args: PpoUpdateArgs): Promise<UpdateDiagnostics> {
   const { buffer, advantages, config, rng } = args;
   const start = performance.now();
   const size = buffer.size;
@@ -109,35 +218,20 @@ export function ppoUpdate(args: PpoUpdateArgs): UpdateDiagnostics {
         ? actionLevelLosses(args, idx, chunks)
         : tokenLevelLosses(args, idx, chunks);
       tokensSeen += mbInputs.tokens;
-
-      // ---- critic step ----
-      const valueSums: Sums = { pg: 0, entropy: 0, kl: 0, clipped: 0 };
-      const cGrads = accumulate(mbInputs.valueFns, args.policy.criticVariables, valueSums);
-      const cClip = clipGradNorm(cGrads, config.criticMaxGradNorm);
-      args.criticOptimizer.step(cClip.grads);
-      disposeAll(cGrads);
-      disposeAll(cClip.grads);
-      totals.value += valueSums.pg / mbInputs.denominator;
-      totals.cNorm += cClip.norm;
-
-      // ---- actor step (skipped when approx KL is too large) ----
-      const sums: Sums = { pg: 0, entropy: 0, kl: 0, clipped: 0 };
-      const aGrads = accumulate(mbInputs.policyFns, args.policy.actorVariables, sums);
-      const kl = sums.kl / mbInputs.denominator;
-      if (config.targetKl !== null && kl > config.targetKl) {
+      const out = await minibatchStep(args, mbInputs);
+      const d = mbInputs.denominator;
+      totals.value += out.valueSum / d;
+      totals.cNorm += out.criticNorm;
+      if (out.actorNorm === null) {
         skipped += 1;
       } else {
-        const aClip = clipGradNorm(aGrads, config.maxGradNorm);
-        args.actorOptimizer.step(aClip.grads);
-        disposeAll(aClip.grads);
-        totals.aNorm += aClip.norm;
+        totals.aNorm += out.actorNorm;
         totals.steps += 1;
       }
-      disposeAll(aGrads);
-      totals.pg += sums.pg / mbInputs.denominator;
-      totals.entropy += sums.entropy / mbInputs.denominator;
-      totals.kl += kl;
-      totals.clipped += sums.clipped / mbInputs.denominator;
+      totals.pg += out.pgSum / d;
+      totals.entropy += out.entropySum / d;
+      totals.kl += out.klSum / d;
+      totals.clipped += out.clippedSum / d;
       minibatches += 1;
     }
   }

@@ -10,7 +10,6 @@ import {
   valueLoss,
 } from './losses.js';
 import type { LossFn, MinibatchLosses, PpoUpdateArgs } from './minibatch.js';
-import { scalarOf } from './minibatch.js';
 import { toPadded } from './padding.js';
 import type { RolloutBuffer } from './rollout-buffer.js';
 
@@ -102,7 +101,7 @@ export function tokenLevelLosses(
       ...(config.tokenSpace === 'labels' ? { allowed: allowedTokens(buffer, chunk) } : {}),
     };
     const shape: [number, number] = [b, width];
-    valueFns.push((sums) => {
+    valueFns.push((logged) => {
       const m = tf.tensor2d(mask, shape);
       const vNewRaw = toPadded(policy.tokenValues(batch), batch, 'policy.tokenValues');
       const vNew = tf.where(tf.cast(m, 'bool'), vNewRaw, tf.zerosLike(vNewRaw));
@@ -114,11 +113,11 @@ export function tokenLevelLosses(
         config.valueLoss,
         config.huberDelta,
       );
-      const s = tf.mul(maskedSum(per, m), config.valueLossCoef);
-      sums.pg += scalarOf(s);
+      const s = tf.mul(maskedSum(per, m), config.valueLossCoef) as tf.Scalar;
+      logged.pg.push(tf.keep(s));
       return tf.div(s, total) as tf.Scalar;
     });
-    policyFns.push((sums) => {
+    policyFns.push((logged) => {
       const m = tf.tensor2d(mask, shape);
       const mb = tf.cast(m, 'bool');
       const scores = policy.scoreTokens(batch);
@@ -129,10 +128,10 @@ export function tokenLevelLosses(
       const lpOld = tf.tensor2d(logpOld, shape);
       const pg = maskedSum(policyLoss(lpNew, lpOld, tf.tensor2d(adv, shape), config.clip), m);
       const entSum = maskedSum(ent, m);
-      sums.pg += scalarOf(pg);
-      sums.entropy += scalarOf(entSum);
-      sums.kl += scalarOf(maskedSum(approxKl(lpNew, lpOld), m));
-      sums.clipped += scalarOf(maskedSum(clipIndicator(lpNew, lpOld, config.clip), m));
+      logged.pg.push(tf.keep(pg));
+      logged.entropy.push(tf.keep(entSum));
+      logged.kl.push(tf.keep(maskedSum(approxKl(lpNew, lpOld), m)));
+      logged.clipped.push(tf.keep(maskedSum(clipIndicator(lpNew, lpOld, config.clip), m)));
       return tf.div(tf.add(pg, entropyBonus(entSum, config.entropyCoef)), total) as tf.Scalar;
     });
   }

@@ -112,7 +112,7 @@ export class PpoTrainer {
       );
       await this.policy.prepareValues(prompts, actions);
     }
-    const update = ppoUpdate({
+    const update = await ppoUpdate({
       policy: this.policy,
       buffer: rollout.buffer,
       advantages,
@@ -135,18 +135,29 @@ export class PpoTrainer {
     };
   }
 
-  /** A checkpoint of the run as plain data. */
-  getState(): TrainerCheckpoint {
+  /**
+   * A checkpoint of the run as plain data. Asynchronous (tensors are read with `data()`, which
+   * every backend serves); call it between iterations, the state is the one at the call.
+   */
+  async getState(): Promise<TrainerCheckpoint> {
+    const rng = this.rng.getState();
+    const counters = { ...this.counters };
+    const [actorWeights, criticWeights, actorOptimizer, criticOptimizer] = await Promise.all([
+      readVariables(this.policy.actorVariables),
+      readVariables(this.policy.criticVariables),
+      this.actorOptimizer.getState(),
+      this.criticOptimizer.getState(),
+    ]);
     return {
       format: 'poad-ppo-checkpoint',
       version: 1,
       algorithm: this.config.algorithm,
-      actorWeights: readVariables(this.policy.actorVariables),
-      criticWeights: readVariables(this.policy.criticVariables),
-      actorOptimizer: this.actorOptimizer.getState(),
-      criticOptimizer: this.criticOptimizer.getState(),
-      rng: this.rng.getState(),
-      counters: { ...this.counters },
+      actorWeights,
+      criticWeights,
+      actorOptimizer,
+      criticOptimizer,
+      rng,
+      counters,
     };
   }
 

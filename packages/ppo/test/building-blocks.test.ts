@@ -11,6 +11,7 @@ import {
   SeededRng,
 } from '../src/index.js';
 import { useCpu } from './backend.js';
+import { expectClipCoefficientsExact } from './clip-coefficient.js';
 
 beforeAll(useCpu);
 
@@ -71,7 +72,7 @@ describe('presets (§5)', () => {
 });
 
 describe('Adam / AdamW', () => {
-  it('matches the PyTorch update written out by hand over two steps', () => {
+  it('matches the PyTorch update written out by hand over two steps', async () => {
     const p = tf.variable(tf.tensor1d([1, -2]));
     const opt = new Adam([p], { lr: 0.1, eps: 1e-5, weightDecay: 0.01 });
     const g = [tf.tensor1d([0.5, -1]), tf.tensor1d([0.2, 0.3])];
@@ -91,7 +92,7 @@ describe('Adam / AdamW', () => {
     }
     const got = Array.from(p.dataSync());
     for (let i = 0; i < 2; i++) expect(got[i]).toBeCloseTo(x[i]!, 5);
-    const state = opt.getState();
+    const state = await opt.getState();
     expect(state.step).toBe(2);
     for (let i = 0; i < 2; i++) {
       expect(state.m[0]![i]).toBeCloseTo(m[i]!, 6);
@@ -100,7 +101,7 @@ describe('Adam / AdamW', () => {
     const q = tf.variable(tf.tensor1d([0, 0]));
     const opt2 = new Adam([q], { lr: 0.1 });
     opt2.setState(state);
-    expect(opt2.getState()).toEqual(state);
+    expect(await opt2.getState()).toEqual(state);
     for (const t of [p, q, ...g]) t.dispose();
     opt.dispose();
     opt2.dispose();
@@ -119,10 +120,12 @@ describe('clipGradNorm', () => {
           const expected = Math.sqrt(xs.reduce((s, x) => s + x * x, 0));
           const out = Array.from(grads[0]!.dataSync());
           const outNorm = Math.sqrt(out.reduce((s, x) => s + x * x, 0));
+          const n = norm.dataSync()[0]!;
           g.dispose();
           grads[0]!.dispose();
+          norm.dispose();
           return (
-            Math.abs(norm - expected) < 1e-3 * (1 + expected) &&
+            Math.abs(n - expected) < 1e-3 * (1 + expected) &&
             outNorm <= maxNorm * (1 + 1e-4) + 1e-6 &&
             (expected > maxNorm || Math.abs(outNorm - expected) < 1e-3 * (1 + expected)) &&
             grads[1] === null
@@ -131,6 +134,12 @@ describe('clipGradNorm', () => {
       ),
       { numRuns: 100 },
     );
+  });
+});
+
+describe('clipCoefficient', () => {
+  it('equals min(1, maxNorm / (norm + 1e-6)) computed in float64, then rounded to float32', () => {
+    expectClipCoefficientsExact();
   });
 });
 

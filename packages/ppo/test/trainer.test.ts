@@ -270,12 +270,12 @@ describe('approximate-KL early stop (§2.2 skip semantics)', () => {
     }
     const initActor = weights(policy.actorVariables);
     const initCritic = weights(policy.criticVariables);
-    const runUpdate = (targetKl: number | null) => {
+    const runUpdate = async (targetKl: number | null) => {
       writeBack(policy.actorVariables, initActor);
       writeBack(policy.criticVariables, initCritic);
       const actorOptimizer = new Adam(policy.actorVariables, { lr: 1e-3 });
       const criticOptimizer = new Adam(policy.criticVariables, { lr: 1e-2 });
-      const d = ppoUpdate({
+      const d = await ppoUpdate({
         policy,
         buffer,
         advantages,
@@ -295,13 +295,13 @@ describe('approximate-KL early stop (§2.2 skip semantics)', () => {
       return out;
     };
     // One sample per minibatch: a stale sample has KL = e^{-1} − 1 + 1 ≈ 0.37 > 0.02.
-    const withStop = runUpdate(0.02);
+    const withStop = await runUpdate(0.02);
     expect(withStop.d.minibatches).toBe(16);
     expect(withStop.d.skippedMinibatches).toBe(stale.size);
     expect(withStop.steps).toBe(16 - stale.size);
     expect(withStop.actor).not.toEqual(initActor);
     // The critic never depends on the actor, so its trajectory is the same with or without skips.
-    const noStop = runUpdate(null);
+    const noStop = await runUpdate(null);
     expect(noStop.d.skippedMinibatches).toBe(0);
     expect(withStop.critic).toEqual(noStop.critic);
     expect(withStop.critic).not.toEqual(initCritic);
@@ -311,7 +311,7 @@ describe('approximate-KL early stop (§2.2 skip semantics)', () => {
       for (let k = buffer.actionOffsets[i]!; k < buffer.actionOffsets[i + 1]!; k++)
         buffer.logProbs[k]! += 1;
     }
-    const allStale = runUpdate(0.02);
+    const allStale = await runUpdate(0.02);
     expect(allStale.d.skippedMinibatches).toBe(16);
     expect(allStale.steps).toBe(0);
     expect(allStale.actor).toEqual(initActor);
@@ -322,11 +322,11 @@ describe('approximate-KL early stop (§2.2 skip semantics)', () => {
     const { policy, buffer, config } = await rollout(6);
     const advantages = computeAdvantages(buffer, config);
     const init = weights([...policy.actorVariables, ...policy.criticVariables]);
-    const run = (gradAccumulation: number) => {
+    const run = async (gradAccumulation: number) => {
       writeBack([...policy.actorVariables, ...policy.criticVariables], init);
       const actorOptimizer = new Adam(policy.actorVariables, { lr: 1e-3 });
       const criticOptimizer = new Adam(policy.criticVariables, { lr: 1e-2 });
-      const d = ppoUpdate({
+      const d = await ppoUpdate({
         policy,
         buffer,
         advantages,
@@ -339,8 +339,8 @@ describe('approximate-KL early stop (§2.2 skip semantics)', () => {
       criticOptimizer.dispose();
       return { d, w: weights([...policy.actorVariables, ...policy.criticVariables]).flat() };
     };
-    const one = run(1);
-    const four = run(4);
+    const one = await run(1);
+    const four = await run(4);
     expect(four.d.policyLoss).toBeCloseTo(one.d.policyLoss, 5);
     expect(four.d.actorGradNorm).toBeCloseTo(one.d.actorGradNorm, 4);
     for (const [i, x] of one.w.entries()) expect(four.w[i]).toBeCloseTo(x, 4);
@@ -380,9 +380,9 @@ describe('memory', () => {
       const criticOptimizer = new Adam(policy.criticVariables, { lr: 1e-2 });
       const rng = new SeededRng(3);
       const args = { policy, buffer, advantages, config, rng, actorOptimizer, criticOptimizer };
-      ppoUpdate(args);
+      await ppoUpdate(args);
       const before = tf.memory().numTensors;
-      for (let i = 0; i < 50; i++) ppoUpdate(args);
+      for (let i = 0; i < 50; i++) await ppoUpdate(args);
       expect(tf.memory().numTensors).toBe(before);
       actorOptimizer.dispose();
       criticOptimizer.dispose();
@@ -402,7 +402,7 @@ describe('checkpoints', () => {
   it('resume from plain-data state is bit-exact', async () => {
     const a = setup({ ...small, algorithm: 'ntpo' }, 4, 7);
     await a.trainer.iterate();
-    const state = structuredClone(a.trainer.getState());
+    const state = structuredClone(await a.trainer.getState());
     const next = await a.trainer.iterate();
     // Same frozen base (policy seed), but trained elsewhere first: weights, moments, generator
     // state and counters all differ until the checkpoint is restored.
@@ -424,7 +424,7 @@ describe('checkpoints', () => {
 
   it('a mismatched checkpoint is rejected without changing anything', async () => {
     const a = setup(small);
-    const state = a.trainer.getState();
+    const state = await a.trainer.getState();
     const c = setup({ ...small, algorithm: 'twosome' });
     expect(() => c.trainer.setState(state)).toThrow(CheckpointMismatchError);
     const before = weights(a.policy.actorVariables);

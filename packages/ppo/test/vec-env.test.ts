@@ -71,7 +71,7 @@ describe('with the VecEnv of @poad/envs-core', () => {
     };
     const a = await make(1);
     await a.trainer.iterate();
-    const saved = { trainer: checkpointToJson(a.trainer.getState()), env: a.env.getState() };
+    const saved = { trainer: checkpointToJson(await a.trainer.getState()), env: a.env.getState() };
     const next = await a.trainer.iterate();
 
     const b = await make(2);
