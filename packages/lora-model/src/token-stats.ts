@@ -16,6 +16,11 @@ export interface TokenStatsOptions extends AdapterOption {
    * actions are a fixed set of labels (the label tree's continuations).
    */
   allowed?: readonly (readonly ArrayLike<number>[])[];
+  /**
+   * Action tokens whose logits are computed at once (the LM head and the statistics run over
+   * chunks of this many rows). Default: as many as fit in {@link LOGIT_CHUNK_BYTES}.
+   */
+  chunkRows?: number;
 }
 
 /** Large negative logit for padding slots of a restricted row (finite: p·log p stays 0). */
@@ -79,6 +84,39 @@ function restriction(
 }
 
 /**
+ * Largest logits block computed at once by {@link tokenStats}, in bytes: rows are processed in
+ * chunks below it (the LM head and the log-prob statistics), whatever the batch.
+ */
+export const LOGIT_CHUNK_BYTES = 256 * 2 ** 20;
+
+/**
+ * Log-probs and entropies of `targets` under the rows' logits [n, vocab]: over the whole
+ * vocabulary, or over each row's allowed ids when `restricted` is given (`first` is the chunk's
+ * first row in the restriction's numbering).
+ */
+function restrictedStats(
+  logits: tf.Tensor2D,
+  targets: Int32Array,
+  restricted: ReturnType<typeof restriction> | null,
+  first: number,
+  vocab: number,
+): { logProbs: tf.Tensor1D; entropies: tf.Tensor1D } {
+  if (restricted === null) return logProbStats(logits, targets);
+  // The allowed ids' logits, target first, then the softmax over them only.
+  const n = targets.length;
+  const w = restricted.width;
+  const index = restricted.index
+    .subarray(first * w, (first + n) * w)
+    .map((flat) => flat - first * vocab);
+  const picked = tf.gather(tf.reshape(logits, [-1]), tf.tensor1d(index, 'int32'));
+  const z = tf.add(
+    tf.reshape(picked, [n, w]),
+    tf.tensor2d(restricted.bias.subarray(first * w, (first + n) * w), [n, w]),
+  ) as tf.Tensor2D;
+  return logProbStats(z, new Int32Array(n));
+}
+
+/**
  * Per-action-token statistics, flat over the batch: sample i owns entries
  * offsets[i] .. offsets[i+1].
  */
@@ -102,6 +140,11 @@ export function tokenStats(
   opts: TokenStatsOptions = {},
 ): TokenStats {
   const tb = teacherBatch(prompts, actions, model.config.vocabSize);
+  const vocab = model.config.vocabSize;
+  const per = opts.chunkRows ?? Math.max(1, Math.floor(LOGIT_CHUNK_BYTES / (4 * vocab)));
+  if (!Number.isInteger(per) || per < 1) {
+    throw new ModelInputError('chunkRows', `must be a positive integer, got ${per}`);
+  }
   const restricted =
     opts.allowed === undefined ? null : restriction(opts.allowed, actions, model.config.vocabSize);
   const [logProbs, entropies] = tf.tidy(() => {
@@ -113,21 +156,19 @@ export function tokenStats(
       adapter: model.useAdapter(opts),
       training: opts.training === true,
     });
-    const h = tf.gather(hidden, tf.tensor1d(tb.rows, 'int32')) as tf.Tensor2D;
-    const logits = model.head(h);
-    if (restricted === null) {
-      const st = logProbStats(logits, tb.targets);
-      return [st.logProbs, st.entropies];
+    // Rows in chunks, so that no logits buffer exceeds LOGIT_CHUNK_BYTES (a GPU binds at most
+    // maxStorageBufferBindingSize bytes per buffer; [4096 rows, 128k vocab] is 2 GB).
+    const lps: tf.Tensor1D[] = [];
+    const ents: tf.Tensor1D[] = [];
+    for (let start = 0; start < tb.rows.length; start += per) {
+      const end = Math.min(tb.rows.length, start + per);
+      const h = tf.gather(hidden, tf.tensor1d(tb.rows.slice(start, end), 'int32')) as tf.Tensor2D;
+      const targets = tb.targets.subarray(start, end);
+      const st = restrictedStats(model.head(h), targets, restricted, start, vocab);
+      lps.push(st.logProbs);
+      ents.push(st.entropies);
     }
-    // The allowed ids' logits, target first, then the softmax over them only.
-    const n = tb.targets.length;
-    const picked = tf.gather(tf.reshape(logits, [-1]), tf.tensor1d(restricted.index, 'int32'));
-    const z = tf.add(
-      tf.reshape(picked, [n, restricted.width]),
-      tf.tensor2d(restricted.bias, [n, restricted.width]),
-    ) as tf.Tensor2D;
-    const st = logProbStats(z, new Int32Array(n));
-    return [st.logProbs, st.entropies];
+    return lps.length === 1 ? [lps[0]!, ents[0]!] : [tf.concat(lps), tf.concat(ents)];
   }) as [tf.Tensor1D, tf.Tensor1D];
   return { logProbs, entropies, offsets: tb.offsets };
 }
