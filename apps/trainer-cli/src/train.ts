@@ -145,7 +145,7 @@ export async function train(
       runDir,
       { iteration, envSteps: trainer.counters.envSteps, wallSeconds },
       async (dir) => {
-        writeState(dir, 'trainer', trainer.getState());
+        writeState(dir, 'trainer', await trainer.getState());
         writeJsonAtomicSync(join(dir, 'env.json'), env.getState());
         await agent.saveTrainable(join(dir, 'model'));
       },
