@@ -16,12 +16,15 @@ export {
   float32ToBfloat16Bits,
   float32ToFloat16Bits,
 } from './half.js';
-export type { LlamaConfig } from './llama-config.js';
+export type { Llama3RopeScaling, LlamaConfig } from './llama-config.js';
 export {
   effectiveSlidingWindow,
+  hasQkNorm,
   llamaBiasLayout,
   parseLlamaConfig,
+  parseRopeScaling,
   SUPPORTED_MODEL_TYPES,
+  SUPPORTED_ROPE_SCALING,
 } from './llama-config.js';
 export type { ExpectedTensor } from './llama-tensors.js';
 export {

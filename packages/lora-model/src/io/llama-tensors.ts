@@ -1,5 +1,5 @@
 import { CheckpointError } from './errors.js';
-import { type LlamaConfig, llamaBiasLayout } from './llama-config.js';
+import { hasQkNorm, type LlamaConfig, llamaBiasLayout } from './llama-config.js';
 
 /** A tensor the architecture needs, with its PyTorch-layout shape ([out, in] for linear weights). */
 export interface ExpectedTensor {
@@ -40,6 +40,10 @@ export function expectedLlamaTensors(config: LlamaConfig): ExpectedTensor[] {
       out.push({ name: `${p}.self_attn.v_proj.bias`, shape: [kv] });
     }
     if (bias.o) out.push({ name: `${p}.self_attn.o_proj.bias`, shape: [d] });
+    if (hasQkNorm(config.model_type)) {
+      out.push({ name: `${p}.self_attn.q_norm.weight`, shape: [config.head_dim] });
+      out.push({ name: `${p}.self_attn.k_norm.weight`, shape: [config.head_dim] });
+    }
     out.push({ name: `${p}.post_attention_layernorm.weight`, shape: [d] });
     out.push({ name: `${p}.mlp.gate_proj.weight`, shape: [ffn, d] });
     out.push({ name: `${p}.mlp.up_proj.weight`, shape: [ffn, d] });
