@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { actionLevelLosses } from './action-losses.js';
 import { explainedVariance, type UpdateDiagnostics } from './diagnostics.js';
 import { PolicyContractError, PpoConfigError } from './errors.js';
-import { gradNorm, scaleByNorm } from './grad-clip.js';
+import { clipCoefficient, gradNorm, scaleGrads } from './grad-clip.js';
 import type { LoggedSums, LossFn, MinibatchLosses, PpoUpdateArgs } from './minibatch.js';
 import { tokenLevelLosses } from './token-losses.js';
 
@@ -93,9 +93,11 @@ interface MinibatchOutcome {
 }
 
 /**
- * Critic step, actor gradients, one read of everything logged, then the actor step unless
- * approx KL exceeds `targetKl`. Gradient norms and clip coefficients stay on the device; the
- * only read is the one the KL decision needs anyway.
+ * Critic gradients, one read (value-loss sums and the critic's gradient norm, for its clip
+ * coefficient), critic step; actor gradients, one read (the logged sums, approx KL and the actor's
+ * norm), then the actor step unless approx KL exceeds `targetKl`. Clip coefficients are computed
+ * on the host from the norms read, as before reads became asynchronous, so results are the same on
+ * every backend.
  */
 async function minibatchStep(
   args: PpoUpdateArgs,
@@ -108,44 +110,43 @@ async function minibatchStep(
   try {
     // ---- critic step ----
     const cGrads = accumulate(losses.valueFns, policy.criticVariables, valueLogged);
+    owned.push(...cGrads);
     const cNorm = gradNorm(cGrads);
     owned.push(cNorm);
-    const cClipped = scaleByNorm(cGrads, cNorm, config.criticMaxGradNorm);
+    const critic = await readGroups({ value: valueLogged.pg, norm: [cNorm] });
+    const criticNorm = critic.norm[0]!;
+    const cClipped = scaleGrads(cGrads, clipCoefficient(criticNorm, config.criticMaxGradNorm));
     args.criticOptimizer.step(cClipped);
-    disposeAll(cGrads);
     disposeAll(cClipped);
 
-    // ---- actor gradients, then one read ----
+    // ---- actor step (skipped when approx KL is too large) ----
     const aGrads = accumulate(losses.policyFns, policy.actorVariables, logged);
     owned.push(...aGrads);
     const aNorm = gradNorm(aGrads);
     owned.push(aNorm);
     const read = await readGroups({
-      value: valueLogged.pg,
-      criticNorm: [cNorm],
       pg: logged.pg,
       entropy: logged.entropy,
       kl: logged.kl,
       clipped: logged.clipped,
-      actorNorm: [aNorm],
+      norm: [aNorm],
     });
-
-    // ---- actor step (skipped when approx KL is too large) ----
+    const actorNorm = read.norm[0]!;
     const klSum = sumOf(read.kl);
     const skip = config.targetKl !== null && klSum / losses.denominator > config.targetKl;
     if (!skip) {
-      const aClipped = scaleByNorm(aGrads, aNorm, config.maxGradNorm);
+      const aClipped = scaleGrads(aGrads, clipCoefficient(actorNorm, config.maxGradNorm));
       args.actorOptimizer.step(aClipped);
       disposeAll(aClipped);
     }
     return {
-      valueSum: sumOf(read.value),
-      criticNorm: read.criticNorm[0]!,
+      valueSum: sumOf(critic.value),
+      criticNorm,
       pgSum: sumOf(read.pg),
       entropySum: sumOf(read.entropy),
       klSum,
       clippedSum: sumOf(read.clipped),
-      actorNorm: skip ? null : read.actorNorm[0]!,
+      actorNorm: skip ? null : actorNorm,
     };
   } finally {
     disposeAll(owned);
@@ -172,9 +173,10 @@ async function minibatchStep(
  * Each chunk's loss is its masked sum divided by the minibatch's real-token (or action) count,
  * so the accumulated gradient equals that of the minibatch's masked mean whatever `gradAccumulation` is.
  *
- * Asynchronous: each minibatch's logged values (losses, approx KL, clip count, gradient norms)
- * are read from the device with one `data()` call, before the KL decision; nothing is read
- * synchronously, so backends that cannot (WebGPU in Node) run it too.
+ * Asynchronous: each minibatch reads from the device twice with `data()` (the critic's loss sums
+ * and gradient norm before its step; the actor's logged values, approx KL and gradient norm before
+ * the KL decision); nothing is read synchronously, so backends that cannot (WebGPU in Node) run it
+ * too.
  */
 export async function ppoUpdate(args: PpoUpdateArgs): Promise<UpdateDiagnostics> {
   const { buffer, advantages, config, rng } = args;
