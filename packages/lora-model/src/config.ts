@@ -1,5 +1,10 @@
 import { ModelConfigError } from './errors.js';
-import { SUPPORTED_MODEL_TYPES } from './io/llama-config.js';
+import {
+  hasQkNorm,
+  type Llama3RopeScaling,
+  parseRopeScaling,
+  SUPPORTED_MODEL_TYPES,
+} from './io/llama-config.js';
 
 /**
  * A LLaMA-family configuration in Hugging Face `config.json` spelling. Only the size fields are
@@ -40,12 +45,16 @@ export interface ModelConfig {
   headDim: number;
   rmsNormEps: number;
   ropeTheta: number;
+  /** Llama 3 rescaling of the rotary frequencies, or null for plain rotary embeddings. */
+  ropeScaling: Llama3RopeScaling | null;
   maxPositionEmbeddings: number;
   tieWordEmbeddings: boolean;
   /** Bias on q, k and v projections (Qwen2, or LLaMA with `attention_bias`). */
   qkvBias: boolean;
   /** Bias on the output projection (LLaMA with `attention_bias`). */
   oBias: boolean;
+  /** Per-head RMSNorm of queries and keys before the rotary embedding (Qwen3). */
+  qkNorm: boolean;
   bosTokenId: number | null;
   eosTokenIds: number[];
 }
@@ -81,6 +90,8 @@ export function resolveModelConfig(cfg: HFModelConfig): ModelConfig {
   let headDim: number;
   if (cfg.head_dim != null) {
     headDim = positiveInt(raw, 'head_dim');
+  } else if (modelType === 'qwen3') {
+    headDim = 128; // Qwen3's config class default, which real checkpoints spell out anyway
   } else {
     if (hiddenSize % numHeads !== 0) {
       throw new ModelConfigError(
@@ -96,12 +107,10 @@ export function resolveModelConfig(cfg: HFModelConfig): ModelConfig {
       `rotary embeddings need an even head size, got ${headDim}`,
     );
   }
-  if (cfg.rope_scaling != null) {
-    throw new ModelConfigError(
-      'rope_scaling',
-      'rope scaling is not supported; use a checkpoint with rope_scaling null',
-    );
-  }
+  const ropeScaling = parseRopeScaling(
+    cfg.rope_scaling,
+    (field, message) => new ModelConfigError(field, message),
+  );
   if (cfg.mlp_bias === true) {
     throw new ModelConfigError('mlp_bias', 'MLP biases are not supported');
   }
@@ -125,25 +134,29 @@ export function resolveModelConfig(cfg: HFModelConfig): ModelConfig {
     headDim,
     rmsNormEps: eps,
     ropeTheta: theta,
+    ropeScaling,
     maxPositionEmbeddings: cfg.max_position_embeddings ?? 2048,
     tieWordEmbeddings: cfg.tie_word_embeddings ?? false,
     qkvBias: modelType === 'qwen2' || attnBias,
     oBias: modelType !== 'qwen2' && attnBias,
+    qkNorm: hasQkNorm(modelType),
     bosTokenId: cfg.bos_token_id ?? null,
     eosTokenIds: eos == null ? [] : Array.isArray(eos) ? eos : [eos],
   };
 }
 
+/** Hugging Face class name of each model type, written as `architectures`. */
+const ARCHITECTURES: Readonly<Record<string, string>> = {
+  llama: 'LlamaForCausalLM',
+  mistral: 'MistralForCausalLM',
+  qwen2: 'Qwen2ForCausalLM',
+  qwen3: 'Qwen3ForCausalLM',
+};
+
 /** Write a resolved configuration back in Hugging Face `config.json` spelling. */
 export function toHFConfig(c: ModelConfig): HFModelConfig {
   const out: HFModelConfig = {
-    architectures: [
-      c.modelType === 'qwen2'
-        ? 'Qwen2ForCausalLM'
-        : c.modelType === 'mistral'
-          ? 'MistralForCausalLM'
-          : 'LlamaForCausalLM',
-    ],
+    architectures: [ARCHITECTURES[c.modelType] ?? 'LlamaForCausalLM'],
     model_type: c.modelType,
     vocab_size: c.vocabSize,
     hidden_size: c.hiddenSize,
@@ -154,7 +167,7 @@ export function toHFConfig(c: ModelConfig): HFModelConfig {
     head_dim: c.headDim,
     rms_norm_eps: c.rmsNormEps,
     rope_theta: c.ropeTheta,
-    rope_scaling: null,
+    rope_scaling: c.ropeScaling ? { ...c.ropeScaling } : null,
     max_position_embeddings: c.maxPositionEmbeddings,
     tie_word_embeddings: c.tieWordEmbeddings,
     hidden_act: 'silu',

@@ -101,6 +101,16 @@ function projectFused(
     return d ? tf.add(p, d) : p;
   });
 }
+/**
+ * RMSNorm of every head of `x` [n, heads·headDim] on its own (Qwen3's q_norm / k_norm): one
+ * [n·heads, headDim] norm, so an installed fused RMSNorm runs it.
+ */
+function headNorm(x: tf.Tensor2D, heads: number, c: ModelConfig, w: tf.Tensor1D): tf.Tensor2D {
+  const n = x.shape[0];
+  const rows = tf.reshape(x, [n * heads, c.headDim]) as tf.Tensor2D;
+  return tf.reshape(rmsNorm(rows, w, c.rmsNormEps), [n, heads * c.headDim]) as tf.Tensor2D;
+}
+
 function toHeads(
   x: tf.Tensor2D,
   batch: number,
@@ -142,7 +152,7 @@ export function decoderForward(
   }
   const pastLen = (shared ? shared.cache[0]?.k.shape[2] : input.past?.[0]?.k.shape[2]) ?? 0;
   const { positions, mask } = stepMask(batch, seq, pastLen, input.pastValid ?? null);
-  const rope = ropeTables(positions, c.headDim, c.ropeTheta);
+  const rope = ropeTables(positions, c.headDim, c.ropeTheta, c.ropeScaling);
   const ids = tf.tensor1d(input.ids, 'int32');
   let h: tf.Tensor2D = tf.gather(w.embed, ids);
   const cache: KVCache = [];
@@ -162,8 +172,10 @@ export function decoderForward(
       tf.Tensor2D,
       tf.Tensor2D,
     ];
-    const q = applyRope(qRaw, c.numHeads, c.headDim, rope);
-    const kNew = applyRope(kRaw, c.numKVHeads, c.headDim, rope);
+    const qIn = layer.qNorm ? headNorm(qRaw, c.numHeads, c, layer.qNorm) : qRaw;
+    const kIn = layer.kNorm ? headNorm(kRaw, c.numKVHeads, c, layer.kNorm) : kRaw;
+    const q = applyRope(qIn, c.numHeads, c.headDim, rope);
+    const kNew = applyRope(kIn, c.numKVHeads, c.headDim, rope);
     let attn: tf.Tensor2D;
     if (fusedAttention && mask3) {
       attn = fusedAttention(q, kNew, vNew, mask3, {

@@ -1,17 +1,61 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { activeFusedOps } from './fused.js';
+import type { Llama3RopeScaling } from './io/llama-config.js';
 import { frozenMatMul } from './linear.js';
 
 /**
- * Rotary position tables for the given positions, in the rotate-half convention: for head size
- * `h` and frequency index `i < h/2`, angle = position · theta^(-2i/h), repeated for both halves.
- * Returns cos and a sign-folded sin ([-sin, +sin] halves) of shape [n, 1, h], or [n, h/2] cos and
- * sin for the fused rotary op when fused ops are installed.
+ * Inverse frequencies theta^(-2i/h), i < h/2, of the rotary embedding, with Llama 3's rescaling
+ * when `scaling` is given (Meta's Llama 3.1 reference): with wavelength λ = 2π / f,
+ * λ_low = original_max / low_freq_factor and λ_high = original_max / high_freq_factor,
+ *   λ > λ_low:  f / factor                       (long wavelengths: interpolated)
+ *   λ < λ_high: f                                (short wavelengths: kept)
+ *   otherwise:  (1 − s) · f / factor + s · f,     s = (original_max / λ − low) / (high − low).
  */
-export function ropeTables(positions: Int32Array, headDim: number, theta: number): RopeTables {
+export function ropeInverseFrequencies(
+  headDim: number,
+  theta: number,
+  scaling: Llama3RopeScaling | null = null,
+): Float64Array {
   const half = headDim / 2;
   const invFreq = new Float64Array(half);
   for (let i = 0; i < half; i++) invFreq[i] = 1 / theta ** ((2 * i) / headDim);
+  if (!scaling) return invFreq;
+  const {
+    factor,
+    low_freq_factor: low,
+    high_freq_factor: high,
+    original_max_position_embeddings: original,
+  } = scaling;
+  const lowFreqWavelen = original / low;
+  const highFreqWavelen = original / high;
+  for (let i = 0; i < half; i++) {
+    const f = invFreq[i] as number;
+    const wavelen = (2 * Math.PI) / f;
+    if (wavelen > lowFreqWavelen) {
+      invFreq[i] = f / factor;
+    } else if (wavelen >= highFreqWavelen) {
+      const smooth = (original / wavelen - low) / (high - low);
+      invFreq[i] = ((1 - smooth) * f) / factor + smooth * f;
+    }
+  }
+  return invFreq;
+}
+
+/**
+ * Rotary position tables for the given positions, in the rotate-half convention: for head size
+ * `h` and frequency index `i < h/2`, angle = position · f_i with f_i from
+ * {@link ropeInverseFrequencies} (theta^(-2i/h), rescaled under Llama 3 scaling), repeated for
+ * both halves. Returns cos and a sign-folded sin ([-sin, +sin] halves) of shape [n, 1, h], or
+ * [n, h/2] cos and sin for the fused rotary op when fused ops are installed.
+ */
+export function ropeTables(
+  positions: Int32Array,
+  headDim: number,
+  theta: number,
+  scaling: Llama3RopeScaling | null = null,
+): RopeTables {
+  const half = headDim / 2;
+  const invFreq = ropeInverseFrequencies(headDim, theta, scaling);
   const n = positions.length;
   // One cos and one sin per (position, frequency): what the fused rotary op takes as is.
   const cosHalf = new Float32Array(n * half);

@@ -42,6 +42,10 @@ export type FusedName = 'qkv' | 'o' | 'gateUp' | 'down';
 export interface LayerWeights {
   inputNorm: tf.Tensor1D;
   postNorm: tf.Tensor1D;
+  /** Per-head query RMSNorm weight [headDim] (Qwen3), applied before the rotary embedding. */
+  qNorm?: tf.Tensor1D;
+  /** Per-head key RMSNorm weight [headDim] (Qwen3). */
+  kNorm?: tf.Tensor1D;
   qkv: LinearWeight;
   o: LinearWeight;
   gateUp: LinearWeight;
@@ -138,6 +142,10 @@ export function expectedTensorShapes(c: ModelConfig): Map<string, number[]> {
   for (let i = 0; i < c.numLayers; i++) {
     const p = `model.layers.${i}`;
     m.set(`${p}.input_layernorm.weight`, [c.hiddenSize]);
+    if (c.qkNorm) {
+      m.set(`${p}.self_attn.q_norm.weight`, [c.headDim]);
+      m.set(`${p}.self_attn.k_norm.weight`, [c.headDim]);
+    }
     for (const mod of MODULE_NAMES) {
       const [inD, outD] = moduleShape(c, mod);
       const path = modulePath(i, mod);
@@ -245,14 +253,19 @@ export function buildWeights(
   const embed = trainable ? toVariable(embedT) : embedT;
   const layers: LayerWeights[] = [];
   for (let i = 0; i < c.numLayers; i++) {
-    layers.push({
+    const layer: LayerWeights = {
       inputNorm: vec(`model.layers.${i}.input_layernorm.weight`),
       postNorm: vec(`model.layers.${i}.post_attention_layernorm.weight`),
       qkv: fused(i, 'qkv'),
       o: fused(i, 'o'),
       gateUp: fused(i, 'gateUp'),
       down: fused(i, 'down'),
-    });
+    };
+    if (c.qkNorm) {
+      layer.qNorm = vec(`model.layers.${i}.self_attn.q_norm.weight`);
+      layer.kNorm = vec(`model.layers.${i}.self_attn.k_norm.weight`);
+    }
+    layers.push(layer);
   }
   let lmHead: LinearWeight | undefined;
   if (!c.tieWordEmbeddings) {
@@ -316,6 +329,8 @@ export async function exportWeights(
       putFused(i, 'down', layer.down),
       put(`model.layers.${i}.post_attention_layernorm.weight`, layer.postNorm),
     );
+    if (layer.qNorm) reads.push(put(`model.layers.${i}.self_attn.q_norm.weight`, layer.qNorm));
+    if (layer.kNorm) reads.push(put(`model.layers.${i}.self_attn.k_norm.weight`, layer.kNorm));
   });
   reads.push(put('model.norm.weight', w.finalNorm));
   const lmHead = w.lmHead;
@@ -361,6 +376,8 @@ export function weightTensors(w: ModelWeights): tf.Tensor[] {
   const all: tf.Tensor[] = [w.embed, w.finalNorm];
   for (const l of w.layers) {
     all.push(l.inputNorm, l.postNorm);
+    if (l.qNorm) all.push(l.qNorm);
+    if (l.kNorm) all.push(l.kNorm);
     for (const p of [l.qkv, l.o, l.gateUp, l.down]) {
       all.push(p.kernel);
       if (p.kernelT) all.push(p.kernelT);
