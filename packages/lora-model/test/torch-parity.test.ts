@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -24,6 +24,18 @@ if (!hasTorch && process.env.CI) {
   );
 }
 
+/** Llama 3.1's rope scaling, on a base of 500000 as Llama 3 uses. */
+const LLAMA3_ROPE = {
+  rope_theta: 500_000,
+  rope_scaling: {
+    rope_type: 'llama3',
+    factor: 8,
+    low_freq_factor: 1,
+    high_freq_factor: 4,
+    original_max_position_embeddings: 8192,
+  },
+};
+
 const CASES: Array<[string, HFModelConfig]> = [
   ['llama, GQA, untied head', tinyConfig()],
   ['llama, tied head, MHA', tinyConfig({ tie_word_embeddings: true, num_key_value_heads: 4 })],
@@ -35,17 +47,43 @@ const CASES: Array<[string, HFModelConfig]> = [
     'llama, attention_bias, explicit head_dim, tied',
     tinyConfig({ attention_bias: true, head_dim: 12, tie_word_embeddings: true, rope_theta: 500 }),
   ],
+  [
+    'llama 3 style: rope_scaling llama3, GQA, head_dim 32 ≠ 48/4',
+    tinyConfig({ hidden_size: 48, head_dim: 32, ...LLAMA3_ROPE }),
+  ],
+  [
+    'qwen3: q/k norms, head_dim 16 ≠ 32/4, tied head, no biases',
+    tinyConfig({
+      model_type: 'qwen3',
+      head_dim: 16,
+      tie_word_embeddings: true,
+      rope_theta: 1_000_000,
+      rms_norm_eps: 1e-6,
+    }),
+  ],
 ];
+
+/**
+ * Sequence length per case. Llama 3 scaling changes only frequencies whose wavelength exceeds
+ * 8192 / 4 = 2048 positions, so its case runs longer sequences for the change to show.
+ */
+const seqOf = (cfg: HFModelConfig): number => (cfg.rope_scaling ? 64 : 13);
 
 /** Cases saved with a PEFT adapter (random A and B); the reference applies it itself. */
 const ADAPTER_CASES: Array<[string, HFModelConfig]> = [
   ['llama GQA + PEFT adapter on q, v, down', tinyConfig()],
+  [
+    'qwen3 + PEFT adapter on q, v, down',
+    tinyConfig({ model_type: 'qwen3', head_dim: 16, tie_word_embeddings: true }),
+  ],
 ];
 
 interface Prepared {
   model: CausalLM;
   batch: number[][];
   out: string;
+  /** Reference logits of the same weights with rope_scaling null (scaled cases only). */
+  unscaledOut?: string;
 }
 
 describe.skipIf(!hasTorch)('logits match an independent PyTorch implementation', () => {
@@ -59,10 +97,25 @@ describe.skipIf(!hasTorch)('logits match an independent PyTorch implementation',
       const dir = await tempDir();
       await saveCausalLM(model, dir);
       const rng = new SeededRng(3);
-      const batch = [randomIds(rng, 13, cfg.vocab_size), randomIds(rng, 13, cfg.vocab_size)];
+      const seq = seqOf(cfg);
+      const batch = [randomIds(rng, seq, cfg.vocab_size), randomIds(rng, seq, cfg.vocab_size)];
       await writeFile(join(dir, 'ids.json'), JSON.stringify(batch));
       args.push(dir, join(dir, 'ids.json'), join(dir, 'out.bin'));
-      prepared.push({ model, batch, out: join(dir, 'out.bin') });
+      const p: Prepared = { model, batch, out: join(dir, 'out.bin') };
+      if (cfg.rope_scaling) {
+        // The same weights without the scaling, to show that the scaling changes the logits.
+        const plain = join(dir, 'unscaled');
+        await mkdir(plain);
+        const json = JSON.parse(await readFile(join(dir, 'config.json'), 'utf8'));
+        await writeFile(
+          join(plain, 'config.json'),
+          JSON.stringify({ ...json, rope_scaling: null }),
+        );
+        await copyFile(join(dir, 'model.safetensors'), join(plain, 'model.safetensors'));
+        p.unscaledOut = join(plain, 'out.bin');
+        args.push(plain, join(dir, 'ids.json'), p.unscaledOut);
+      }
+      prepared.push(p);
     }
     for (const [, cfg] of ADAPTER_CASES) {
       const model = createCausalLM(cfg, {
@@ -87,11 +140,19 @@ describe.skipIf(!hasTorch)('logits match an independent PyTorch implementation',
     if (r.status !== 0) throw new Error(`reference script failed: ${r.stderr}`);
   }, 120_000);
 
+  const readF32 = async (path: string): Promise<Float32Array> => {
+    const buf = await readFile(path);
+    return new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4);
+  };
+
   [...CASES, ...ADAPTER_CASES].forEach(([name, cfg], i) => {
     it(`${name}: |Δlogits| < 1e-4`, async () => {
-      const { model, batch, out } = prepared[i] as Prepared;
-      const buf = await readFile(out);
-      const ref = new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4);
+      const { model, batch, out, unscaledOut } = prepared[i] as Prepared;
+      const ref = await readF32(out);
+      if (unscaledOut) {
+        // Without this the case could pass with the scaling ignored on both sides.
+        expect(maxAbsDiff(ref, await readF32(unscaledOut))).toBeGreaterThan(1e-2);
+      }
       const ours = await model.logits(batch);
       expect(ours.length).toBe(batch.length * (batch[0]?.length ?? 0) * cfg.vocab_size);
       expect(ref.length).toBe(ours.length);

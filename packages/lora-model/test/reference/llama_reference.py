@@ -9,11 +9,14 @@ When MODEL_DIR has an `adapter/` folder (PEFT layout: adapter_config.json +
 adapter_model.safetensors with base_model.model.<module>.lora_A/B.weight keys, A [r, in],
 B [out, r]), its update W += (alpha / r) * B @ A is applied first, as PEFT's merge does.
 
-Follows the Hugging Face LLaMA / Qwen2 definitions: pre-norm RMSNorm, rotate-half rotary
-embeddings, grouped-query attention by repeating kv heads, SwiGLU MLP, optional q/k/v (and o)
-biases, tied or untied LM head. Reads safetensors with numpy only.
+Follows the Hugging Face LLaMA / Qwen2 / Qwen3 definitions: pre-norm RMSNorm, rotate-half rotary
+embeddings (optionally with Llama 3 frequency scaling, `rope_scaling.rope_type` "llama3"),
+grouped-query attention by repeating kv heads, SwiGLU MLP, optional q/k/v (and o) biases, Qwen3's
+per-head RMSNorm of queries and keys before the rotation, tied or untied LM head. Reads
+safetensors with numpy only.
 """
 import json
+import math
 import os
 import struct
 import sys
@@ -59,6 +62,32 @@ def rms_norm(x, w, eps):
     return x * torch.rsqrt(var + eps) * w
 
 
+def inverse_frequencies(cfg, hd):
+    """theta^(-2i/hd) per frequency, rescaled band by band under Llama 3 scaling."""
+    theta = float(cfg.get("rope_theta", 10000.0))
+    freqs = [theta ** (-(2.0 * i) / hd) for i in range(hd // 2)]
+    rs = cfg.get("rope_scaling")
+    kind = None if rs is None else rs.get("rope_type", rs.get("type"))
+    if kind not in (None, "default"):
+        if kind != "llama3":
+            raise ValueError(f"reference implements llama3 rope scaling only, got {kind}")
+        factor = rs["factor"]
+        lo, hi = rs["low_freq_factor"], rs["high_freq_factor"]
+        orig = rs["original_max_position_embeddings"]
+        scaled = []
+        for f in freqs:
+            wavelength = 2.0 * math.pi / f
+            if wavelength > orig / lo:  # long wavelengths: divide the frequency by factor
+                scaled.append(f / factor)
+            elif wavelength < orig / hi:  # short wavelengths: untouched
+                scaled.append(f)
+            else:  # in between: blend the two by where the wavelength sits in the band
+                t = (orig / wavelength - lo) / (hi - lo)
+                scaled.append((1.0 - t) * f / factor + t * f)
+        freqs = scaled
+    return torch.tensor(freqs, dtype=torch.float64).float()
+
+
 def rotate_half(x):
     half = x.shape[-1] // 2
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
@@ -70,10 +99,10 @@ def forward(cfg, t, ids):
     n_kv = cfg.get("num_key_value_heads") or n_heads
     hd = cfg.get("head_dim") or d // n_heads
     eps = cfg.get("rms_norm_eps", 1e-6)
-    theta = cfg.get("rope_theta", 10000.0)
     bsz, seq = ids.shape
+    qk_norm = cfg.get("model_type") == "qwen3"
 
-    inv_freq = 1.0 / (theta ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
+    inv_freq = inverse_frequencies(cfg, hd)
     pos = torch.arange(seq, dtype=torch.float32)
     freqs = torch.outer(pos, inv_freq)
     emb = torch.cat((freqs, freqs), dim=-1)
@@ -92,6 +121,9 @@ def forward(cfg, t, ids):
         q = lin(x, p + ".self_attn.q_proj").view(bsz, seq, n_heads, hd).transpose(1, 2)
         k = lin(x, p + ".self_attn.k_proj").view(bsz, seq, n_kv, hd).transpose(1, 2)
         v = lin(x, p + ".self_attn.v_proj").view(bsz, seq, n_kv, hd).transpose(1, 2)
+        if qk_norm:  # every head's query and key vector normalised on its own, then rotated
+            q = rms_norm(q, t[p + ".self_attn.q_norm.weight"], eps)
+            k = rms_norm(k, t[p + ".self_attn.k_norm.weight"], eps)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         rep = n_heads // n_kv
