@@ -199,6 +199,45 @@ describe('qwen3 q/k norms', () => {
     }
   });
 
+  it('full fine-tuning: q/k norm gradients match central finite differences', () => {
+    const model = createCausalLM(
+      { ...qwen3(), num_hidden_layers: 1 },
+      { seed: 52, initStd: 0.3, fullFineTune: true },
+    );
+    const rng = new SeededRng(17);
+    const prompts = [randomIds(rng, 5, V)];
+    const actions = [randomIds(rng, 4, V)];
+    const loss = (): tf.Scalar =>
+      tf.tidy(() => tf.sum(model.tokenStats(prompts, actions).logProbs) as tf.Scalar);
+    const layer = model.weights.layers[0];
+    const vars = [layer?.qNorm, layer?.kNorm] as tf.Variable[];
+    const { grads } = tf.variableGrads(loss, vars);
+    const eps = 1e-2;
+    for (const v of vars) {
+      const g = grads[v.name]?.dataSync() as Float32Array;
+      const base = v.dataSync().slice() as Float32Array;
+      let largest = 0;
+      for (const idx of [0, 5, 11, 15]) {
+        const probe = (delta: number): number => {
+          const d = base.slice();
+          d[idx] = (d[idx] as number) + delta;
+          v.assign(tf.tensor(d, v.shape));
+          const l = loss();
+          const out = l.dataSync()[0] as number;
+          l.dispose();
+          return out;
+        };
+        const fd = (probe(eps) - probe(-eps)) / (2 * eps);
+        v.assign(tf.tensor(base, v.shape));
+        expect(Math.abs(fd - (g[idx] as number))).toBeLessThan(2e-3 + 2e-2 * Math.abs(fd));
+        largest = Math.max(largest, Math.abs(fd));
+      }
+      expect(largest, v.name).toBeGreaterThan(1e-3); // the gradient is not trivially zero
+    }
+    for (const g of Object.values(grads)) g.dispose();
+    model.dispose();
+  });
+
   it('act on the logits: changing either norm weight changes them', async () => {
     const model = createCausalLM(qwen3(), { seed: 46, initStd: 0.2 });
     const ids = [randomIds(new SeededRng(7), 12, V)];
