@@ -247,6 +247,24 @@ const CONFIGS: Array<[string, HFModelConfig | string]> = [
     'random qwen2 (q/k/v biases, tied head)',
     tinyConfig({ model_type: 'qwen2', tie_word_embeddings: true }),
   ],
+  [
+    'random Llama 3 (head_dim 16 ≠ 32/4, llama3 rope scaling)',
+    tinyConfig({
+      head_dim: 16,
+      rope_theta: 500_000,
+      rope_scaling: {
+        rope_type: 'llama3',
+        factor: 8,
+        low_freq_factor: 1,
+        high_freq_factor: 4,
+        original_max_position_embeddings: 8192,
+      },
+    }),
+  ],
+  [
+    'random Qwen3 (q/k norms, head_dim 16, tied head)',
+    tinyConfig({ model_type: 'qwen3', head_dim: 16, tie_word_embeddings: true, rope_theta: 1e6 }),
+  ],
 ];
 
 async function build(spec: HFModelConfig | string): Promise<CausalLM> {
@@ -333,6 +351,14 @@ describe.runIf(gpu.ok)('webgpu = wasm on every model path', () => {
     expect(maxAbsDiff(await model.logits(ids), await other.logits(ids))).toBe(0);
     model.dispose();
     other.dispose();
+  });
+
+  it('adds more tensors at once than a pipeline may bind (AddN in chunks, same sum)', async () => {
+    await initBackend('webgpu', { allowSoftwareAdapter: true });
+    const xs = Array.from({ length: 40 }, (_, i) => tf.fill([3], i + 0.25));
+    const s = tf.addN(xs);
+    expect(Array.from(await s.data())).toEqual([790, 790, 790]);
+    tf.dispose([s, ...xs]);
   });
 
   it('uses the WGSL fused ops on webgpu', async () => {

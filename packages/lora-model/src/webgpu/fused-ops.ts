@@ -124,10 +124,45 @@ const run = (name: string, inputs: Inputs, attrs: Attrs = {}): tf.Tensor =>
 
 let registered = false;
 
+/**
+ * tfjs-backend-webgpu's `AddN` binds every input at once, and a pipeline with more storage
+ * buffers than the device's `maxStorageBuffersPerShaderStage` is invalid (the sum of 16
+ * gradients' squared norms already is, on a device allowing 16). This wrapper sums at most
+ * limit − 1 inputs per program, left to right, as one program would.
+ */
+function boundedAddN(): void {
+  const stock = tf.getKernel('AddN', 'webgpu');
+  if (!stock) return;
+  const stockFunc = stock.kernelFunc;
+  tf.unregisterKernel('AddN', 'webgpu');
+  tf.registerKernel({
+    ...stock,
+    kernelFunc: ((args: { inputs: tf.NamedTensorInfoMap; backend: object; attrs?: Attrs }) => {
+      const xs = Object.values(args.inputs) as tf.TensorInfo[];
+      const backend = args.backend as {
+        device: { limits: { maxStorageBuffersPerShaderStage: number } };
+        disposeData(id: object): void;
+      };
+      const max = Math.max(2, backend.device.limits.maxStorageBuffersPerShaderStage - 1);
+      const sum = (inputs: tf.TensorInfo[]) =>
+        stockFunc({ ...args, inputs: inputs as unknown as tf.NamedTensorInfoMap }) as tf.TensorInfo;
+      if (xs.length <= max) return sum(xs);
+      let acc = sum(xs.slice(0, max));
+      for (let i = max; i < xs.length; i += max - 1) {
+        const next = sum([acc, ...xs.slice(i, i + max - 1)]);
+        backend.disposeData(acc.dataId);
+        acc = next;
+      }
+      return acc;
+    }) as tf.KernelFunc,
+  });
+}
+
 /** Register the kernels and their gradients for the webgpu backend (idempotent). */
 export function registerWebGpuKernels(): void {
   if (registered) return;
   registered = true;
+  boundedAddN();
   for (const [kernelName, f] of Object.entries(KERNELS)) {
     if (tf.getKernel(kernelName, 'webgpu')) continue;
     tf.registerKernel({
