@@ -54,3 +54,15 @@ export class WebGpuUnavailableError extends BackendUnavailableError {
     this.missing = missing;
   }
 }
+
+/**
+ * Thrown by a read from the webgpu backend after the GPU reported an error (an invalid program,
+ * out of memory, a lost device): the values computed since then cannot be trusted, so the read
+ * fails instead of returning them.
+ */
+export class GpuDeviceError extends Error {
+  constructor(message: string) {
+    super(`webgpu: ${message}`);
+    this.name = 'GpuDeviceError';
+  }
+}

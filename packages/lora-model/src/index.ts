@@ -34,6 +34,7 @@ export { decoderForward, lmHead } from './decoder.js';
 export type { WebGpuMissing } from './errors.js';
 export {
   BackendUnavailableError,
+  GpuDeviceError,
   ModelConfigError,
   ModelInputError,
   WebGpuUnavailableError,

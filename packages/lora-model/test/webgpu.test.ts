@@ -12,6 +12,7 @@ import {
   type CausalLM,
   createCausalLM,
   type FusedOps,
+  GpuDeviceError,
   initBackend,
   loadAdapter,
   loadCausalLM,
@@ -359,6 +360,25 @@ describe.runIf(gpu.ok)('webgpu = wasm on every model path', () => {
     const s = tf.addN(xs);
     expect(Array.from(await s.data())).toEqual([790, 790, 790]);
     tf.dispose([s, ...xs]);
+  });
+
+  it('a GPU error makes the next read fail (GpuDeviceError) instead of returning garbage', async () => {
+    await initBackend('webgpu', { allowSoftwareAdapter: true });
+    const x = tf.tensor1d([1, 2, 3]);
+    const y = tf.mul(x, 2);
+    // An invalid shader module: the device reports a validation error asynchronously.
+    const device = (tf.backend() as unknown as { device: { createShaderModule(d: object): void } })
+      .device;
+    device.createShaderModule({ code: 'not a shader' });
+    await new Promise((r) => setTimeout(r, 50));
+    await expect(y.data()).rejects.toBeInstanceOf(GpuDeviceError);
+    tf.dispose([x, y]);
+    // A new device starts clean.
+    await releaseBackend();
+    await initBackend('webgpu', { allowSoftwareAdapter: true });
+    const z = tf.mul(tf.tensor1d([1, 2]), 3);
+    expect(Array.from(await z.data())).toEqual([3, 6]);
+    z.dispose();
   });
 
   it('uses the WGSL fused ops on webgpu', async () => {

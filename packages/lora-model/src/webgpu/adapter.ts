@@ -21,6 +21,10 @@ export interface GpuDeviceLike {
   readonly features: ReadonlySet<string>;
   readonly limits: Record<string, number>;
   readonly lost: Promise<{ reason?: string; message?: string }>;
+  addEventListener(
+    type: 'uncapturederror',
+    listener: (event: { error: { message: string; constructor: { name: string } } }) => void,
+  ): void;
   destroy(): void;
 }
 export interface GpuAdapterLike {

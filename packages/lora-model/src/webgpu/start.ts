@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { WebGpuUnavailableError } from '../errors.js';
+import { GpuDeviceError, WebGpuUnavailableError } from '../errors.js';
 import { setFusedOps } from '../fused.js';
 import {
   findAdapter,
@@ -15,6 +15,38 @@ import { registerWebGpuKernels, webGpuFusedOps } from './fused-ops.js';
 const TFJS_WEBGPU = '@tensorflow/tfjs-backend-webgpu';
 
 type BackendModule = { WebGPUBackend: new (device: unknown, info?: unknown) => tf.KernelBackend };
+
+/**
+ * The backend on `device`, whose reads fail once the device reported an error: WebGPU reports
+ * invalid programs, out-of-memory and device loss asynchronously, and the values computed after
+ * them are garbage, so a training step must not go on with them.
+ */
+function guardedBackend(
+  mod: BackendModule,
+  device: GpuDeviceLike,
+  info: unknown,
+): tf.KernelBackend {
+  let failure: string | null = null;
+  device.addEventListener('uncapturederror', (event) => {
+    failure ??= `${event.error.constructor.name}: ${event.error.message.split('\n')[0]}`;
+  });
+  void device.lost.then((lost) => {
+    if (lost.reason !== 'destroyed')
+      failure ??= `the device was lost (${lost.message ?? 'no reason given'})`;
+  });
+  const backend = new mod.WebGPUBackend(device, info);
+  const read = backend.read.bind(backend);
+  backend.read = async (dataId: object) => {
+    const values = await read(dataId);
+    if (failure) {
+      throw new GpuDeviceError(
+        `the GPU reported an error, so the results computed since are invalid: ${failure}`,
+      );
+    }
+    return values;
+  };
+  return backend;
+}
 
 /** The open device, kept so that {@link stopWebGpu} can release it. */
 let active: { device: GpuDeviceLike; report: GpuAdapterReport } | null = null;
@@ -39,7 +71,7 @@ async function start(adapter: GpuAdapterLike): Promise<GpuAdapterReport> {
   const { device, report } = await openDevice(adapter);
   // The package registers a factory of its own when it sees navigator.gpu; ours uses our device.
   if (tf.findBackendFactory('webgpu')) tf.removeBackend('webgpu');
-  tf.registerBackend('webgpu', () => new mod.WebGPUBackend(device, adapter.info), 0);
+  tf.registerBackend('webgpu', () => guardedBackend(mod, device, adapter.info), 0);
   let ok = false;
   try {
     ok = await tf.setBackend('webgpu');
