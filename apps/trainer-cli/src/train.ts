@@ -91,6 +91,7 @@ export async function train(
         { ...o },
         {
           backend: agent.backend,
+          ...(agent.gpu ? { gpu: agent.gpu } : {}),
           model: agent.info,
           packages: packageVersions(),
         },

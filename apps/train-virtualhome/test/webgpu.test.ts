@@ -1,0 +1,102 @@
+// The practitioner's command on the GPU backend: `--backend webgpu` trains the default model for
+// real (child process) with the same numbers as wasm, records the adapter in environment.json,
+// exits by itself, and fails before any work when no adapter is usable. CI provides a software
+// Vulkan (lavapipe), so there these tests must run; elsewhere a machine without one skips them.
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_MODEL, spawnApp } from '@poad/trainer-cli/testing';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const runs = mkdtempSync(join(tmpdir(), 'poad-vh-webgpu-'));
+afterAll(() => rmSync(runs, { recursive: true, force: true }));
+const app = 'apps/train-virtualhome/src/main.ts';
+const args = (name: string, backend: string) => [
+  '--model',
+  DEFAULT_MODEL,
+  '--runs',
+  runs,
+  '--run-name',
+  name,
+  '--backend',
+  backend,
+  '--threads',
+  '1',
+  '--envs',
+  '2',
+  '--num-steps',
+  '4',
+  '--epochs',
+  '1',
+  '--minibatches',
+  '2',
+  '--max-iterations',
+  '2',
+  '--eval-episodes',
+  '0',
+  '--quiet',
+];
+const rows = (name: string) =>
+  readFileSync(join(runs, name, 'metrics.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, number>);
+
+/** Runs the app with extra environment variables. */
+function run(a: string[], env: Record<string, string>) {
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
+  try {
+    return spawnApp(app, a).done;
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}
+
+describe('npm run train:virtualhome -- --backend webgpu', () => {
+  it('trains like wasm, records the adapter and exits by itself', {
+    timeout: 600_000,
+  }, async () => {
+    const gpu = await run(args('gpu', 'webgpu'), { POAD_WEBGPU_ALLOW_SOFTWARE: '1' });
+    if (gpu.code === 2 && /WebGPU|backend "webgpu"/.test(gpu.out)) {
+      expect(process.env.CI, `no WebGPU adapter under CI: ${gpu.out}`).toBeFalsy();
+      console.warn(`webgpu CLI test not run: ${gpu.out.trim().split('\n').pop()}`);
+      return;
+    }
+    expect(gpu.code, gpu.out).toBe(0);
+    const env = JSON.parse(readFileSync(join(runs, 'gpu', 'environment.json'), 'utf8'));
+    expect(env.backend).toMatch(/^webgpu on /);
+    expect(typeof env.gpu.vendor).toBe('string');
+    expect(env.gpu.limits.maxStorageBufferBindingSize).toBeGreaterThan(0);
+    const cpu = await run(args('wasm', 'wasm'), {});
+    expect(cpu.code, cpu.out).toBe(0);
+    const [g, w] = [rows('gpu'), rows('wasm')];
+    expect(g).toHaveLength(2);
+    expect(w).toHaveLength(2);
+    for (let i = 0; i < 2; i++) {
+      for (const k of ['policyLoss', 'valueLoss', 'entropy', 'approxKl', 'explainedVariance']) {
+        const a = g[i]![k]!;
+        const b = w[i]![k]!;
+        expect(Number.isFinite(b), `${k} ${i}`).toBe(true);
+        expect(Math.abs(a - b), `${k}, iteration ${i + 1}: webgpu ${a}, wasm ${b}`).toBeLessThan(
+          1e-4 * Math.max(1, Math.abs(b)),
+        );
+      }
+      expect(g[i]!.envSteps).toBe(w[i]!.envSteps);
+    }
+    // A checkpoint written on the GPU: PEFT adapter and value head files.
+    const ck = join(runs, 'gpu', 'checkpoints', 'iter-00000002', 'model');
+    for (const f of ['adapter_config.json', 'adapter_model.safetensors', 'value_head.safetensors'])
+      expect(existsSync(join(ck, f)), f).toBe(true);
+  });
+
+  it('fails before any work, naming the missing piece, when no adapter is usable', async () => {
+    const r = await run(args('none', 'webgpu'), { VK_DRIVER_FILES: '/nonexistent/icd.json' });
+    expect(r.code).toBe(2);
+    expect(r.out).toMatch(/error: backend "webgpu": .*(driver|libvulkan)/);
+    expect(readdirSync(runs)).not.toContain('none');
+  });
+});
