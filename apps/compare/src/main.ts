@@ -22,7 +22,7 @@ import {
 import { dataSciApp } from '@poad/train-datascicoding/src/spec.js';
 import { overcookedApp } from '@poad/train-overcooked/src/spec.js';
 import { virtualHomeApp } from '@poad/train-virtualhome/src/spec.js';
-import { type AppSpec, runCli, trainingOptionsOf } from '@poad/trainer-cli';
+import { type AppSpec, releaseBackend, runCli, trainingOptionsOf } from '@poad/trainer-cli';
 import { type Group, groupCurve, markdown, summarise } from './report.js';
 import { copyRun, finished, reusableRuns, reusedFrom, settingsKey } from './reuse.js';
 
@@ -68,6 +68,13 @@ const schema = {
     default: 'models/default',
     placeholder: 'dir',
     description: 'Model folder',
+  },
+  backend: {
+    type: 'enum',
+    choices: ['auto', 'webgpu', 'tensorflow', 'wasm', 'cpu'],
+    default: 'auto',
+    description:
+      'TF.js backend of every run (as the training commands: webgpu runs on the GPU through Dawn, and fails before any work without a usable adapter)',
   },
   envSteps: {
     type: 'integer',
@@ -311,6 +318,8 @@ export async function compare(argv: readonly string[]): Promise<number> {
     task,
     '--model',
     o.model,
+    '--backend',
+    o.backend,
     '--runs',
     dir,
     '--quiet',
@@ -422,5 +431,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       process.stderr.write(`error: ${err.message}\n`);
       process.exitCode = 2;
     } else throw err;
+  } finally {
+    // Runs made in this process (--jobs 1) leave the GPU device open on webgpu.
+    await releaseBackend();
   }
 }

@@ -134,12 +134,21 @@ describe('npm run compare', () => {
       ...tiny('virtualhome/entertainment', 2),
       '--algos',
       'poad,twosome',
+      '--backend',
+      'wasm',
       '--out',
       out,
     ]);
     vi.restoreAllMocks();
     expect(code).toBe(0);
     const dir = join(out, readdirSync(out).find((d) => d.startsWith('compare-'))!);
+    // --backend reaches every run.
+    for (const run of ['poad-s1', 'twosome-s2']) {
+      expect(JSON.parse(readFileSync(join(dir, run, 'config.json'), 'utf8')).backend).toBe('wasm');
+      expect(JSON.parse(readFileSync(join(dir, run, 'environment.json'), 'utf8')).backend).toMatch(
+        /^wasm/,
+      );
+    }
     for (const f of ['report.md', 'summary.json', 'curves.svg', 'curves.png', 'success.svg'])
       expect(existsSync(join(dir, f))).toBe(true);
     const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'));

@@ -1,3 +1,4 @@
+export { releaseBackend } from '@poad/lora-model';
 export type { Agent } from './agent.js';
 export type { AppSpec } from './app.js';
 export { runCli, runMain, trainingOptionsOf } from './cli.js';
