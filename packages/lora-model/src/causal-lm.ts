@@ -15,6 +15,7 @@ import { type GenerateOptions, type GenerateResult, generate } from './generate.
 import { registerGradients } from './gradients.js';
 import type { TextTokenizer } from './io/index.js';
 import { registerSegmentSumKernel } from './kernels.js';
+import { frozenWeight } from './linear.js';
 import { LoraAdapter, type LoraConfig } from './lora.js';
 import { type ScoreOptions, scoreContinuations } from './scoring.js';
 import { scoreTokens, type TokenStats, type TokenStatsOptions, tokenStats } from './token-stats.js';
@@ -269,8 +270,10 @@ export class CausalLM {
         } else {
           lw.kernel.dispose();
           lw.kernelT?.dispose();
-          lw.kernel = merged;
-          lw.kernelT = tf.transpose(merged);
+          const frozen = frozenWeight(merged);
+          lw.kernel = frozen.kernel;
+          lw.kernelT = frozen.kernelT;
+          lw.frozen = frozen.frozen;
         }
       }
     });

@@ -50,7 +50,13 @@ export * from './io/index.js';
 export { registerSegmentSumKernel } from './kernels.js';
 export { rmsNorm, swiGlu } from './layers.js';
 export type { LinearWeight } from './linear.js';
-export { frozenMatMul, linear, trainableMatMul } from './linear.js';
+export {
+  frozenMatMul,
+  frozenWeight,
+  linear,
+  trainableMatMul,
+  transposedProductsAreFast,
+} from './linear.js';
 export type { LogProbStats } from './log-prob-stats.js';
 export { logProbStats, targetLogProbs } from './log-prob-stats.js';
 // LoRA and the critic

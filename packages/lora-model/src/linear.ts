@@ -2,14 +2,26 @@ import * as tf from '@tensorflow/tfjs-core';
 
 /**
  * A dense layer weight in TF.js layout: `kernel` is [in, out] so `y = x · kernel` is a plain 2-D
- * matmul (the fast path on wasm). For frozen weights `kernelT` ([out, in], the PyTorch layout) is
- * kept so the backward pass never needs a transposed matmul.
+ * matmul (the fast path on wasm). On CPU backends, frozen weights also keep `kernelT` ([out, in],
+ * the PyTorch layout) so the backward pass never needs a transposed matmul; on GPUs, where a
+ * transposed product costs the same, a frozen weight is only flagged `frozen` and not stored twice.
  */
 export interface LinearWeight {
   kernel: tf.Tensor2D;
-  /** Present for frozen weights: the cached transpose used for the input gradient. */
+  /** Frozen weights on CPU backends: the cached transpose used for the input gradient. */
   kernelT?: tf.Tensor2D;
+  /** A constant weight (only the input gets a gradient); implied by `kernelT`. */
+  frozen?: boolean;
   bias?: tf.Tensor1D;
+}
+
+/**
+ * Whether the active backend multiplies by a transposed operand as fast as by a plain one, so
+ * that gradients need no explicit transposes and frozen weights no cached transpose. TF.js's
+ * wasm and cpu kernels fall to a slow loop on transposed operands; GPU programs do not.
+ */
+export function transposedProductsAreFast(): boolean {
+  return tf.getBackend() === 'webgpu';
 }
 
 /**
@@ -30,10 +42,24 @@ export function frozenMatMul(x: tf.Tensor2D, w: tf.Tensor2D, wT: tf.Tensor2D): t
   return f(x) as tf.Tensor2D;
 }
 
+/** `x · w` for a frozen `w` without a cached transpose: the input gradient is `dy · wᵀ`. */
+function frozenMatMulT(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
+  const f = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+    const [xi, save] = args as [tf.Tensor2D, tf.GradSaveFunc];
+    save([w]);
+    return {
+      value: tf.matMul(xi, w),
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) =>
+        tf.matMul(dy as tf.Tensor2D, saved[0] as tf.Tensor2D, false, true),
+    };
+  });
+  return f(x) as tf.Tensor2D;
+}
+
 /**
- * `x · w` where both sides may be trainable. The backward pass materialises the transposes
- * explicitly (`dy · transpose(w)` and `transpose(x) · dy`) so TF.js never takes its slow
- * transposed-matmul path.
+ * `x · w` where both sides may be trainable. On CPU backends the backward pass materialises the
+ * transposes explicitly (`dy · transpose(w)` and `transpose(x) · dy`) so TF.js never takes its
+ * slow transposed-matmul path; on GPUs it multiplies by the transposed operands directly.
  */
 export function trainableMatMul(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
   const f = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
@@ -43,10 +69,11 @@ export function trainableMatMul(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
       value: tf.matMul(xi, wi),
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
         const [xs, ws] = saved as [tf.Tensor2D, tf.Tensor2D];
-        return [
-          tf.matMul(dy as tf.Tensor2D, tf.transpose(ws)),
-          tf.matMul(tf.transpose(xs), dy as tf.Tensor2D),
-        ];
+        const g = dy as tf.Tensor2D;
+        if (transposedProductsAreFast()) {
+          return [tf.matMul(g, ws, false, true), tf.matMul(xs, g, true, false)];
+        }
+        return [tf.matMul(g, tf.transpose(ws)), tf.matMul(tf.transpose(xs), g)];
       },
     };
   });
@@ -55,6 +82,19 @@ export function trainableMatMul(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
 
 /** Apply a dense layer to 2-D input [n, in] → [n, out]. */
 export function linear(x: tf.Tensor2D, w: LinearWeight): tf.Tensor2D {
-  const y = w.kernelT ? frozenMatMul(x, w.kernel, w.kernelT) : trainableMatMul(x, w.kernel);
+  const y = w.kernelT
+    ? frozenMatMul(x, w.kernel, w.kernelT)
+    : w.frozen
+      ? frozenMatMulT(x, w.kernel)
+      : trainableMatMul(x, w.kernel);
   return w.bias ? tf.add(y, w.bias) : y;
+}
+
+/** A frozen weight from its [in, out] kernel: with a cached transpose where that is faster. */
+export function frozenWeight(kernel: tf.Tensor2D, kernelT?: tf.Tensor2D): LinearWeight {
+  if (transposedProductsAreFast()) {
+    kernelT?.dispose();
+    return { kernel, frozen: true };
+  }
+  return { kernel, kernelT: kernelT ?? tf.transpose(kernel) };
 }

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { ModelConfig } from './config.js';
-import type { LinearWeight } from './linear.js';
+import { frozenWeight, type LinearWeight, transposedProductsAreFast } from './linear.js';
 import { SeededRng } from './rng.js';
 import { toVariable } from './variable.js';
 
@@ -218,7 +218,10 @@ export function buildWeights(
     const kernelData = transposeHost(hfRows, outD, inD);
     const w: LinearWeight = trainable
       ? { kernel: toVariable(tf.tensor2d(kernelData, [inD, outD])) }
-      : { kernel: tf.tensor2d(kernelData, [inD, outD]), kernelT: tf.tensor2d(hfRows, [outD, inD]) };
+      : frozenWeight(
+          tf.tensor2d(kernelData, [inD, outD]),
+          transposedProductsAreFast() ? undefined : tf.tensor2d(hfRows, [outD, inD]),
+        );
     if (bias) {
       const b = tf.tensor1d(bias, 'float32');
       w.bias = trainable ? toVariable(b) : b;

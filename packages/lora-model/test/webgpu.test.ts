@@ -354,6 +354,28 @@ describe.runIf(gpu.ok)('webgpu = wasm on every model path', () => {
     other.dispose();
   });
 
+  it('keeps frozen weights once (no cached transpose) and merges LoRA into them exactly', async () => {
+    const bytes: number[] = [];
+    for (const backend of ['wasm', 'webgpu'] as const) {
+      await on(backend, async () => {
+        const before = tf.memory().numBytes;
+        const model = await build(tinyConfig());
+        bytes.push(tf.memory().numBytes - before);
+        model.dispose();
+      });
+    }
+    // wasm caches a transpose of every frozen linear weight; webgpu multiplies by it transposed.
+    expect(bytes[1]!).toBeLessThan(bytes[0]! * 0.8);
+    await initBackend('webgpu', { allowSoftwareAdapter: true });
+    const model = await build(tinyConfig());
+    await trainingLosses(model);
+    const ids = [[3, 1, 4, 1, 5]];
+    const withAdapter = await model.logits(ids);
+    model.mergeAdapter();
+    close(await model.logits(ids), withAdapter, 1e-5, 'merged logits');
+    model.dispose();
+  });
+
   it('adds more tensors at once than a pipeline may bind (AddN in chunks, same sum)', async () => {
     await initBackend('webgpu', { allowSoftwareAdapter: true });
     const xs = Array.from({ length: 40 }, (_, i) => tf.fill([3], i + 0.25));
