@@ -8,33 +8,24 @@ import type { HFModelConfig } from '../src/config.js';
 import { activeFusedOps, type FusedOps, setFusedOps } from '../src/fused.js';
 import { CheckpointError } from '../src/io/errors.js';
 import { SeededRng } from '../src/rng.js';
-import { maxAbsDiff, randomIds, tempDir, tinyConfig, useTestBackend } from './helpers.js';
+import { MODULE_NAMES } from '../src/weights.js';
+import {
+  LLAMA3_SCALING,
+  llama3Config,
+  maxAbsDiff,
+  qwen3Config,
+  randomIds,
+  tempDir,
+  tinyConfig,
+  useTestBackend,
+} from './helpers.js';
 
 beforeAll(useTestBackend);
 
 const V = 61;
 
-const LLAMA3_SCALING = {
-  rope_type: 'llama3',
-  factor: 8,
-  low_freq_factor: 1,
-  high_freq_factor: 4,
-  original_max_position_embeddings: 8192,
-};
-
-/** Llama 3 style: GQA, head_dim 16 ≠ 32 / 4, base 500000 with Llama 3.1's scaling. */
-const llama3 = (): HFModelConfig =>
-  tinyConfig({ head_dim: 16, rope_theta: 500_000, rope_scaling: { ...LLAMA3_SCALING } });
-
-/** Qwen3 style: q/k norms, head_dim 16 ≠ 32 / 4, tied embeddings. */
-const qwen3 = (): HFModelConfig =>
-  tinyConfig({
-    model_type: 'qwen3',
-    head_dim: 16,
-    tie_word_embeddings: true,
-    rope_theta: 1_000_000,
-    rms_norm_eps: 1e-6,
-  });
+const llama3 = (): HFModelConfig => llama3Config();
+const qwen3 = (): HFModelConfig => qwen3Config();
 
 function bitsEqual(a: Float32Array, b: Float32Array): boolean {
   if (a.length !== b.length) return false;
@@ -54,15 +45,7 @@ function randomizeB(model: CausalLM, seed: number, std = 0.3): void {
   }
 }
 
-const ALL_MODULES = [
-  'q_proj',
-  'k_proj',
-  'v_proj',
-  'o_proj',
-  'gate_proj',
-  'up_proj',
-  'down_proj',
-] as const;
+const ALL_MODULES = MODULE_NAMES;
 
 describe('save → load round trip', () => {
   for (const [name, make] of [

@@ -7,7 +7,15 @@ import { type CausalLM, createCausalLM } from '../src/causal-lm.js';
 import { saveAdapter, saveCausalLM } from '../src/checkpoint.js';
 import type { HFModelConfig } from '../src/config.js';
 import { SeededRng } from '../src/rng.js';
-import { maxAbsDiff, randomIds, tempDir, tinyConfig, useTestBackend } from './helpers.js';
+import {
+  llama3Config,
+  maxAbsDiff,
+  qwen3Config,
+  randomIds,
+  tempDir,
+  tinyConfig,
+  useTestBackend,
+} from './helpers.js';
 
 const PYTHON = '/usr/bin/python3';
 const SCRIPT = join(import.meta.dirname, 'reference', 'llama_reference.py');
@@ -24,18 +32,6 @@ if (!hasTorch && process.env.CI) {
   );
 }
 
-/** Llama 3.1's rope scaling, on a base of 500000 as Llama 3 uses. */
-const LLAMA3_ROPE = {
-  rope_theta: 500_000,
-  rope_scaling: {
-    rope_type: 'llama3',
-    factor: 8,
-    low_freq_factor: 1,
-    high_freq_factor: 4,
-    original_max_position_embeddings: 8192,
-  },
-};
-
 const CASES: Array<[string, HFModelConfig]> = [
   ['llama, GQA, untied head', tinyConfig()],
   ['llama, tied head, MHA', tinyConfig({ tie_word_embeddings: true, num_key_value_heads: 4 })],
@@ -49,18 +45,9 @@ const CASES: Array<[string, HFModelConfig]> = [
   ],
   [
     'llama 3 style: rope_scaling llama3, GQA, head_dim 32 ≠ 48/4',
-    tinyConfig({ hidden_size: 48, head_dim: 32, ...LLAMA3_ROPE }),
+    llama3Config({ hidden_size: 48, head_dim: 32 }),
   ],
-  [
-    'qwen3: q/k norms, head_dim 16 ≠ 32/4, tied head, no biases',
-    tinyConfig({
-      model_type: 'qwen3',
-      head_dim: 16,
-      tie_word_embeddings: true,
-      rope_theta: 1_000_000,
-      rms_norm_eps: 1e-6,
-    }),
-  ],
+  ['qwen3: q/k norms, head_dim 16 ≠ 32/4, tied head, no biases', qwen3Config()],
 ];
 
 /**

@@ -28,7 +28,14 @@ import {
   webGpuFusedOps,
 } from '../src/index.js';
 import { applyRope, ropeTables } from '../src/rope.js';
-import { maxAbsDiff, randomIds, tempDir, tinyConfig } from './helpers.js';
+import {
+  llama3Config,
+  maxAbsDiff,
+  qwen3Config,
+  randomIds,
+  tempDir,
+  tinyConfig,
+} from './helpers.js';
 
 // A software adapter compiles every shader on first use: seconds per test.
 vi.setConfig({ testTimeout: 120_000 });
@@ -248,24 +255,8 @@ const CONFIGS: Array<[string, HFModelConfig | string]> = [
     'random qwen2 (q/k/v biases, tied head)',
     tinyConfig({ model_type: 'qwen2', tie_word_embeddings: true }),
   ],
-  [
-    'random Llama 3 (head_dim 16 ≠ 32/4, llama3 rope scaling)',
-    tinyConfig({
-      head_dim: 16,
-      rope_theta: 500_000,
-      rope_scaling: {
-        rope_type: 'llama3',
-        factor: 8,
-        low_freq_factor: 1,
-        high_freq_factor: 4,
-        original_max_position_embeddings: 8192,
-      },
-    }),
-  ],
-  [
-    'random Qwen3 (q/k norms, head_dim 16, tied head)',
-    tinyConfig({ model_type: 'qwen3', head_dim: 16, tie_word_embeddings: true, rope_theta: 1e6 }),
-  ],
+  ['random Llama 3 (head_dim 16 ≠ 32/4, llama3 rope scaling)', llama3Config()],
+  ['random Qwen3 (q/k norms, head_dim 16, tied head)', qwen3Config()],
 ];
 
 async function build(spec: HFModelConfig | string): Promise<CausalLM> {

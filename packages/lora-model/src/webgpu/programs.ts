@@ -291,18 +291,10 @@ export function rotaryProgram(shape: [number, number]): GpuProgram {
 }
 
 /**
- * Log-probability of each row's target and the entropy of softmax(z) for logits z [rows, cols],
- * written as [2·rows]: log-probs first, then entropies. lse = m + log Σe^(z−m);
- * lp = z_t − lse; H = lse − Σ p·z.
+ * WGSL of a per-row program computing, for the row's logits z, `zmax` = max z, `logSum` =
+ * log Σ e^(z−zmax) (so lse = zmax + logSum) and `entropy` = lse − Σ p·z, in two passes.
  */
-export function logProbStatsProgram(rows: number, cols: number): GpuProgram {
-  return perRow(
-    'poad_log_prob_stats',
-    ['z', 'targets'],
-    [2 * rows],
-    rows,
-    cols,
-    `
+const ROW_SOFTMAX_STATS = `
         var m = -3.402823e+38;
         for (var c = lane; c < cols; c = c + WG) { m = max(m, z[row * cols + c]); }
         let zmax = reduceMax(m);
@@ -315,11 +307,24 @@ export function logProbStatsProgram(rows: number, cols: number): GpuProgram {
           sez = sez + e * d;
         }
         let sum = reduceSum(se);
-        let weighted = reduceSum(sez);
         let logSum = log(sum);
+        let entropy = logSum - reduceSum(sez) / sum;`;
+
+/**
+ * Log-probability of each row's target and the entropy of softmax(z) for logits z [rows, cols],
+ * written as [2·rows]: log-probs first, then entropies. lp = z_t − lse; H = lse − Σ p·z.
+ */
+export function logProbStatsProgram(rows: number, cols: number): GpuProgram {
+  return perRow(
+    'poad_log_prob_stats',
+    ['z', 'targets'],
+    [2 * rows],
+    rows,
+    cols,
+    `${ROW_SOFTMAX_STATS}
         if (live && lane == 0) {
           result[row] = z[row * cols + targets[row]] - zmax - logSum;
-          result[uniforms.rows + row] = logSum - weighted / sum;
+          result[uniforms.rows + row] = entropy;
         }`,
   );
 }
@@ -335,21 +340,7 @@ export function logProbStatsGradProgram(rows: number, cols: number): GpuProgram 
     [rows, cols],
     rows,
     cols,
-    `
-        var m = -3.402823e+38;
-        for (var c = lane; c < cols; c = c + WG) { m = max(m, z[row * cols + c]); }
-        let zmax = reduceMax(m);
-        var se = 0.0;
-        var sez = 0.0;
-        for (var c = lane; c < cols; c = c + WG) {
-          let d = z[row * cols + c] - zmax;
-          let e = exp(d);
-          se = se + e;
-          sez = sez + e * d;
-        }
-        let sum = reduceSum(se);
-        let logSum = log(sum);
-        let h = logSum - reduceSum(sez) / sum;
+    `${ROW_SOFTMAX_STATS}
         let gl = dy[row];
         let gh = dy[uniforms.rows + row];
         let t = targets[row];
@@ -357,7 +348,7 @@ export function logProbStatsGradProgram(rows: number, cols: number): GpuProgram 
           for (var c = lane; c < cols; c = c + WG) {
             let logp = z[row * cols + c] - zmax - logSum;
             let p = exp(logp);
-            var g = -gl * p - gh * p * (logp + h);
+            var g = -gl * p - gh * p * (logp + entropy);
             if (c == t) { g = g + gl; }
             result[row * cols + c] = g;
           }
