@@ -78,3 +78,44 @@ export class ConformanceError extends Error {
     super(`${envId} fails the "${check}" conformance check: ${detail}`);
   }
 }
+
+/** Where a {@link EnvOutputError} happened: which env of a `VecEnv`, which episode and step. */
+export interface EnvOutputSite {
+  /** The environment's registry id. */
+  readonly envId: string;
+  /** Its index in the vectorised env. */
+  readonly index: number;
+  /** Its episode, counted from 1 (resets so far). */
+  readonly episode: number;
+  /** The agent step within that episode that returned the output (0 for `reset`). */
+  readonly step: number;
+}
+
+/**
+ * Thrown by `VecEnv` when an environment returns something a learner cannot take: a
+ * non-finite reward, non-boolean `terminated`/`truncated`, an empty label list while the episode
+ * runs, or a label list that turns into an open action space (or back) mid-episode. The check
+ * runs on every `reset`/`step` result before it is handed on, so nothing of it reaches a
+ * rollout buffer.
+ */
+export class EnvOutputError extends Error {
+  override readonly name = 'EnvOutputError';
+  readonly envId: string;
+  readonly index: number;
+  readonly episode: number;
+  readonly step: number;
+  constructor(
+    site: EnvOutputSite,
+    /** The `TextStep` field at fault: `reward`, `terminated`, `truncated`, `actions`, … */
+    readonly field: string,
+    problem: string,
+  ) {
+    super(
+      `${site.envId} (env ${site.index}, episode ${site.episode}, ${site.step === 0 ? 'reset' : `step ${site.step}`}): ${problem} Fix the environment's ${site.step === 0 ? 'reset()' : 'step()'}; checkEnv() from @poad/envs-core finds such defects before training.`,
+    );
+    this.envId = site.envId;
+    this.index = site.index;
+    this.episode = site.episode;
+    this.step = site.step;
+  }
+}

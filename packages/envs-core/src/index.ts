@@ -1,9 +1,12 @@
 export type { CheckEnvOptions, CheckEnvReport } from './check-env.js';
 export { checkEnv } from './check-env.js';
+export { checkEnvOutput } from './check-output.js';
+export type { EnvOutputSite } from './errors.js';
 export {
   ConformanceError,
   DuplicateEnvError,
   EnvArgumentError,
+  EnvOutputError,
   EpisodeOverError,
   InvalidActionError,
   NotResetError,

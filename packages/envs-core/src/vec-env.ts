@@ -1,3 +1,4 @@
+import { checkEnvOutput } from './check-output.js';
 import { EnvArgumentError, NotResetError } from './errors.js';
 import { deriveSeed } from './rng.js';
 import type { TextEnv, TextStep } from './types.js';
@@ -41,6 +42,11 @@ export interface VecEnvOptions {
  *
  * Every reset of env i uses the seed `deriveSeed(seed, i, k)`, where k counts that env's resets
  * (0 for the first), so a run is reproducible from `options.seed` alone.
+ *
+ * Every result of an env's `reset` and `step` is checked before it is returned (see
+ * `checkEnvOutput`): a non-finite reward, non-boolean `terminated`/`truncated`, an empty label
+ * list while the episode runs, or a switch between a label list and an open action space
+ * mid-episode rejects with an `EnvOutputError` naming the env id, its index, episode and step.
  */
 export class VecEnv {
   /** Number of environments. */
@@ -50,6 +56,8 @@ export class VecEnv {
   private readonly rewardSums: number[];
   private readonly stepCounts: number[];
   private readonly actionLogs: string[][];
+  /** Whether each env's current episode has an open action space (from its reset). */
+  private readonly open: boolean[];
   private started = false;
   private closed = false;
   private busy = false;
@@ -71,6 +79,7 @@ export class VecEnv {
     this.rewardSums = envs.map(() => 0);
     this.stepCounts = envs.map(() => 0);
     this.actionLogs = envs.map(() => []);
+    this.open = envs.map(() => false);
   }
 
   /** The plain-data state to save with a checkpoint (see {@link VecEnvState}). */
@@ -113,8 +122,10 @@ export class VecEnv {
           this.rewardSums[i] = 0;
           this.stepCounts[i] = 0;
           this.actionLogs[i] = [];
+          this.open[i] = checkEnvOutput(step, this.site(i), null);
           for (const action of state.actions[i] as string[]) {
             step = await env.step(action);
+            this.open[i] = checkEnvOutput(step, this.site(i, 1), this.open[i] as boolean);
             this.rewardSums[i] = (this.rewardSums[i] as number) + step.reward;
             this.stepCounts[i] = (this.stepCounts[i] as number) + 1;
             (this.actionLogs[i] as string[]).push(action);
@@ -155,8 +166,8 @@ export class VecEnv {
 
   /**
    * Steps env i with `actions[i]`, auto-resetting envs whose episode ended. If an env throws
-   * (e.g. `InvalidActionError`), the promise rejects with that error; the other envs may
-   * already have taken their step.
+   * (e.g. `InvalidActionError`) or returns an invalid result (`EnvOutputError`), the promise
+   * rejects with that error; the other envs may already have taken their step.
    */
   async step(actions: readonly string[]): Promise<TextStep[]> {
     this.assertReady('step');
@@ -191,11 +202,14 @@ export class VecEnv {
     this.rewardSums[i] = 0;
     this.stepCounts[i] = 0;
     this.actionLogs[i] = [];
-    return env.reset({ seed });
+    const step = await env.reset({ seed });
+    this.open[i] = checkEnvOutput(step, this.site(i), null);
+    return step;
   }
 
   private async stepOne(env: TextEnv, i: number, action: string): Promise<TextStep> {
     const step = await env.step(action);
+    this.open[i] = checkEnvOutput(step, this.site(i, 1), this.open[i] as boolean);
     (this.actionLogs[i] as string[]).push(action);
     this.rewardSums[i] = (this.rewardSums[i] as number) + step.reward;
     this.stepCounts[i] = (this.stepCounts[i] as number) + 1;
@@ -228,6 +242,16 @@ export class VecEnv {
         'the previous reset() or step() has not finished; await it before calling again.',
       );
     }
+  }
+
+  /** Env i's position for error messages: its current episode and the step about to be counted. */
+  private site(i: number, ahead = 0) {
+    return {
+      envId: (this.envs[i] as TextEnv).id,
+      index: i,
+      episode: this.episodes[i] as number,
+      step: (this.stepCounts[i] as number) + ahead,
+    };
   }
 
   private label(): string {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { EnvArgumentError, NotResetError } from '../src/errors.js';
+import { EnvArgumentError, EnvOutputError, NotResetError } from '../src/errors.js';
 import { deriveSeed } from '../src/rng.js';
 import type { TextEnv, TextStep } from '../src/types.js';
 import { makeVecEnv, VecEnv } from '../src/vec-env.js';
@@ -23,6 +23,102 @@ class SpyEnv implements TextEnv {
     this.closed += 1;
   }
 }
+
+/** An endless env offering five labels, whose result at `atStep` of each episode is changed by `edit`. */
+class FaultyEnv implements TextEnv {
+  readonly id = 'test/faulty';
+  private t = 0;
+  constructor(
+    private readonly atStep: number,
+    private readonly edit: (s: TextStep) => Record<string, unknown>,
+  ) {}
+  private view(reward: number): TextStep {
+    const s: TextStep = {
+      observation: `step ${this.t}`,
+      actions: [...'01234'].map((n) => `guess ${n}`),
+      reward,
+      terminated: false,
+      truncated: false,
+      info: {},
+    };
+    return (this.t === this.atStep ? this.edit(s) : s) as TextStep;
+  }
+  async reset(): Promise<TextStep> {
+    this.t = 0;
+    return this.view(0);
+  }
+  async step(): Promise<TextStep> {
+    this.t += 1;
+    return this.view(1);
+  }
+  async close(): Promise<void> {}
+}
+
+describe('VecEnv checks what the envs return', () => {
+  const cases: [string, number, (s: TextStep) => Record<string, unknown>, string, RegExp][] = [
+    ['a NaN reward', 5, (s) => ({ ...s, reward: Number.NaN }), 'reward', /reward is NaN/],
+    ['an infinite reward', 2, (s) => ({ ...s, reward: -Infinity }), 'reward', /-Infinity/],
+    ['a reward that is not a number', 1, (s) => ({ ...s, reward: '1' }), 'reward', /string "1"/],
+    ['a non-boolean terminated', 3, (s) => ({ ...s, terminated: 1 }), 'terminated', /is 1/],
+    ['a missing truncated', 1, (s) => ({ ...s, truncated: undefined }), 'truncated', /undefined/],
+    ['an empty label list at reset', 0, (s) => ({ ...s, actions: [] }), 'actions', /empty/],
+    ['an empty label list mid-episode', 2, (s) => ({ ...s, actions: [] }), 'actions', /empty/],
+    [
+      'labels turning into an open space',
+      2,
+      (s) => ({ ...s, actions: null }),
+      'actions',
+      /into null/,
+    ],
+    [
+      'a non-string label',
+      1,
+      (s) => ({ ...s, actions: ['guess 0', 7] }),
+      'actions',
+      /label 1 is 7/,
+    ],
+  ];
+  for (const [what, atStep, edit, field, message] of cases) {
+    it(`rejects ${what}, naming the env id, index, episode and step`, async () => {
+      // Env 1 is faulty, env 0 is not.
+      const vec = new VecEnv([new FaultyEnv(-1, edit), new FaultyEnv(atStep, edit)], { seed: 3 });
+      const run = async () => {
+        let steps = await vec.reset();
+        for (let t = 0; t < 6; t++) steps = await vec.step(steps.map(() => 'guess 0'));
+      };
+      const err = await run().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(EnvOutputError);
+      const e = err as EnvOutputError;
+      expect({
+        envId: e.envId,
+        index: e.index,
+        episode: e.episode,
+        step: e.step,
+        field: e.field,
+      }).toEqual({ envId: 'test/faulty', index: 1, episode: 1, step: atStep, field });
+      expect(e.message).toMatch(message);
+      expect(e.message).toContain(
+        `test/faulty (env 1, episode 1, ${atStep === 0 ? 'reset' : `step ${atStep}`})`,
+      );
+    });
+  }
+
+  it('accepts open action spaces and an empty list on the step that ends an episode', async () => {
+    const open = makeVecEnv(() => new GuessEnv({ open: true }), 2, { seed: 1 });
+    let steps = await open.reset();
+    for (let t = 0; t < 5; t++) steps = await open.step(steps.map(() => '1'));
+    const ending = new FaultyEnv(2, (s) => ({ ...s, actions: [], truncated: true }));
+    const vec = new VecEnv([ending]);
+    await vec.reset();
+    await vec.step(['guess 0']);
+    const [done] = await vec.step(['guess 0']);
+    expect(done!.truncated).toBe(true);
+    expect(done!.actions).toEqual([...'01234'].map((n) => `guess ${n}`));
+  });
+});
 
 describe('VecEnv', () => {
   it('derives reset seeds from the base seed, env index and episode counter', async () => {
