@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { AdamState } from './adam.js';
 import type { Algorithm } from './config.js';
-import { CheckpointMismatchError } from './errors.js';
+import { CheckpointMismatchError, NonFiniteStateError } from './errors.js';
 import { readFloats } from './read-floats.js';
 import type { RngState } from './rng.js';
 
@@ -91,4 +91,37 @@ export function writeVariables(
       v.assign(tf.tensor(data[i]!.data, v.shape, 'float32'));
     });
   });
+}
+
+/**
+ * Checks that every array of a checkpoint (weights and both optimisers' moments) is finite, on the
+ * host copies `getState` made; call it before writing a checkpoint anywhere.
+ * @throws NonFiniteStateError naming the first tensor with a NaN or ±∞ and how many it holds.
+ */
+export function assertFiniteCheckpoint(state: TrainerCheckpoint): void {
+  const arrays: [string, Float32Array][] = [
+    ...state.actorWeights.map((t, i) => [`actorWeights[${i}]`, t.data] as [string, Float32Array]),
+    ...state.criticWeights.map((t, i) => [`criticWeights[${i}]`, t.data] as [string, Float32Array]),
+    ...(['actorOptimizer', 'criticOptimizer'] as const).flatMap((o) =>
+      (['m', 'v'] as const).flatMap((k) =>
+        state[o][k].map((d, i) => [`${o}.${k}[${i}]`, d] as [string, Float32Array]),
+      ),
+    ),
+  ];
+  for (const [name, data] of arrays) {
+    let first = -1;
+    let count = 0;
+    for (let i = 0; i < data.length; i++) {
+      if (!Number.isFinite(data[i]!)) {
+        if (first < 0) first = i;
+        count++;
+      }
+    }
+    if (count > 0) {
+      throw new NonFiniteStateError(
+        name,
+        `holds ${count} non-finite value${count === 1 ? '' : 's'} of ${data.length} (the first at index ${first}: ${data[first]})`,
+      );
+    }
+  }
 }

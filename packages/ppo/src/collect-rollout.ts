@@ -168,6 +168,23 @@ export async function collectRollout(args: CollectRolloutArgs): Promise<RolloutR
       finalValue[i] = finalVals[j]!;
     });
 
+    // What enters the buffer must be numbers a learner can use (VecEnv of @poad/envs-core
+    // already checks more, naming the env id; this covers any VecEnvLike).
+    next.forEach((s, i) => {
+      if (typeof s.reward !== 'number' || !Number.isFinite(s.reward)) {
+        throw new PolicyContractError(
+          'env.step',
+          `env ${i} returned the reward ${String(s.reward)} at rollout step ${t + 1}; rewards must be finite numbers. Fix the environment.`,
+        );
+      }
+      if (typeof s.terminated !== 'boolean' || typeof s.truncated !== 'boolean') {
+        throw new PolicyContractError(
+          'env.step',
+          `env ${i} returned terminated ${String(s.terminated)} and truncated ${String(s.truncated)} at rollout step ${t + 1}; both must be booleans. Fix the environment.`,
+        );
+      }
+    });
+
     for (let i = 0; i < n; i++) {
       const s = next[i]!;
       const len = actionIds[i]!.length;

@@ -91,6 +91,12 @@ export interface PpoConfig {
   maxGradNorm: number | null;
   /** Global gradient-norm clip of the critic; `null` disables. */
   criticMaxGradNorm: number | null;
+  /**
+   * Non-finite guard: a minibatch whose critic or actor loss or gradient norm is NaN or ±∞ skips
+   * that optimiser step (weights and optimiser state untouched); after this many consecutive
+   * such minibatches (counted across updates) the update throws `NonFiniteUpdateError`.
+   */
+  maxNonFiniteSkips: number;
 
   // ---- run ----
   /** Seed of the trainer's generator (sampling, generation, minibatch order). */
@@ -129,6 +135,7 @@ export const defaultConfig: Readonly<PpoConfig> = Object.freeze({
   adamBeta2: 0.999,
   maxGradNorm: 0.5,
   criticMaxGradNorm: 0.5,
+  maxNonFiniteSkips: 8,
   seed: 1,
 } satisfies PpoConfig);
 
@@ -205,6 +212,7 @@ export function resolveConfig(overrides: Partial<PpoConfig> = {}): PpoConfig {
     'epochs',
     'numMinibatches',
     'gradAccumulation',
+    'maxNonFiniteSkips',
   ] as const) {
     positiveInt(cfg, k);
   }

@@ -20,6 +20,19 @@ export interface UpdateDiagnostics {
   minibatches: number;
   /** Minibatches whose actor step was skipped because approx KL exceeded `targetKl`. */
   skippedMinibatches: number;
+  /**
+   * Minibatches in which a step was skipped because a loss or gradient norm was NaN or ±∞ (the
+   * critic's, the actor's or both; the other one still stepped if it was finite). The loss and
+   * gradient-norm means above leave those values out.
+   */
+  nonFiniteSkips: number;
+  /**
+   * Consecutive minibatches with a non-finite skip at the end of this update, continuing the
+   * count it was given (`nonFiniteStreak` of the arguments).
+   */
+  nonFiniteStreak: number;
+  /** Actor optimiser steps taken: minibatches less the KL and the non-finite skips of the actor. */
+  actorSteps: number;
   /** Wall-clock seconds of the update. */
   seconds: number;
   /** Action tokens processed per second by the update (all epochs). */

@@ -6,7 +6,7 @@ export { NORMALISATION_EPS, normaliseAdvantages } from './advantage-normalisatio
 export type { Advantages } from './advantages.js';
 export { computeAdvantages } from './advantages.js';
 export type { TensorData, TrainerCheckpoint, TrainerCounters } from './checkpoint.js';
-export { readVariables, writeVariables } from './checkpoint.js';
+export { assertFiniteCheckpoint, readVariables, writeVariables } from './checkpoint.js';
 export { checkpointFromJson, checkpointToJson } from './checkpoint-json.js';
 export type {
   CollectRolloutArgs,
@@ -26,7 +26,13 @@ export type {
 export { defaultConfig, resolveConfig } from './config.js';
 export type { UpdateDiagnostics } from './diagnostics.js';
 export { explainedVariance } from './diagnostics.js';
-export { CheckpointMismatchError, PolicyContractError, PpoConfigError } from './errors.js';
+export {
+  CheckpointMismatchError,
+  NonFiniteStateError,
+  NonFiniteUpdateError,
+  PolicyContractError,
+  PpoConfigError,
+} from './errors.js';
 export { clipGradNorm } from './grad-clip.js';
 export { nextTokenSets, restrictedLogProbs } from './label-tokens.js';
 export {

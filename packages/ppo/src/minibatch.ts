@@ -23,6 +23,11 @@ export interface PpoUpdateArgs {
   readonly actorOptimizer: Adam;
   /** Adam over `policy.criticVariables`. */
   readonly criticOptimizer: Adam;
+  /**
+   * Consecutive minibatches skipped for non-finite values just before this update (default 0;
+   * pass the previous update's `nonFiniteStreak` to count across updates).
+   */
+  readonly nonFiniteStreak?: number;
 }
 
 /**

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { actionLevelLosses } from './action-losses.js';
 import { explainedVariance, type UpdateDiagnostics } from './diagnostics.js';
-import { PolicyContractError, PpoConfigError } from './errors.js';
+import { NonFiniteUpdateError, PolicyContractError, PpoConfigError } from './errors.js';
 import { clipCoefficient, gradNorm, scaleGrads } from './grad-clip.js';
 import type { LoggedSums, LossFn, MinibatchLosses, PpoUpdateArgs } from './minibatch.js';
 import { tokenLevelLosses } from './token-losses.js';
@@ -82,14 +82,19 @@ async function readGroups<K extends string>(
 
 /** What one minibatch contributed to the diagnostics (sums not yet divided). */
 interface MinibatchOutcome {
-  valueSum: number;
-  criticNorm: number;
-  pgSum: number;
-  entropySum: number;
-  klSum: number;
-  clippedSum: number;
-  /** Actor gradient norm, or null when the actor step was skipped. */
+  /** Critic loss sum and gradient norm, or null when the critic step was skipped (not finite). */
+  critic: { valueSum: number; norm: number } | null;
+  /** Actor logged sums, or null when they were not finite (the actor step was skipped). */
+  actor: { pgSum: number; entropySum: number; klSum: number; clippedSum: number } | null;
+  /** Actor gradient norm, or null when the actor step was skipped (approx KL or not finite). */
   actorNorm: number | null;
+  /** The values that were not finite, e.g. `actor gradient norm NaN` (empty when all were). */
+  nonFinite: string[];
+}
+
+/** Names of the values in `named` that are NaN or ±∞, with their values. */
+function nonFiniteOf(named: Record<string, number>): string[] {
+  return Object.entries(named).flatMap(([k, v]) => (Number.isFinite(v) ? [] : [`${k} ${v}`]));
 }
 
 /**
@@ -97,7 +102,8 @@ interface MinibatchOutcome {
  * coefficient), critic step; actor gradients, one read (the logged sums, approx KL and the actor's
  * norm), then the actor step unless approx KL exceeds `targetKl`. Clip coefficients are computed
  * on the host from the norms read, as before reads became asynchronous, so results are the same on
- * every backend.
+ * every backend. A step whose loss sums or gradient norm are not finite is not taken: its
+ * optimiser is not called, so its variables and moments stay as they were.
  */
 async function minibatchStep(
   args: PpoUpdateArgs,
@@ -108,18 +114,25 @@ async function minibatchStep(
   const logged = noLogged();
   const owned: (tf.Tensor | null)[] = [];
   try {
-    // ---- critic step ----
+    // ---- critic step (skipped when its loss or gradient norm is not finite) ----
     const cGrads = accumulate(losses.valueFns, policy.criticVariables, valueLogged);
     owned.push(...cGrads);
     const cNorm = gradNorm(cGrads);
     owned.push(cNorm);
     const critic = await readGroups({ value: valueLogged.pg, norm: [cNorm] });
     const criticNorm = critic.norm[0]!;
-    const cClipped = scaleGrads(cGrads, clipCoefficient(criticNorm, config.criticMaxGradNorm));
-    args.criticOptimizer.step(cClipped);
-    disposeAll(cClipped);
+    const valueSum = sumOf(critic.value);
+    const criticBad = nonFiniteOf({
+      'critic loss': valueSum,
+      'critic gradient norm': criticNorm,
+    });
+    if (criticBad.length === 0) {
+      const cClipped = scaleGrads(cGrads, clipCoefficient(criticNorm, config.criticMaxGradNorm));
+      args.criticOptimizer.step(cClipped);
+      disposeAll(cClipped);
+    }
 
-    // ---- actor step (skipped when approx KL is too large) ----
+    // ---- actor step (skipped when not finite, or when approx KL is too large) ----
     const aGrads = accumulate(losses.policyFns, policy.actorVariables, logged);
     owned.push(...aGrads);
     const aNorm = gradNorm(aGrads);
@@ -132,21 +145,31 @@ async function minibatchStep(
       norm: [aNorm],
     });
     const actorNorm = read.norm[0]!;
-    const klSum = sumOf(read.kl);
-    const skip = config.targetKl !== null && klSum / losses.denominator > config.targetKl;
+    const actor = {
+      pgSum: sumOf(read.pg),
+      entropySum: sumOf(read.entropy),
+      klSum: sumOf(read.kl),
+      clippedSum: sumOf(read.clipped),
+    };
+    const actorBad = nonFiniteOf({
+      'policy loss': actor.pgSum,
+      entropy: actor.entropySum,
+      'approx KL': actor.klSum,
+      'actor gradient norm': actorNorm,
+    });
+    const skip =
+      actorBad.length > 0 ||
+      (config.targetKl !== null && actor.klSum / losses.denominator > config.targetKl);
     if (!skip) {
       const aClipped = scaleGrads(aGrads, clipCoefficient(actorNorm, config.maxGradNorm));
       args.actorOptimizer.step(aClipped);
       disposeAll(aClipped);
     }
     return {
-      valueSum: sumOf(critic.value),
-      criticNorm,
-      pgSum: sumOf(read.pg),
-      entropySum: sumOf(read.entropy),
-      klSum,
-      clippedSum: sumOf(read.clipped),
+      critic: criticBad.length === 0 ? { valueSum, norm: criticNorm } : null,
+      actor: actorBad.length === 0 ? actor : null,
       actorNorm: skip ? null : actorNorm,
+      nonFinite: [...criticBad, ...actorBad],
     };
   } finally {
     disposeAll(owned);
@@ -169,6 +192,12 @@ async function minibatchStep(
  * 4. if approx KL > `targetKl` the actor gradients are dropped and the actor does not step for
  *    this minibatch (the critic already stepped; later minibatches still run); otherwise the
  *    actor gradient is norm-clipped and AdamW steps.
+ *
+ * Non-finite guard: a critic or actor step whose loss sums or gradient norm are NaN or ±∞ is
+ * skipped (weights and optimiser state untouched) and counted in `nonFiniteSkips`; after
+ * `maxNonFiniteSkips` consecutive minibatches with such a skip (counting from
+ * `args.nonFiniteStreak`) the update throws `NonFiniteUpdateError`. When everything is finite the
+ * guard changes nothing.
  *
  * Each chunk's loss is its masked sum divided by the minibatch's real-token (or action) count,
  * so the accumulated gradient equals that of the minibatch's masked mean whatever `gradAccumulation` is.
@@ -207,6 +236,11 @@ export async function ppoUpdate(args: PpoUpdateArgs): Promise<UpdateDiagnostics>
   let skipped = 0;
   let minibatches = 0;
   let tokensSeen = 0;
+  // Minibatches whose critic / actor values were finite (the means are taken over those).
+  let criticCount = 0;
+  let actorCount = 0;
+  let nonFiniteSkips = 0;
+  let streak = args.nonFiniteStreak ?? 0;
 
   for (let epoch = 0; epoch < config.epochs; epoch++) {
     const perm = rng.permutation(size);
@@ -222,19 +256,37 @@ export async function ppoUpdate(args: PpoUpdateArgs): Promise<UpdateDiagnostics>
       tokensSeen += mbInputs.tokens;
       const out = await minibatchStep(args, mbInputs);
       const d = mbInputs.denominator;
-      totals.value += out.valueSum / d;
-      totals.cNorm += out.criticNorm;
-      if (out.actorNorm === null) {
-        skipped += 1;
-      } else {
+      if (out.critic !== null) {
+        totals.value += out.critic.valueSum / d;
+        totals.cNorm += out.critic.norm;
+        criticCount += 1;
+      }
+      if (out.actorNorm !== null) {
         totals.aNorm += out.actorNorm;
         totals.steps += 1;
+      } else if (out.actor !== null) {
+        skipped += 1;
       }
-      totals.pg += out.pgSum / d;
-      totals.entropy += out.entropySum / d;
-      totals.kl += out.klSum / d;
-      totals.clipped += out.clippedSum / d;
+      if (out.actor !== null) {
+        totals.pg += out.actor.pgSum / d;
+        totals.entropy += out.actor.entropySum / d;
+        totals.kl += out.actor.klSum / d;
+        totals.clipped += out.actor.clippedSum / d;
+        actorCount += 1;
+      }
       minibatches += 1;
+      if (out.nonFinite.length === 0) {
+        streak = 0;
+      } else {
+        nonFiniteSkips += 1;
+        streak += 1;
+        if (streak >= config.maxNonFiniteSkips) {
+          throw new NonFiniteUpdateError(
+            streak,
+            `epoch ${epoch + 1}, minibatch ${mb + 1}: ${out.nonFinite.join(', ')}`,
+          );
+        }
+      }
     }
   }
 
@@ -243,16 +295,19 @@ export async function ppoUpdate(args: PpoUpdateArgs): Promise<UpdateDiagnostics>
     : buffer.values;
   const seconds = Math.max(1e-9, (performance.now() - start) / 1000);
   return {
-    policyLoss: totals.pg / minibatches,
-    valueLoss: totals.value / minibatches,
-    entropy: totals.entropy / minibatches,
-    approxKl: totals.kl / minibatches,
-    clipFraction: totals.clipped / minibatches,
+    policyLoss: totals.pg / actorCount,
+    valueLoss: totals.value / criticCount,
+    entropy: totals.entropy / actorCount,
+    approxKl: totals.kl / actorCount,
+    clipFraction: totals.clipped / actorCount,
     explainedVariance: explainedVariance(advantages.returns, oldValues),
     actorGradNorm: totals.steps > 0 ? totals.aNorm / totals.steps : Number.NaN,
-    criticGradNorm: totals.cNorm / minibatches,
+    criticGradNorm: totals.cNorm / criticCount,
     minibatches,
     skippedMinibatches: skipped,
+    nonFiniteSkips,
+    nonFiniteStreak: streak,
+    actorSteps: totals.steps,
     seconds,
     tokensPerSec: tokensSeen / seconds,
   };

@@ -10,7 +10,7 @@ import {
 import { collectRollout, type RolloutStats } from './collect-rollout.js';
 import { type PpoConfig, resolveConfig } from './config.js';
 import type { UpdateDiagnostics } from './diagnostics.js';
-import { CheckpointMismatchError, PolicyContractError } from './errors.js';
+import { CheckpointMismatchError, NonFiniteUpdateError, PolicyContractError } from './errors.js';
 import type { TokenPolicy } from './policy.js';
 import { ppoUpdate } from './ppo-update.js';
 import { SeededRng } from './rng.js';
@@ -64,6 +64,12 @@ export class PpoTrainer {
   counters: TrainerCounters = { iterations: 0, envSteps: 0, actorUpdates: 0 };
   /** The current step of each environment (`null` until the first reset). */
   steps: TextStep[] | null = null;
+  /**
+   * Consecutive minibatches skipped for a non-finite loss or gradient norm, carried from one
+   * update to the next (see `PpoConfig.maxNonFiniteSkips`); not part of a checkpoint, so it
+   * restarts at 0 after `setState`.
+   */
+  nonFiniteStreak = 0;
 
   constructor(options: PpoTrainerOptions) {
     this.config = resolveConfig(options.config);
@@ -92,7 +98,11 @@ export class PpoTrainer {
     });
   }
 
-  /** One rollout of `numSteps` steps per environment, then one PPO update. */
+  /**
+   * One rollout of `numSteps` steps per environment, then one PPO update.
+   * @throws NonFiniteUpdateError (with the iteration) after `maxNonFiniteSkips` consecutive
+   *   minibatches with a non-finite loss or gradient norm; the weights are then still finite.
+   */
   async iterate(): Promise<IterationReport> {
     if (this.steps === null) this.steps = await this.env.reset();
     const rollout = await collectRollout({
@@ -112,19 +122,29 @@ export class PpoTrainer {
       );
       await this.policy.prepareValues(prompts, actions);
     }
-    const update = await ppoUpdate({
-      policy: this.policy,
-      buffer: rollout.buffer,
-      advantages,
-      config: this.config,
-      rng: this.rng,
-      actorOptimizer: this.actorOptimizer,
-      criticOptimizer: this.criticOptimizer,
-    });
+    let update: UpdateDiagnostics;
+    try {
+      update = await ppoUpdate({
+        policy: this.policy,
+        buffer: rollout.buffer,
+        advantages,
+        config: this.config,
+        rng: this.rng,
+        actorOptimizer: this.actorOptimizer,
+        criticOptimizer: this.criticOptimizer,
+        nonFiniteStreak: this.nonFiniteStreak,
+      });
+    } catch (e) {
+      if (e instanceof NonFiniteUpdateError) {
+        throw new NonFiniteUpdateError(e.streak, e.detail, this.counters.iterations + 1);
+      }
+      throw e;
+    }
+    this.nonFiniteStreak = update.nonFiniteStreak;
     this.counters = {
       iterations: this.counters.iterations + 1,
       envSteps: this.counters.envSteps + rollout.stats.envSteps,
-      actorUpdates: this.counters.actorUpdates + update.minibatches - update.skippedMinibatches,
+      actorUpdates: this.counters.actorUpdates + update.actorSteps,
     };
     return {
       iteration: this.counters.iterations,
@@ -194,6 +214,7 @@ export class PpoTrainer {
     this.rng.setState(state.rng);
     this.counters = { ...state.counters };
     this.steps = null;
+    this.nonFiniteStreak = 0;
   }
 
   /** Frees the optimisers' moment variables (not the policy). */
