@@ -8,22 +8,36 @@ import { OptionError } from './options.js';
 /**
  * Writes a file so that readers only ever see the old or the complete new content: the bytes go
  * to a temporary file in the same directory, are flushed to disk, and then renamed over `path`.
+ * If any part fails (e.g. ENOSPC, EACCES) the temporary file is removed and the error rethrown;
+ * `path` keeps its old content.
  */
 export function writeFileAtomicSync(path: string, data: string | Uint8Array): void {
+  writeFileAtomicWith(path, data);
+}
+
+/** {@link writeFileAtomicSync} with a hook run after the temporary file is complete, before the rename. */
+export function writeFileAtomicWith(
+  path: string,
+  data: string | Uint8Array,
+  beforeRename?: (tmp: string) => void,
+): void {
   const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   const fd = openSync(tmp, 'w');
   try {
-    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    let off = 0;
-    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
-    fsyncSync(fd);
+    try {
+      const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+      let off = 0;
+      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    beforeRename?.(tmp);
+    renameSync(tmp, path);
   } catch (err) {
-    closeSync(fd);
     rmSync(tmp, { force: true });
     throw err;
   }
-  closeSync(fd);
-  renameSync(tmp, path);
 }
 
 /** `writeFileAtomicSync` of pretty-printed JSON. */

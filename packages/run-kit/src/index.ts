@@ -1,7 +1,11 @@
-export type { CheckpointMeta } from './checkpoint.js';
+export type { CheckpointMeta, CheckpointRef } from './checkpoint.js';
 export {
+  CheckpointLoadError,
+  CheckpointWriteError,
   cleanCheckpointLeftovers,
   latestCheckpoint,
+  listCheckpoints,
+  loadCheckpoint,
   replaceDir,
   saveCheckpoint,
   saveCheckpointWith,
@@ -13,6 +17,8 @@ export {
   writeJsonAtomicSync,
 } from './files.js';
 export { trapInterrupts } from './interrupt.js';
+export type { LockHolder, RunLock } from './lock.js';
+export { lockRunDir, RunLockedError, runDirLockHolder } from './lock.js';
 export type { MetricsRow } from './metrics.js';
 export { MetricsLog } from './metrics.js';
 export type { OptionSpec, OptionsSchema, OptionValues, ParsedArgs } from './options.js';

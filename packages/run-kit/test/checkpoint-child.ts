@@ -1,0 +1,26 @@
+// Run as a child process by checkpoint.test.ts and lock.test.ts:
+//   checkpoint-child.ts save RUN_DIR    writes checkpoints 1 and 2 (the test injects a fault)
+//   checkpoint-child.ts lock RUN_DIR    takes the run's lock, says so, and waits to be killed
+
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { saveCheckpoint, saveCheckpointWith } from '../src/checkpoint.js';
+import { lockRunDir } from '../src/lock.js';
+
+const [mode, dir] = process.argv.slice(2) as [string, string];
+if (mode === 'save') {
+  saveCheckpoint(
+    dir,
+    { iteration: 1 },
+    { 'w.bin': new Uint8Array([1, 1, 1]), 'state.json': '{"it":1}' },
+  );
+  await saveCheckpointWith(dir, { iteration: 2 }, async (tmp) => {
+    writeFileSync(join(tmp, 'w.bin'), new Uint8Array([2, 2, 2]));
+    writeFileSync(join(tmp, 'state.json'), '{"it":2}');
+  });
+  process.stdout.write('saved\n');
+} else if (mode === 'lock') {
+  lockRunDir(dir);
+  process.stdout.write('locked\n');
+  setInterval(() => {}, 1000);
+}
