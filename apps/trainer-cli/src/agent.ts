@@ -19,6 +19,12 @@ export interface Agent {
   /** Loads an adapter and value head written by `saveTrainable`. */
   loadTrainable(dir: string): Promise<void>;
   /**
+   * Reads what `saveTrainable` wrote without attaching it (the trained variables stay the same
+   * objects): throws, naming the file, when a file is missing, truncated, corrupted, does not fit
+   * the model, or holds a NaN or ±∞.
+   */
+  checkTrainable(dir: string): Promise<void>;
+  /**
    * Called before every training iteration: drops per-iteration caches (e.g. frozen-base
    * features), so that a resumed run computes exactly what an uninterrupted one does.
    */

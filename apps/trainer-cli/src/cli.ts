@@ -1,13 +1,17 @@
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { type BackendChoice, releaseBackend } from '@poad/lora-model';
 import {
   formatHelp,
-  latestCheckpoint,
+  loadCheckpoint,
   loadConfigFile,
   OptionError,
   parseArgs,
+  RunLockedError,
+  runDirLockHolder,
   writeJsonAtomicSync,
 } from '@poad/run-kit';
+import type { Agent } from './agent.js';
 import type { AppSpec } from './app.js';
 import { evaluateAll } from './evaluate.js';
 import { createLmAgent } from './lm-agent.js';
@@ -18,16 +22,41 @@ import { train } from './train.js';
 
 const capitalise = (s: string) => s[0]!.toUpperCase() + s.slice(1);
 
-/** Errors caused by the user's input (bad options, files or model folders): one line, exit 2. */
+/**
+ * Errors caused by the run's inputs (bad options, files or model folders, a run directory another
+ * process holds or the disk refuses, an environment returning values a learner cannot take): one
+ * line naming the fix, exit 2.
+ */
 const USER_ERRORS = new Set([
   'CheckpointError',
+  'CheckpointLoadError',
+  'CheckpointWriteError',
+  'RunLockedError',
   'PpoConfigError',
   'ModelConfigError',
   'BackendUnavailableError',
   'WebGpuUnavailableError',
   'UnknownEnvError',
   'EnvArgumentError',
+  'EnvOutputError',
 ]);
+
+/** Errors that stop training because its numbers went non-finite: one line, exit 3. */
+const NON_FINITE_ERRORS = new Set(['NonFiniteUpdateError', 'NonFiniteStateError']);
+
+/** Exit codes of a training command (also listed in --help). */
+export const EXIT_CODES = {
+  done: 0,
+  userError: 2,
+  nonFinite: 3,
+  interrupted: 130,
+} as const;
+
+/** Ways to adjust what `runCli` builds, for tests and embedding. */
+export interface RunCliHooks {
+  /** Receives the agent built from `--model` and returns the one to use (e.g. instrumented). */
+  wrapAgent?(agent: Agent): Agent;
+}
 
 /** The training schema of an app as it appears on its command line (task option renamed). */
 function schemasOf(spec: AppSpec) {
@@ -80,7 +109,11 @@ export async function trainingOptionsOf(
  * The whole command line of a training app: `train` (default) or `eval`. Every input is
  * checked before any work starts; errors print one line with the fix and exit with code 2.
  */
-export async function runCli(spec: AppSpec, argv: readonly string[]): Promise<number> {
+export async function runCli(
+  spec: AppSpec,
+  argv: readonly string[],
+  hooks: RunCliHooks = {},
+): Promise<number> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   try {
     const { schema, cliSchema, parsed } = await parseTrainingArgv(spec, argv);
@@ -88,7 +121,7 @@ export async function runCli(spec: AppSpec, argv: readonly string[]): Promise<nu
       process.stdout.write(
         formatHelp(cliSchema, {
           usage: `npm run ${spec.command} -- [train|eval] [options]`,
-          summary: `${spec.summary}\n\nModes:\n  train  (default) train with PPO and write a run directory\n  eval   evaluate the latest checkpoint of --resume RUN_DIR (greedy and sampled, unseen variants too)\n  play   print one greedy and one sampled episode of --resume RUN_DIR step by step, with every action's probability\n\nTraining defaults below are the 'small' preset for --algo poad; other algorithms and --preset paper change them.`,
+          summary: `${spec.summary}\n\nModes:\n  train  (default) train with PPO and write a run directory\n  eval   evaluate the latest checkpoint of --resume RUN_DIR (greedy and sampled, unseen variants too)\n  play   print one greedy and one sampled episode of --resume RUN_DIR step by step, with every action's probability\n\nExit codes: 0 done; 2 bad input (options, files, model folder, a run directory another process is training, a checkpoint that cannot be written or read, an environment returning a non-finite reward or malformed step); 3 stopped after --max-non-finite-skips minibatches in a row with a NaN/Inf loss or gradient norm (the latest checkpoint is the last good one); 130 interrupted (a checkpoint was saved; --resume continues).\n\nTraining defaults below are the 'small' preset for --algo poad; other algorithms and --preset paper change them.`,
           defaults: presetDefaults(spec, {}),
           examples: spec.examples as string[],
         }),
@@ -107,7 +140,13 @@ export async function runCli(spec: AppSpec, argv: readonly string[]): Promise<nu
       throw new OptionError(
         `${mode} needs --resume RUN_DIR (the run whose latest checkpoint to ${mode === 'eval' ? 'evaluate' : 'play'})`,
       );
-    const agent = await createLmAgent({
+    // Refuse a run directory another process is training before loading the model (train
+    // takes the lock itself; eval and play only read and take none).
+    if (mode === 'train' && o.resume) {
+      const holder = runDirLockHolder(o.resume);
+      if (holder) throw new RunLockedError(o.resume, holder, holder.host === hostname());
+    }
+    const built = await createLmAgent({
       model: o.model,
       backend: o.backend as BackendChoice,
       threads: o.threads,
@@ -115,6 +154,7 @@ export async function runCli(spec: AppSpec, argv: readonly string[]): Promise<nu
       lora: { r: o.loraRank, alpha: o.loraAlpha },
       ...(spec.family === 'datascicoding' ? { stopTokenIds: [2] } : {}),
     });
+    const agent = hooks.wrapAgent ? hooks.wrapAgent(built) : built;
     log(`backend: ${agent.backend}; model: ${o.model}`);
     try {
       if (mode === 'train') {
@@ -124,12 +164,17 @@ export async function runCli(spec: AppSpec, argv: readonly string[]): Promise<nu
             ? `interrupted; resume with: npm run ${spec.command} -- --resume ${r.runDir}`
             : `done: ${r.runDir}`,
         );
-        return r.interrupted ? 130 : 0;
+        return r.interrupted ? EXIT_CODES.interrupted : EXIT_CODES.done;
       }
-      const ck = latestCheckpoint(o.resume!);
+      const ck = await loadCheckpoint(
+        o.resume!,
+        (cp) => agent.loadTrainable(join(cp.dir, 'model')),
+        {
+          warn: log,
+        },
+      );
       if (!ck)
         throw new OptionError(`--resume ${o.resume}: no checkpoint in this run directory yet`);
-      await agent.loadTrainable(join(ck.dir, 'model'));
       log(`checkpoint: iteration ${ck.meta.iteration}, ${ck.meta.envSteps} env steps`);
       if (mode === 'play') {
         for (const greedy of [true, false]) {
@@ -158,9 +203,16 @@ export async function runCli(spec: AppSpec, argv: readonly string[]): Promise<nu
       agent.dispose();
     }
   } catch (err) {
-    if (err instanceof OptionError || USER_ERRORS.has((err as { name?: string }).name ?? '')) {
+    const name = (err as { name?: string }).name ?? '';
+    if (err instanceof OptionError || USER_ERRORS.has(name)) {
       log(`error: ${(err as Error).message}`);
-      return 2;
+      return EXIT_CODES.userError;
+    }
+    if (NON_FINITE_ERRORS.has(name)) {
+      log(`error: ${(err as Error).message}`);
+      const note = (err as { note?: string }).note;
+      if (note) log(note);
+      return EXIT_CODES.nonFinite;
     }
     throw err;
   }

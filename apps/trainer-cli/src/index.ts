@@ -1,7 +1,8 @@
 export { releaseBackend } from '@poad/lora-model';
 export type { Agent } from './agent.js';
 export type { AppSpec } from './app.js';
-export { runCli, runMain, trainingOptionsOf } from './cli.js';
+export type { RunCliHooks } from './cli.js';
+export { EXIT_CODES, runCli, runMain, trainingOptionsOf } from './cli.js';
 export type { EvalResult } from './evaluate.js';
 export { evaluate, evaluateAll } from './evaluate.js';
 export { createLmAgent } from './lm-agent.js';

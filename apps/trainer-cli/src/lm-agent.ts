@@ -1,17 +1,23 @@
 import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import {
+  ADAPTER_FILES,
   type BackendChoice,
   type CausalLM,
   generate as generateTokens,
   initBackend,
+  llamaConfigOf,
   loadAdapter,
   loadCausalLM,
   loadValueHead,
+  readPeftAdapter,
+  readSafetensorsFile,
   saveAdapter,
   saveValueHead,
   scoreContinuations,
   type TextTokenizer,
   tokenStats,
+  VALUE_HEAD_FILE,
   valuesOf,
 } from '@poad/lora-model';
 import type {
@@ -277,6 +283,20 @@ export async function createLmAgent(o: LmAgentOptions): Promise<Agent> {
     async loadTrainable(dir) {
       await loadAdapter(model, dir);
       await loadValueHead(model, dir);
+    },
+    async checkTrainable(dir) {
+      const adapter = await readPeftAdapter(dir, { baseConfig: llamaConfigOf(model) });
+      const head = await readSafetensorsFile(join(dir, VALUE_HEAD_FILE));
+      for (const [file, tensors] of [
+        [join(dir, ADAPTER_FILES.weights), adapter.tensors],
+        [join(dir, VALUE_HEAD_FILE), head.tensors],
+      ] as const) {
+        for (const [name, t] of tensors) {
+          if (!t.data.every(Number.isFinite)) {
+            throw new Error(`${file}: tensor ${name} holds a NaN or an infinity`);
+          }
+        }
+      }
     },
     async tokenText(id) {
       return id < tokenizer.vocabSize

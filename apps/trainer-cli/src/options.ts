@@ -158,6 +158,14 @@ export function trainingSchema(tasks: readonly string[], defaultTask: string, ta
       placeholder: 'run-dir',
       description: 'Continue a run from its latest checkpoint, bit for bit',
     },
+    maxNonFiniteSkips: {
+      type: 'integer',
+      default: 8,
+      min: 1,
+      max: 1_000_000,
+      description:
+        'A minibatch whose loss or gradient norm is NaN/Inf skips its optimiser step (weights untouched); after this many in a row the run stops with exit code 3, its latest checkpoint being the last good one',
+    },
     checkpointEvery: {
       type: 'integer',
       default: 1,

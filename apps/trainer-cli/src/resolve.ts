@@ -12,7 +12,8 @@ export type TrainingOptions = OptionValues<TrainingSchema>;
 /**
  * Options that may change when resuming: they do not change what is computed (a different
  * `threads` or `backend` changes only the last bits of floating-point sums, so such a resumed
- * run is no longer bit-identical to an uninterrupted one).
+ * run is no longer bit-identical to an uninterrupted one; `maxNonFiniteSkips` only decides when
+ * a run with non-finite values stops).
  */
 export const RESUMABLE_OVERRIDES = [
   'maxIterations',
@@ -22,6 +23,7 @@ export const RESUMABLE_OVERRIDES = [
   'checkpointEvery',
   'backend',
   'threads',
+  'maxNonFiniteSkips',
 ] as const;
 
 /** Native-kernel threads of a run that does not say: `POAD_NATIVE_THREADS`, else the CPU count. */
@@ -117,5 +119,7 @@ export function ppoConfigOf(spec: AppSpec, o: TrainingOptions): Partial<PpoConfi
     maxNewTokens: o.maxNewTokens,
     temperature: o.temperature,
     topK: o.topK,
+    // Runs recorded before the option existed take its default.
+    maxNonFiniteSkips: o.maxNonFiniteSkips ?? 8,
   };
 }

@@ -33,12 +33,20 @@ export function writeState(dir: string, name: string, value: unknown): void {
 export function readState<T>(dir: string, name: string): T {
   const file = join(dir, `${name}.safetensors`);
   const { tensors } = parseSafetensors(new Uint8Array(readFileSync(file)), { fileName: file });
-  return JSON.parse(readFileSync(join(dir, `${name}.json`), 'utf8'), (_key, v: unknown) => {
+  const jsonFile = join(dir, `${name}.json`);
+  const text = readFileSync(jsonFile, 'utf8');
+  const reviver = (_key: string, v: unknown) => {
     if (v && typeof v === 'object' && MARK in v) {
       const t = tensors.get((v as Record<string, string>)[MARK]!);
       if (!t) throw new Error(`${file}: missing tensor ${(v as Record<string, string>)[MARK]}`);
       return Float32Array.from(t.data);
     }
     return v;
-  }) as T;
+  };
+  try {
+    return JSON.parse(text, reviver) as T;
+  } catch (err) {
+    if (err instanceof SyntaxError) throw new Error(`${jsonFile}: not valid JSON (${err.message})`);
+    throw err;
+  }
 }

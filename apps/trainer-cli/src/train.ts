@@ -1,11 +1,19 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeVecEnv, type VecEnvState } from '@poad/envs-core';
-import { type IterationReport, PpoTrainer, type TrainerCheckpoint } from '@poad/ppo';
+import {
+  assertFiniteCheckpoint,
+  type IterationReport,
+  PpoTrainer,
+  type TrainerCheckpoint,
+} from '@poad/ppo';
 import {
   cleanCheckpointLeftovers,
   createRunDir,
-  latestCheckpoint,
+  type LockHolder,
+  listCheckpoints,
+  loadCheckpoint,
+  lockRunDir,
   MetricsLog,
   type MetricsRow,
   ProgressBar,
@@ -64,6 +72,7 @@ export function metricsRow(
     criticGradNorm: u.criticGradNorm,
     minibatches: u.minibatches,
     skippedMinibatches: u.skippedMinibatches,
+    nonFiniteSkips: u.nonFiniteSkips,
     rolloutEnvStepsPerSec: report.rollout.envStepsPerSec,
     rolloutTokensPerSec: report.rollout.tokensPerSec,
     updateTokensPerSec: u.tokensPerSec,
@@ -74,7 +83,8 @@ export function metricsRow(
  * Runs (or resumes) PPO training and writes everything into a run directory:
  * config.json, environment.json, metrics.jsonl/csv, learning-curve.svg/png, token-credit.svg,
  * checkpoints/ (PEFT adapter, value head, trainer and environment state) and, at the end,
- * eval.json and perplexity.json.
+ * eval.json and perplexity.json. The run directory is locked (`run.lock`) while it runs: another
+ * process training or resuming it is refused with a `RunLockedError`.
  */
 export async function train(
   spec: AppSpec,
@@ -83,6 +93,11 @@ export async function train(
   log: (line: string) => void,
 ): Promise<TrainResult> {
   const resuming = typeof o.resume === 'string';
+  const onStale = (h: LockHolder | null) =>
+    log(
+      `warning: the lock of this run directory was left by ${h ? `process ${h.pid} (started ${h.startedAt})` : 'a process'}, which is gone (killed or crashed); taking it over`,
+    );
+  // A resumed run is locked before anything in it is read or cleaned; a new one right away.
   const runDir = resuming
     ? (o.resume as string)
     : createRunDir(
@@ -96,6 +111,22 @@ export async function train(
           packages: packageVersions(),
         },
       );
+  const lock = lockRunDir(runDir, { onStale });
+  try {
+    return await trainLocked(spec, o, agent, log, runDir);
+  } finally {
+    lock.release();
+  }
+}
+
+async function trainLocked(
+  spec: AppSpec,
+  o: TrainingOptions,
+  agent: Agent,
+  log: (line: string) => void,
+  runDir: string,
+): Promise<TrainResult> {
+  const resuming = typeof o.resume === 'string';
   const config = ppoConfigOf(spec, o);
   const env = makeVecEnv(() => spec.makeEnv(o.task, o), o.envs, { seed: o.seed });
   const trainer = new PpoTrainer({ policy: agent.policy, env, config });
@@ -105,12 +136,20 @@ export async function train(
 
   if (resuming) {
     cleanCheckpointLeftovers(runDir);
-    const ck = latestCheckpoint(runDir);
+    // The newest checkpoint whose files all read back and are finite; older ones if not.
+    const ck = await loadCheckpoint(
+      runDir,
+      async (cp) => {
+        const state = readState<TrainerCheckpoint>(cp.dir, 'trainer');
+        assertFiniteCheckpoint(state);
+        const envState = readJsonFile<VecEnvState>(join(cp.dir, 'env.json'));
+        await agent.checkTrainable(join(cp.dir, 'model'));
+        trainer.setState(state);
+        trainer.steps = await env.restore(envState);
+      },
+      { warn: log },
+    );
     if (ck) {
-      trainer.setState(readState<TrainerCheckpoint>(ck.dir, 'trainer'));
-      trainer.steps = await env.restore(
-        JSON.parse(readFileSync(join(ck.dir, 'env.json'), 'utf8')) as VecEnvState,
-      );
       done = ck.meta.iteration;
       wallBefore = Number(ck.meta.wallSeconds ?? 0);
       log(`resuming ${runDir} after iteration ${done}`);
@@ -146,19 +185,29 @@ export async function train(
       runDir,
       { iteration, envSteps: trainer.counters.envSteps, wallSeconds },
       async (dir) => {
-        writeState(dir, 'trainer', await trainer.getState());
+        const state = await trainer.getState();
+        // Never write non-finite weights: the previous checkpoint stays the latest.
+        assertFiniteCheckpoint(state);
+        writeState(dir, 'trainer', state);
         writeJsonAtomicSync(join(dir, 'env.json'), env.getState());
         await agent.saveTrainable(join(dir, 'model'));
       },
       { keep: 2 },
     );
   };
+  let nonFiniteTotal = 0;
 
   try {
     while (done < total && !interrupts.requested) {
       agent.beginIteration();
       const report = await trainer.iterate();
       done = report.iteration;
+      if (report.update.nonFiniteSkips > 0) {
+        nonFiniteTotal += report.update.nonFiniteSkips;
+        log(
+          `${bar ? '\n' : ''}warning: iteration ${done} skipped ${report.update.nonFiniteSkips} of ${report.update.minibatches} minibatch steps with a non-finite loss or gradient norm (${nonFiniteTotal} in this run; the run stops after ${config.maxNonFiniteSkips} in a row)`,
+        );
+      }
       const wall = wallBefore + (Date.now() - started) / 1000;
       metrics.append(metricsRow(report, trainer.counters.envSteps, wall));
       for (const e of report.rollout.episodes)
@@ -176,7 +225,10 @@ export async function train(
       await spec.onIteration?.(report, runDir, agent);
       if (done % o.checkpointEvery === 0 || done === total || interrupts.requested)
         await save(done);
-      bar?.update(done, progressFields(recent));
+      bar?.update(done, {
+        ...progressFields(recent),
+        ...(nonFiniteTotal > 0 ? { 'non-finite skips': nonFiniteTotal } : {}),
+      });
       if (o.evalEvery > 0 && o.evalEpisodes > 0 && done % o.evalEvery === 0 && done < total) {
         const t0 = Date.now();
         const r = await evaluate(spec, agent, o.task, {
@@ -203,6 +255,16 @@ export async function train(
         );
       }
     }
+  } catch (err) {
+    if (err instanceof Error && /^NonFinite/.test(err.name)) {
+      // Said after the error (see runCli): where the run can continue from.
+      const last = listCheckpoints(runDir)[0];
+      (err as Error & { note?: string }).note = last
+        ? `the latest checkpoint, iteration ${last.meta.iteration} (${last.dir}), is the last good one; --resume ${runDir} continues from it${err.name === 'NonFiniteUpdateError' ? ' (--max-non-finite-skips may be raised then)' : ''}`
+        : 'no checkpoint was written before this happened';
+    }
+    await env.close().catch(() => {});
+    throw err;
   } finally {
     bar?.finish();
     interrupts.dispose();
@@ -254,6 +316,15 @@ async function recordPerplexity(
     [when]: await agent.perplexity(heldOut),
     lines: heldOut.length,
   });
+}
+
+/** A JSON file's content; a missing or broken file throws an error naming it. */
+function readJsonFile<T>(file: string): T {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as T;
+  } catch (err) {
+    throw new Error(`${file}: ${(err as Error).message}`);
+  }
 }
 
 /** The held-out text the perplexity check uses (shipped beside the default model). */
