@@ -16,7 +16,8 @@ import type { TrainingOptions } from '@poad/trainer-cli';
 
 /**
  * Options that name where output goes, how it is shown, or how it is computed (backend and
- * native threads: the last bits only), never what is computed.
+ * native threads: the last bits only), never what is computed (`maxNonFiniteSkips` only decides
+ * when a run whose numbers went non-finite stops).
  */
 const NOT_SETTINGS = new Set([
   'runs',
@@ -28,6 +29,7 @@ const NOT_SETTINGS = new Set([
   'evalEvery',
   'backend',
   'threads',
+  'maxNonFiniteSkips',
 ]);
 
 /**
