@@ -90,6 +90,7 @@ describe('VecEnv checks what the envs return', () => {
         () => null,
         (e: unknown) => e,
       );
+      expect(err, 'the bad output was handed on').not.toBeNull();
       expect(err).toBeInstanceOf(EnvOutputError);
       const e = err as EnvOutputError;
       expect({
