@@ -5,7 +5,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { saveCheckpoint, saveCheckpointWith } from '../src/checkpoint.js';
-import { lockRunDir } from '../src/lock.js';
 
 const [mode, dir] = process.argv.slice(2) as [string, string];
 if (mode === 'save') {
@@ -20,6 +19,7 @@ if (mode === 'save') {
   });
   process.stdout.write('saved\n');
 } else if (mode === 'lock') {
+  const { lockRunDir } = await import('../src/lock.js');
   lockRunDir(dir);
   process.stdout.write('locked\n');
   setInterval(() => {}, 1000);
