@@ -118,9 +118,11 @@ const expectSameAsStraight = (dir: string) => {
 const expectFiniteCheckpoint = async (dir: string, it: number) => {
   const cp = join(dir, 'checkpoints', `iter-${String(it).padStart(8, '0')}`);
   const { tensors } = await readPeftAdapter(join(cp, 'model'));
-  for (const t of tensors.values()) expect(t.data.every(Number.isFinite)).toBe(true);
+  for (const [name, t] of tensors)
+    expect(t.data.every(Number.isFinite), `adapter tensor ${name} is not finite`).toBe(true);
   const state = readState<{ actorWeights: { data: Float32Array }[] }>(cp, 'trainer');
-  for (const w of state.actorWeights) expect(w.data.every(Number.isFinite)).toBe(true);
+  for (const w of state.actorWeights)
+    expect(w.data.every(Number.isFinite), 'trainer weights are not finite').toBe(true);
 };
 
 /**
@@ -195,6 +197,7 @@ describe('non-finite minibatches', () => {
     const err = output();
     expect(code, err).toBe(0);
     const dir = join(runs, 'nan-grads');
+    await expectFiniteCheckpoint(dir, 3);
     const rows = rowsOf(dir);
     expect(rows.map((r) => r.nonFiniteSkips)).toEqual([1, 2, 0]);
     expect(err).toContain(
@@ -212,7 +215,6 @@ describe('non-finite minibatches', () => {
       ).actorWeights;
     expect(rows[1]!.actorGradNorm).toBeNull();
     expect(w(3)).not.toEqual(w(2));
-    await expectFiniteCheckpoint(dir, 3);
   });
 
   it('stop the run with exit code 3 after --max-non-finite-skips in a row, the last good checkpoint latest', async () => {
@@ -291,7 +293,7 @@ describe('the run-directory lock', () => {
     const first = spawnApp('apps/train-virtualhome/src/main.ts', newRun('busy', 50));
     await waitFor(join(dir, 'checkpoints', 'iter-00000001', 'meta.json'));
     const rows = readFileSync(join(dir, 'metrics.jsonl'), 'utf8');
-    expect(await runCli(vh, ['--resume', dir, '--quiet'])).toBe(2);
+    expect(await runCli(vh, ['--resume', dir, '--max-iterations', '2', '--quiet'])).toBe(2);
     expect(output()).toMatch(
       new RegExp(`error: run directory ${dir} is in use by process ${first.child.pid} \\(started `),
     );
