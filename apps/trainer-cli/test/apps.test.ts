@@ -10,6 +10,7 @@ import type { AppSpec } from '../src/app.js';
 import { runCli } from '../src/cli.js';
 import { samplerOptions } from '../src/evaluate.js';
 import { defaultThreads, ppoConfigOf, presetDefaults } from '../src/resolve.js';
+import { metricsRows } from './tiny-app.js';
 import { tinyModelDir } from './tiny-model.js';
 
 const vh: AppSpec = {
@@ -66,20 +67,7 @@ afterAll(() => {
   rmSync(join(model, '..'), { recursive: true, force: true });
 });
 
-const rowsOf = (dir: string) =>
-  readFileSync(join(dir, 'metrics.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => {
-      const {
-        wallSeconds,
-        rolloutEnvStepsPerSec,
-        rolloutTokensPerSec,
-        updateTokensPerSec,
-        ...rest
-      } = JSON.parse(l);
-      return rest;
-    });
+const rowsOf = metricsRows;
 
 describe('training apps end to end', () => {
   it('trains, writes a complete run directory, and resumes bit for bit', async () => {

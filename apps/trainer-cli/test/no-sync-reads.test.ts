@@ -3,24 +3,13 @@
 // Dawn) cannot serve dataSync / arraySync / bufferSync, and it runs exactly this path.
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createVirtualHomeEnv, type VirtualHomeTask } from '@poad/envs-virtualhome';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { AppSpec } from '../src/app.js';
 import { runCli } from '../src/cli.js';
+import { tinyVirtualHomeApp } from './tiny-app.js';
 import { tinyModelDir } from './tiny-model.js';
 
-const vh: AppSpec = {
-  command: 'train:virtualhome',
-  family: 'virtualhome',
-  summary: 'test',
-  tasks: ['food-preparation'],
-  defaultTask: 'food-preparation',
-  envId: (t) => `virtualhome/${t}`,
-  makeEnv: (t) => createVirtualHomeEnv(t as VirtualHomeTask),
-  evalTasks: (t) => [t],
-  examples: [],
-};
+const vh = tinyVirtualHomeApp;
 
 const SYNC_READS = ['dataSync', 'arraySync', 'bufferSync'] as const;
 const saved = SYNC_READS.map((name) => [name, tf.Tensor.prototype[name]] as const);

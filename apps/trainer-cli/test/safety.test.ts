@@ -14,7 +14,6 @@ import {
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { TextEnv } from '@poad/envs-core';
-import { createVirtualHomeEnv, type VirtualHomeTask } from '@poad/envs-virtualhome';
 import { readPeftAdapter } from '@poad/lora-model';
 import type { TokenBatch, TokenScores } from '@poad/ppo';
 import * as tf from '@tensorflow/tfjs-core';
@@ -24,19 +23,10 @@ import type { AppSpec } from '../src/app.js';
 import { runCli } from '../src/cli.js';
 import { readState } from '../src/state-file.js';
 import { spawnApp, waitFor } from './spawn.js';
+import { metricsRows, tinyVirtualHomeApp } from './tiny-app.js';
 import { tinyModelDir } from './tiny-model.js';
 
-const vh: AppSpec = {
-  command: 'train:virtualhome',
-  family: 'virtualhome',
-  summary: 'test',
-  tasks: ['food-preparation'],
-  defaultTask: 'food-preparation',
-  envId: (t) => `virtualhome/${t}`,
-  makeEnv: (t) => createVirtualHomeEnv(t as VirtualHomeTask),
-  evalTasks: (t) => [t],
-  examples: [],
-};
+const vh = tinyVirtualHomeApp;
 
 let model = '';
 let runs = '';
@@ -87,20 +77,7 @@ afterAll(() => {
   rmSync(join(model, '..'), { recursive: true, force: true });
 });
 
-const rowsOf = (dir: string) =>
-  readFileSync(join(dir, 'metrics.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => {
-      const {
-        wallSeconds,
-        rolloutEnvStepsPerSec,
-        rolloutTokensPerSec,
-        updateTokensPerSec,
-        ...rest
-      } = JSON.parse(l);
-      return rest;
-    });
+const rowsOf = metricsRows;
 const checkpoints = (dir: string) => readdirSync(join(dir, 'checkpoints')).sort();
 const latest = (dir: string) =>
   JSON.parse(readFileSync(join(dir, 'checkpoints', 'latest.json'), 'utf8')).iteration as number;
