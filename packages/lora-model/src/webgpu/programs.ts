@@ -61,6 +61,28 @@ function rowWorkgroup(cols: number): number {
 }
 
 /**
+ * WGSL of `fn name(v : f32) -> f32`, combining `v` over the workgroup with `combine` (a tree in
+ * the workgroup array `partial`); every invocation gets the result. Every invocation must call it
+ * the same number of times (it holds barriers).
+ */
+function workgroupReduce(name: string, combine: (a: string, b: string) => string): string {
+  return `fn ${name}(v : f32) -> f32 {
+        let lane = i32(localId.x);
+        partial[lane] = v;
+        workgroupBarrier();
+        for (var k : i32 = WG / 2; k > 0; k = k / 2) {
+          if (lane < k) { partial[lane] = ${combine('partial[lane]', 'partial[lane + k]')}; }
+          workgroupBarrier();
+        }
+        if (lane == 0) { total = partial[0]; }
+        workgroupBarrier();
+        let t = total;
+        workgroupBarrier();
+        return t;
+      }`;
+}
+
+/**
  * A per-row program: `rows` workgroups of WG invocations. `body` sees `row` (clamped to a valid
  * row), `live` (false for padding workgroups), `lane`, `WG`, and the helper `reduce(v)` that sums
  * `v` over the workgroup (every invocation must call it the same number of times).
@@ -87,34 +109,8 @@ function perRow(
       const WG : i32 = ${wg};
       var<workgroup> partial : array<f32, ${wg}>;
       var<workgroup> total : f32;
-      fn reduceSum(v : f32) -> f32 {
-        let lane = i32(localId.x);
-        partial[lane] = v;
-        workgroupBarrier();
-        for (var k : i32 = WG / 2; k > 0; k = k / 2) {
-          if (lane < k) { partial[lane] = partial[lane] + partial[lane + k]; }
-          workgroupBarrier();
-        }
-        if (lane == 0) { total = partial[0]; }
-        workgroupBarrier();
-        let t = total;
-        workgroupBarrier();
-        return t;
-      }
-      fn reduceMax(v : f32) -> f32 {
-        let lane = i32(localId.x);
-        partial[lane] = v;
-        workgroupBarrier();
-        for (var k : i32 = WG / 2; k > 0; k = k / 2) {
-          if (lane < k) { partial[lane] = max(partial[lane], partial[lane + k]); }
-          workgroupBarrier();
-        }
-        if (lane == 0) { total = partial[0]; }
-        workgroupBarrier();
-        let t = total;
-        workgroupBarrier();
-        return t;
-      }
+      ${workgroupReduce('reduceSum', (a, b) => `${a} + ${b}`)}
+      ${workgroupReduce('reduceMax', (a, b) => `max(${a}, ${b})`)}
       fn main(index : i32) {
         let live = index / WG < uniforms.rows;
         let row = min(index / WG, uniforms.rows - 1);
