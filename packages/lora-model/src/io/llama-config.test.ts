@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { CheckpointError } from './errors.js';
 import { effectiveSlidingWindow, llamaBiasLayout, parseLlamaConfig } from './llama-config.js';
 import { expectedLlamaTensors, validateLlamaTensors } from './llama-tensors.js';
-import { randomTensors, tinyConfig } from './test-helpers.js';
+import { errorOf, randomTensors, tinyConfig } from './test-helpers.js';
 
 const sizes = {
   vocab_size: 100,
@@ -11,16 +10,6 @@ const sizes = {
   num_hidden_layers: 2,
   num_attention_heads: 4,
 };
-
-function errorOf(fn: () => unknown): CheckpointError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(CheckpointError);
-    return e as CheckpointError;
-  }
-  throw new Error('expected a CheckpointError');
-}
 
 describe('parseLlamaConfig', () => {
   it('fills Hugging Face defaults for llama', () => {

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { CheckpointError } from './errors.js';
 import {
   effectiveSlidingWindow,
   hasQkNorm,
@@ -8,7 +7,7 @@ import {
   parseRopeScaling,
 } from './llama-config.js';
 import { expectedLlamaTensors, validateLlamaTensors } from './llama-tensors.js';
-import { randomTensors, tinyConfig } from './test-helpers.js';
+import { errorOf, randomTensors, tinyConfig } from './test-helpers.js';
 
 const sizes = {
   vocab_size: 100,
@@ -26,16 +25,6 @@ const LLAMA31 = {
   high_freq_factor: 4.0,
   original_max_position_embeddings: 8192,
 };
-
-function errorOf(fn: () => unknown): CheckpointError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(CheckpointError);
-    return e as CheckpointError;
-  }
-  throw new Error('expected a CheckpointError');
-}
 
 describe('rope_scaling in config.json', () => {
   it('accepts llama3 under rope_type or the older key type, and keeps its fields', () => {

@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CheckpointError } from './errors.js';
 import { type LlamaConfig, parseLlamaConfig } from './llama-config.js';
 import { expectedLlamaTensors } from './llama-tensors.js';
 
@@ -70,4 +71,15 @@ export function randomTensors(
     out.set(name, { shape, data: randomNormal(n, s++, 0.1) });
   }
   return out;
+}
+
+/** The `CheckpointError` that `fn` throws; any other outcome fails the test. Test-only. */
+export function errorOf(fn: () => unknown): CheckpointError {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof CheckpointError) return e;
+    throw new Error(`expected a CheckpointError, got ${String(e)}`);
+  }
+  throw new Error('expected a CheckpointError, but nothing was thrown');
 }
