@@ -5,6 +5,7 @@ export type { BatchGaeResult } from './batchTokenGae.js';
 export { batchTokenGae } from './batchTokenGae.js';
 export type { PresetOptions } from './presets.js';
 export { archer, makeTokenGae, ntpo, poad } from './presets.js';
+export { softBad } from './softBad.js';
 export type { ActionQTable } from './tabular/actionQIteration.js';
 // Tabular backups on small token MDPs (the paper's theory, exactly).
 export { actionQIteration } from './tabular/actionQIteration.js';
@@ -40,6 +41,7 @@ export type {
   ActionSegment,
   BootstrapMode,
   GaeResult,
+  SoftBadOptions,
   TokenGaeOptions,
   TokenSegment,
 } from './types.js';

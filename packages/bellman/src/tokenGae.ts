@@ -1,13 +1,5 @@
 import type { GaeResult, TokenGaeOptions, TokenSegment } from './types.js';
-import {
-  checkArrayLike,
-  checkDones,
-  checkFinite,
-  checkFiniteArray,
-  checkLength,
-  checkTokenCounts,
-  checkUnitInterval,
-} from './validate.js';
+import { checkSegmentObject, checkTokenSegment, checkUnitInterval } from './validate.js';
 
 const FN = 'tokenGae';
 
@@ -30,11 +22,7 @@ export function tokenGae(
   options: TokenGaeOptions,
   out?: GaeResult,
 ): GaeResult {
-  if (segment === null || typeof segment !== 'object') {
-    throw new TypeError(
-      `${FN}: \`segment\` must be an object with rewards, dones, tokenCounts, values and bootstrapValue`,
-    );
-  }
+  checkSegmentObject(FN, segment);
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`${FN}: \`options\` must be an object like { gamma: 0.95, lambda: 0.95 }`);
   }
@@ -50,26 +38,7 @@ export function tokenGae(
       `${FN}: \`options.bootstrap\` must be 'next-first-token' or 'next-last-token', got ${String(mode)}`,
     );
   }
-  const rewards = checkArrayLike(FN, 'segment.rewards', segment.rewards) as ArrayLike<number>;
-  const dones = checkArrayLike(FN, 'segment.dones', segment.dones) as ArrayLike<boolean | number>;
-  const counts = checkArrayLike(
-    FN,
-    'segment.tokenCounts',
-    segment.tokenCounts,
-  ) as ArrayLike<number>;
-  const values = checkArrayLike(FN, 'segment.values', segment.values) as ArrayLike<number>;
-  const T = rewards.length;
-  checkLength(FN, 'segment.dones', dones, T, 'one entry per action, like rewards');
-  checkLength(FN, 'segment.tokenCounts', counts, T, 'one entry per action, like rewards');
-  const total = checkTokenCounts(FN, 'segment.tokenCounts', counts);
-  checkLength(FN, 'segment.values', values, total, 'one value per token: the sum of tokenCounts');
-  checkFiniteArray(FN, 'segment.rewards', rewards);
-  checkFiniteArray(FN, 'segment.values', values);
-  checkDones(FN, 'segment.dones', dones);
-  const lastDone = T > 0 && Boolean(dones[T - 1]);
-  const bootstrapValue = lastDone
-    ? 0
-    : checkFinite(FN, 'segment.bootstrapValue', segment.bootstrapValue);
+  const { rewards, dones, counts, values, bootstrapValue, total } = checkTokenSegment(FN, segment);
 
   let advantages: Float64Array;
   let returns: Float64Array;

@@ -55,6 +55,12 @@ export interface ActionGaeOptions {
   lambda: number;
 }
 
+/** Options of `softBad`. */
+export interface SoftBadOptions {
+  /** γ, the discount between actions. In [0, 1]. */
+  gamma: number;
+}
+
 /** Advantages and critic regression targets (returns = advantages + values). */
 export interface GaeResult {
   advantages: Float64Array;

@@ -91,3 +91,62 @@ export function checkTokenCounts(fn: string, field: string, counts: ArrayLike<un
   }
   return total;
 }
+
+/** Throws unless `segment` is an object (the fields are checked by `checkTokenSegment`). */
+export function checkSegmentObject(fn: string, segment: unknown): void {
+  if (segment === null || typeof segment !== 'object') {
+    throw new TypeError(
+      `${fn}: \`segment\` must be an object with rewards, dones, tokenCounts, values and bootstrapValue`,
+    );
+  }
+}
+
+/** The fields of a valid token segment, plus Σ tokenCounts. */
+export interface CheckedTokenSegment {
+  rewards: ArrayLike<number>;
+  dones: ArrayLike<boolean | number>;
+  counts: ArrayLike<number>;
+  values: ArrayLike<number>;
+  /** The given bootstrap value, or 0 when the last action ended its episode (it is unused then). */
+  bootstrapValue: number;
+  /** Σ tokenCounts, the number of tokens (and of values). */
+  total: number;
+}
+
+/**
+ * Checks the fields of a token segment: lengths (T actions, Σ tokenCounts values), token counts
+ * >= 1, finite rewards and values, 0/1 dones, and a finite bootstrap value unless the last
+ * action ended its episode. Call `checkSegmentObject` first.
+ */
+export function checkTokenSegment(
+  fn: string,
+  segment: {
+    rewards: unknown;
+    dones: unknown;
+    tokenCounts: unknown;
+    values: unknown;
+    bootstrapValue: unknown;
+  },
+): CheckedTokenSegment {
+  const rewards = checkArrayLike(fn, 'segment.rewards', segment.rewards) as ArrayLike<number>;
+  const dones = checkArrayLike(fn, 'segment.dones', segment.dones) as ArrayLike<boolean | number>;
+  const counts = checkArrayLike(
+    fn,
+    'segment.tokenCounts',
+    segment.tokenCounts,
+  ) as ArrayLike<number>;
+  const values = checkArrayLike(fn, 'segment.values', segment.values) as ArrayLike<number>;
+  const T = rewards.length;
+  checkLength(fn, 'segment.dones', dones, T, 'one entry per action, like rewards');
+  checkLength(fn, 'segment.tokenCounts', counts, T, 'one entry per action, like rewards');
+  const total = checkTokenCounts(fn, 'segment.tokenCounts', counts);
+  checkLength(fn, 'segment.values', values, total, 'one value per token: the sum of tokenCounts');
+  checkFiniteArray(fn, 'segment.rewards', rewards);
+  checkFiniteArray(fn, 'segment.values', values);
+  checkDones(fn, 'segment.dones', dones);
+  const lastDone = T > 0 && Boolean(dones[T - 1]);
+  const bootstrapValue = lastDone
+    ? 0
+    : checkFinite(fn, 'segment.bootstrapValue', segment.bootstrapValue);
+  return { rewards, dones, counts, values, bootstrapValue, total };
+}
