@@ -2,7 +2,7 @@
  * Write a randomly initialised model folder of a benchmark size, with a given tokenizer, for
  * timing whole training runs at sizes no embedded model has:
  *
- *   npx tsx packages/lora-model/scripts/random-model.ts --size base --tokenizer models/default --out /tmp/base
+ *   npx tsx packages/lora-model/scripts/random-model.ts --size base --tokenizer packages/default-model/model --out /tmp/base
  *   npm run train:virtualhome -- --model /tmp/base --backend webgpu
  *
  * Sizes (those of the lora-model benchmark): tiny (d 256, 4 layers), small (d 512, 8 layers),
@@ -41,7 +41,7 @@ const SIZES = {
 const { values } = parseArgs({
   options: {
     size: { type: 'string', default: 'base' },
-    tokenizer: { type: 'string', default: 'models/default' },
+    tokenizer: { type: 'string', default: 'packages/default-model/model' },
     out: { type: 'string' },
     seed: { type: 'string', default: '1' },
   },

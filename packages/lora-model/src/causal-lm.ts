@@ -1,3 +1,4 @@
+import type { TextTokenizer } from '@poad/hf-files';
 import * as tf from '@tensorflow/tfjs-core';
 import { checkIds } from './batch.js';
 import { type HFModelConfig, type ModelConfig, resolveModelConfig } from './config.js';
@@ -13,7 +14,6 @@ import {
 } from './features.js';
 import { type GenerateOptions, type GenerateResult, generate } from './generate.js';
 import { registerGradients } from './gradients.js';
-import type { TextTokenizer } from './io/index.js';
 import { registerSegmentSumKernel } from './kernels.js';
 import { frozenWeight } from './linear.js';
 import { LoraAdapter, type LoraConfig } from './lora.js';

@@ -1,8 +1,5 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type CausalLM, type CausalLMOptions, causalLMFromTensors } from './causal-lm.js';
-import { type ModelConfig, toHFConfig } from './config.js';
-import { ModelConfigError } from './errors.js';
 import {
   CheckpointError,
   type LlamaConfig,
@@ -16,7 +13,10 @@ import {
   writeCheckpoint,
   writePeftAdapter,
   writeSafetensorsFile,
-} from './io/index.js';
+} from '@poad/hf-files';
+import { type CausalLM, type CausalLMOptions, causalLMFromTensors } from './causal-lm.js';
+import { type ModelConfig, toHFConfig } from './config.js';
+import { ModelConfigError } from './errors.js';
 import { LoraAdapter } from './lora.js';
 import { ValueHead } from './value-head.js';
 import {

@@ -1,10 +1,10 @@
-import { ModelConfigError } from './errors.js';
 import {
   hasQkNorm,
   type Llama3RopeScaling,
   parseRopeScaling,
   SUPPORTED_MODEL_TYPES,
-} from './io/llama-config.js';
+} from '@poad/hf-files';
+import { ModelConfigError } from './errors.js';
 
 /**
  * A LLaMA-family configuration in Hugging Face `config.json` spelling. Only the size fields are

@@ -46,7 +46,6 @@ export { activeFusedOps, setFusedOps } from './fused.js';
 export type { GenerateOptions, GenerateResult } from './generate.js';
 export { generate } from './generate.js';
 export { reduceTo, registerGradients } from './gradients.js';
-export * from './io/index.js';
 export { registerSegmentSumKernel } from './kernels.js';
 export { rmsNorm, swiGlu } from './layers.js';
 export type { LinearWeight } from './linear.js';

@@ -1,6 +1,6 @@
+import type { Llama3RopeScaling } from '@poad/hf-files';
 import * as tf from '@tensorflow/tfjs-core';
 import { activeFusedOps } from './fused.js';
-import type { Llama3RopeScaling } from './io/llama-config.js';
 import { frozenMatMul } from './linear.js';
 
 /**

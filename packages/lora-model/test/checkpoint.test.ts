@@ -1,5 +1,6 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { CheckpointError } from '@poad/hf-files';
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createCausalLM } from '../src/causal-lm.js';
@@ -11,7 +12,6 @@ import {
   saveCausalLM,
   saveValueHead,
 } from '../src/checkpoint.js';
-import { CheckpointError } from '../src/io/errors.js';
 import { SeededRng } from '../src/rng.js';
 import { maxAbsDiff, randomIds, tempDir, tinyConfig, useTestBackend } from './helpers.js';
 

@@ -1,7 +1,7 @@
+import type { Llama3RopeScaling } from '@poad/hf-files';
 import { describe, expect, it } from 'vitest';
 import { type HFModelConfig, resolveModelConfig, toHFConfig } from '../src/config.js';
 import { ModelConfigError } from '../src/errors.js';
-import type { Llama3RopeScaling } from '../src/io/llama-config.js';
 import { ropeInverseFrequencies } from '../src/rope.js';
 import { tinyConfig } from './helpers.js';
 

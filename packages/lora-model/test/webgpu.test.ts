@@ -3,7 +3,7 @@
  * lavapipe is slow). Runs where Dawn finds an adapter; under CI (which installs lavapipe) it must
  * find one, so a missing adapter fails instead of skipping.
  */
-import { join } from 'node:path';
+import { defaultModelPath } from '@poad/default-model';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { HFModelConfig } from '../src/config.js';
@@ -40,7 +40,7 @@ import {
 // A software adapter compiles every shader on first use: seconds per test.
 vi.setConfig({ testTimeout: 120_000 });
 
-const DEFAULT_MODEL = join(import.meta.dirname, '../../../models/default');
+const DEFAULT_MODEL = defaultModelPath;
 
 const gpu = await initBackend('webgpu', { allowSoftwareAdapter: true }).then(
   (info) => ({ ok: true as const, info }),

@@ -1,0 +1,103 @@
+// The published package: no TF.js anywhere, works from ESM, CommonJS and TypeScript after an
+// offline install of its tarball, and its README example runs there.
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  checkPublished,
+  exampleFiles,
+  installOffline,
+  packedFiles,
+  packInto,
+  rootBin,
+  runTool,
+} from '@poad/dev-kit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const pkgDir = new URL('..', import.meta.url).pathname;
+let project = '';
+const temp: string[] = [];
+
+beforeAll(() => {
+  if (!existsSync(join(pkgDir, 'dist', 'index.js')))
+    throw new Error(
+      'dist/ is missing: run `npm run build -w @poad/hf-files` (turbo does this before test)',
+    );
+  const dest = mkdtempSync(join(tmpdir(), 'poad-hf-files-pack-'));
+  temp.push(dest);
+  project = installOffline(packInto(dest, [pkgDir]), { prefix: 'poad-hf-files-user-' });
+  temp.push(project);
+}, 300_000);
+afterAll(() => {
+  for (const dir of temp) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('@poad/hf-files as published', () => {
+  it('depends on no TF.js package and imports none', () => {
+    const manifest = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
+    const deps = Object.keys({
+      ...manifest.dependencies,
+      ...manifest.peerDependencies,
+      ...manifest.optionalDependencies,
+    });
+    expect(deps.filter((d) => d.startsWith('@tensorflow/'))).toEqual([]);
+    const sources = readdirSync(join(pkgDir, 'src')).filter((f) => f.endsWith('.ts'));
+    expect(sources.length).toBeGreaterThan(10);
+    for (const f of sources)
+      expect(readFileSync(join(pkgDir, 'src', f), 'utf8'), f).not.toMatch(/['"]@tensorflow\//);
+    // Nothing in the installed project pulled TF.js in.
+    expect(existsSync(join(project, 'node_modules', '@tensorflow'))).toBe(false);
+    expect(existsSync(join(project, 'node_modules', 'tokenizers'))).toBe(true);
+  });
+
+  it('ships only dist, README and package.json', () => {
+    const files = packedFiles(pkgDir);
+    expect(
+      files.every((f) => f.startsWith('dist/') || f === 'README.md' || f === 'package.json'),
+    ).toBe(true);
+    expect(files).toContain('dist/index.cjs');
+    expect(files.some((f) => f.includes('.test.'))).toBe(false);
+  });
+
+  it('runs the README example', () => {
+    const files = exampleFiles(readFileSync(join(pkgDir, 'README.md'), 'utf8'));
+    expect([...files.keys()]).toEqual(['example.mjs']);
+    writeFileSync(join(project, 'example.mjs'), files.get('example.mjs')!);
+    const out = runTool('node', ['example.mjs'], project);
+    expect(out).toContain("dtype: 'BF16'");
+    expect(out).toContain('2 [');
+    expect(out).toContain('base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight');
+  });
+
+  it('works from CommonJS and type-checks under node16 resolution', () => {
+    const cjs = `const h = require('@poad/hf-files');\nconst bytes = h.serializeSafetensors({ x: { shape: [2], data: Float32Array.of(1.5, -2) } });\nconst back = h.parseSafetensors(bytes).tensors.get('x');\nconsole.log(JSON.stringify([back.shape, Array.from(back.data)]));\n`;
+    writeFileSync(join(project, 'cjs.cjs'), cjs);
+    expect(JSON.parse(runTool('node', ['cjs.cjs'], project))).toEqual([[2], [1.5, -2]]);
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          module: 'node16',
+          moduleResolution: 'node16',
+          noEmit: true,
+          target: 'es2022',
+          types: [],
+        },
+        files: ['check.mts'],
+      }),
+    );
+    const good = `import { parseLlamaConfig, type LlamaConfig, type PeftAdapter } from '@poad/hf-files';\nexport const c: LlamaConfig = parseLlamaConfig({});\nexport type A = PeftAdapter['tensors'];\n`;
+    writeFileSync(join(project, 'check.mts'), good);
+    runTool(rootBin('tsc'), ['-p', '.'], project);
+    writeFileSync(
+      join(project, 'check.mts'),
+      `import { peftKey } from '@poad/hf-files';\nexport const k: number = peftKey(0, 'q_proj', 'A');\n`,
+    );
+    expect(() => runTool(rootBin('tsc'), ['-p', '.'], project)).toThrow();
+  });
+
+  it('passes publint --strict and arethetypeswrong', () => {
+    expect(() => checkPublished(pkgDir)).not.toThrow();
+  });
+});
