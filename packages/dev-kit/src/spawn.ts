@@ -41,5 +41,3 @@ export async function waitFor(path: string, ms = 120_000): Promise<void> {
     await new Promise((r) => setTimeout(r, 200));
   }
 }
-
-export const DEFAULT_MODEL = join(root, 'models', 'default');

@@ -1,0 +1,10 @@
+export {
+  checkPublished,
+  exampleFiles,
+  installOffline,
+  packedFiles,
+  packInto,
+  rootBin,
+  runTool,
+} from './published.js';
+export { spawnApp, waitFor } from './spawn.js';
