@@ -1,6 +1,7 @@
 // One command that rebuilds the embedded default model from nothing:
-//   npm run build:default-model [-- --seconds 900 --out models/default]
-// corpus (random play + descriptions) -> BPE tokenizer -> pretraining -> models/default/
+//   npm run build:default-model [-- --seconds 900 --out packages/default-model/model]
+// corpus (random play + descriptions) -> BPE tokenizer -> pretraining -> the model folder of
+// @poad/default-model (packages/default-model/model/, held-out text beside it)
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { buildCorpus, DEFAULT_CORPUS } from './corpus.js';
@@ -12,7 +13,7 @@ const arg = (name: string, fallback: string) => {
   return i > 0 ? process.argv[i + 1]! : fallback;
 };
 const root = resolve(new URL('../../..', import.meta.url).pathname);
-const out = resolve(arg('out', join(root, 'models', 'default')));
+const out = resolve(arg('out', join(root, 'packages', 'default-model', 'model')));
 const work = resolve(arg('work', join(root, 'apps', 'default-model', 'build')));
 mkdirSync(join(work, 'corpus'), { recursive: true });
 

@@ -1,0 +1,68 @@
+// The published package holds the model files and finds them from ESM and CommonJS.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { checkPublished, installOffline, packedFiles, packInto, runTool } from '@poad/dev-kit';
+import { afterAll, describe, expect, it } from 'vitest';
+import { defaultModelPath, heldOutLines, heldOutTextPath } from '../src/index.js';
+
+const pkgDir = new URL('..', import.meta.url).pathname;
+const MODEL_FILES = ['config.json', 'model.safetensors', 'tokenizer.json', 'training.json'];
+const temp: string[] = [];
+afterAll(() => {
+  for (const dir of temp) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('@poad/default-model', () => {
+  it('points at a Hugging Face LLaMA folder and the held-out text', () => {
+    const config = JSON.parse(readFileSync(join(defaultModelPath, 'config.json'), 'utf8'));
+    expect(config.model_type).toBe('llama');
+    const tokenizer = JSON.parse(readFileSync(join(defaultModelPath, 'tokenizer.json'), 'utf8'));
+    expect(Object.keys(tokenizer.model.vocab).length).toBeLessThanOrEqual(config.vocab_size);
+    // safetensors: an 8-byte little-endian header length, then a JSON header.
+    const st = readFileSync(join(defaultModelPath, 'model.safetensors'));
+    const header = JSON.parse(st.subarray(8, 8 + Number(st.readBigUInt64LE(0))).toString());
+    expect(header['model.embed_tokens.weight'].shape).toEqual([
+      config.vocab_size,
+      config.hidden_size,
+    ]);
+    expect(heldOutTextPath.endsWith('heldout.txt')).toBe(true);
+    const lines = heldOutLines();
+    expect(lines.length).toBe(200);
+    expect(lines.every((l) => l.length > 0)).toBe(true);
+    expect(heldOutLines(3)).toEqual(lines.slice(0, 3));
+  });
+
+  it('ships the model files, the held-out text and dist only', () => {
+    const files = packedFiles(pkgDir);
+    for (const f of MODEL_FILES) expect(files).toContain(`model/${f}`);
+    expect(files).toContain('heldout.txt');
+    expect(files).toContain('dist/index.cjs');
+    expect(
+      files.every((f) => /^(dist|model)\/|^(README\.md|package\.json|heldout\.txt)$/.test(f)),
+    ).toBe(true);
+  });
+
+  it('resolves the installed files from ESM and CommonJS', () => {
+    const dest = mkdtempSync(join(tmpdir(), 'poad-default-model-pack-'));
+    temp.push(dest);
+    const project = installOffline(packInto(dest, [pkgDir]));
+    temp.push(project);
+    const check = `const ok = require('node:fs').existsSync(require('node:path').join(m.defaultModelPath, 'model.safetensors'));\nconsole.log(JSON.stringify({ ok, inside: m.defaultModelPath.startsWith(process.cwd()), lines: m.heldOutLines().length }));\n`;
+    const esm = `import * as m from '@poad/default-model';\nimport { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\n${check}`;
+    const cjs = `const m = require('@poad/default-model');\n${check}`;
+    writeFileSync(join(project, 'esm.mjs'), esm);
+    writeFileSync(join(project, 'cjs.cjs'), cjs);
+    for (const file of ['esm.mjs', 'cjs.cjs']) {
+      expect(JSON.parse(runTool('node', [file], project))).toEqual({
+        ok: true,
+        inside: true,
+        lines: 200,
+      });
+    }
+  });
+
+  it('passes publint --strict and arethetypeswrong', () => {
+    expect(() => checkPublished(pkgDir)).not.toThrow();
+  });
+});
