@@ -22,7 +22,7 @@ import {
 import { dataSciApp } from '@poad/train-datascicoding/src/spec.js';
 import { overcookedApp } from '@poad/train-overcooked/src/spec.js';
 import { virtualHomeApp } from '@poad/train-virtualhome/src/spec.js';
-import { type AppSpec, releaseBackend, runCli, trainingOptionsOf } from '@poad/trainer-cli';
+import { type AppSpec, releaseBackend, runCli, trainingOptionsOf } from '@poad/trainer';
 import { type Group, groupCurve, markdown, summarise } from './report.js';
 import { copyRun, finished, reusableRuns, reusedFrom, settingsKey } from './reuse.js';
 
@@ -65,9 +65,9 @@ const schema = {
   },
   model: {
     type: 'string',
-    default: 'models/default',
+    default: 'default',
     placeholder: 'dir',
-    description: 'Model folder',
+    description: "Hugging Face model folder; 'default' is the embedded default model",
   },
   backend: {
     type: 'enum',

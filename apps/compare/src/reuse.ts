@@ -12,7 +12,7 @@ import {
 } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { OptionError, writeJsonAtomicSync } from '@poad/run-kit';
-import type { TrainingOptions } from '@poad/trainer-cli';
+import { resolveModelPath, type TrainingOptions } from '@poad/trainer';
 
 /**
  * Options that name where output goes, how it is shown, or how it is computed (backend and
@@ -42,7 +42,8 @@ export function settingsKey(o: Readonly<Record<string, unknown>>): string {
     if (NOT_SETTINGS.has(k) || v === undefined || v === null) continue;
     kept[k] = v;
   }
-  if (typeof kept.model === 'string') kept.model = resolve(kept.model);
+  // 'default' and the older 'models/default' both mean the embedded default model.
+  if (typeof kept.model === 'string') kept.model = resolveModelPath(kept.model);
   // γ_w only matters for NTPO, where leaving it unset means γ_w = γ.
   if (kept.algo === 'ntpo') kept.intraGamma ??= kept.gamma;
   else delete kept.intraGamma;

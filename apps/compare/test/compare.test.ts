@@ -9,7 +9,8 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_MODEL, spawnApp, waitFor } from '@poad/trainer-cli/testing';
+import { defaultModelPath as DEFAULT_MODEL } from '@poad/default-model';
+import { spawnApp, waitFor } from '@poad/dev-kit';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { compare } from '../src/main.js';
 import { groupCurve, markdown, smoothed, summarise, summariseRun } from '../src/report.js';

@@ -6,7 +6,7 @@ import {
   type DatasetSpec,
 } from '@poad/envs-datascicoding';
 import { OptionError, writeJsonAtomicSync } from '@poad/run-kit';
-import type { AppSpec } from '@poad/trainer-cli';
+import type { AppSpec } from '@poad/trainer';
 
 /** Dataset spec of the resolved options: a built-in dataset, or `--csv FILE --target COLUMN`. */
 export function datasetOf(task: string, o: Record<string, unknown> = {}): DatasetSpec {

@@ -1,5 +1,5 @@
 import { createOvercookedEnv, type OvercookedTaskName } from '@poad/envs-overcooked';
-import type { AppSpec } from '@poad/trainer-cli';
+import type { AppSpec } from '@poad/trainer';
 
 export const overcookedApp: AppSpec = {
   command: 'train:overcooked',

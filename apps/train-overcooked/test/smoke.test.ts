@@ -1,7 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_MODEL, spawnApp } from '@poad/trainer-cli/testing';
+import { defaultModelPath as DEFAULT_MODEL } from '@poad/default-model';
+import { spawnApp } from '@poad/dev-kit';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const runs = mkdtempSync(join(tmpdir(), 'poad-oc-smoke-'));

@@ -3,7 +3,7 @@ import {
   VIRTUALHOME_TASKS,
   type VirtualHomeTask,
 } from '@poad/envs-virtualhome';
-import type { AppSpec } from '@poad/trainer-cli';
+import type { AppSpec } from '@poad/trainer';
 
 /** The unseen food-preparation variants of the paper's Table 1 (only nouns change). */
 export const UNSEEN_VARIANTS = VIRTUALHOME_TASKS.filter((t) => t.startsWith('food-preparation/'));

@@ -4,7 +4,8 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_MODEL, spawnApp, waitFor } from '@poad/trainer-cli/testing';
+import { defaultModelPath as DEFAULT_MODEL } from '@poad/default-model';
+import { spawnApp, waitFor } from '@poad/dev-kit';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const runs = mkdtempSync(join(tmpdir(), 'poad-vh-smoke-'));

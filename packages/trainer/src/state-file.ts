@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseSafetensors, serializeSafetensors } from '@poad/lora-model';
+import { parseSafetensors, serializeSafetensors } from '@poad/hf-files';
 import { writeFileAtomicSync } from '@poad/run-kit';
 
 // Plain-data state (e.g. a trainer checkpoint: numbers, strings, nested objects and

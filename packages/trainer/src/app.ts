@@ -16,8 +16,11 @@ export interface AppSpec {
   defaultTask: string;
   /** Registry-style id of a task, e.g. `virtualhome/food-preparation`. */
   envId(task: string): string;
-  /** A fresh environment for a task (`options`: every resolved option, extra ones included). */
-  makeEnv(task: string, options?: Record<string, unknown>): TextEnv;
+  /**
+   * A fresh environment for a task (`options`: every resolved option, extra ones included;
+   * `index`: its place 0, 1, … in the vector of parallel environments being built).
+   */
+  makeEnv(task: string, options?: Record<string, unknown>, index?: number): TextEnv;
   /** The option name of the task on the command line (default `task`, e.g. `dataset`). */
   taskOption?: string;
   /** App-specific options added to the common ones (e.g. `--csv FILE --target COLUMN`). */

@@ -13,8 +13,9 @@ import {
 } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { spawnApp, waitFor } from '@poad/dev-kit';
 import type { TextEnv } from '@poad/envs-core';
-import { readPeftAdapter } from '@poad/lora-model';
+import { readPeftAdapter } from '@poad/hf-files';
 import type { TokenBatch, TokenScores } from '@poad/ppo';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -22,7 +23,6 @@ import type { Agent } from '../src/agent.js';
 import type { AppSpec } from '../src/app.js';
 import { runCli } from '../src/cli.js';
 import { readState } from '../src/state-file.js';
-import { spawnApp, waitFor } from './spawn.js';
 import { metricsRows, tinyVirtualHomeApp } from './tiny-app.js';
 import { tinyModelDir } from './tiny-model.js';
 

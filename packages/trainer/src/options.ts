@@ -35,9 +35,10 @@ export function trainingSchema(tasks: readonly string[], defaultTask: string, ta
     },
     model: {
       type: 'string',
-      default: 'models/default',
+      default: 'default',
       placeholder: 'dir',
-      description: 'Hugging Face model folder (config.json, model.safetensors, tokenizer.json)',
+      description:
+        "Hugging Face model folder (config.json, model.safetensors, tokenizer.json); 'default' is the embedded default model (@poad/default-model)",
     },
     backend: {
       type: 'enum',

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { type BackendChoice, releaseBackend } from '@poad/lora-model';
+import { releaseBackend } from '@poad/lora-model';
 import {
   formatHelp,
   loadCheckpoint,
@@ -14,11 +14,11 @@ import {
 import type { Agent } from './agent.js';
 import type { AppSpec } from './app.js';
 import { evaluateAll } from './evaluate.js';
-import { createLmAgent } from './lm-agent.js';
 import { trainingSchema } from './options.js';
-import { play } from './play.js';
+import { playEpisode } from './play.js';
 import { ppoConfigOf, presetDefaults, resolveTraining, type TrainingOptions } from './resolve.js';
-import { train } from './train.js';
+import { createRunAgent } from './run-agent.js';
+import { runTraining } from './train.js';
 
 const capitalise = (s: string) => s[0]!.toUpperCase() + s.slice(1);
 
@@ -146,19 +146,12 @@ export async function runCli(
       const holder = runDirLockHolder(o.resume);
       if (holder) throw new RunLockedError(o.resume, holder, holder.host === hostname());
     }
-    const built = await createLmAgent({
-      model: o.model,
-      backend: o.backend as BackendChoice,
-      threads: o.threads,
-      seed: o.seed,
-      lora: { r: o.loraRank, alpha: o.loraAlpha },
-      ...(spec.family === 'datascicoding' ? { stopTokenIds: [2] } : {}),
-    });
+    const built = await createRunAgent(spec, o);
     const agent = hooks.wrapAgent ? hooks.wrapAgent(built) : built;
     log(`backend: ${agent.backend}; model: ${o.model}`);
     try {
       if (mode === 'train') {
-        const r = await train(spec, o, agent, log);
+        const r = await runTraining(spec, o, agent, log);
         log(
           r.interrupted
             ? `interrupted; resume with: npm run ${spec.command} -- --resume ${r.runDir}`
@@ -178,7 +171,7 @@ export async function runCli(
       log(`checkpoint: iteration ${ck.meta.iteration}, ${ck.meta.envSteps} env steps`);
       if (mode === 'play') {
         for (const greedy of [true, false]) {
-          await play(
+          await playEpisode(
             spec,
             agent,
             o.task,

@@ -31,7 +31,7 @@ export interface EvalResult {
  * with the TWOSOME sampler (greedy: arg-max over the valid labels; otherwise sampled). Each of
  * the parallel envs plays a fixed share of the episodes, so short episodes are not favoured.
  */
-export async function evaluate(
+export async function evaluateTask(
   spec: AppSpec,
   agent: Agent,
   task: string,
@@ -49,7 +49,8 @@ export async function evaluate(
     { length: n },
     (_, i) => Math.floor(o.episodes / n) + (i < o.episodes % n ? 1 : 0),
   );
-  const env = makeVecEnv(() => spec.makeEnv(task, o.options), n, { seed: o.seed });
+  let index = 0;
+  const env = makeVecEnv(() => spec.makeEnv(task, o.options, index++), n, { seed: o.seed });
   const rng = new SeededRng(o.seed);
   const finished: EpisodeStats[] = [];
   const counts = new Array<number>(n).fill(0);
@@ -107,7 +108,7 @@ export async function evaluateAll(
   const results: Record<string, EvalResult> = {};
   for (const task of o.evalEpisodes > 0 ? spec.evalTasks(o.task) : []) {
     for (const greedy of [true, false]) {
-      const r = await evaluate(spec, agent, task, {
+      const r = await evaluateTask(spec, agent, task, {
         episodes: o.evalEpisodes,
         greedy,
         seed: o.seed + 2_000_003,

@@ -8,7 +8,7 @@ import { createCausalLM, initBackend, saveCausalLM } from '@poad/lora-model';
  * environment-like sentences, saved as a Hugging Face folder — what the apps load in tests.
  */
 export async function tinyModelDir(): Promise<string> {
-  const { trainTokenizer } = await import('../../default-model/src/tokenizer.js');
+  const { trainTokenizer } = await import('../../../apps/default-model/src/tokenizer.js');
   await initBackend('wasm');
   const dir = mkdtempSync(join(tmpdir(), 'poad-tiny-model-'));
   const text = join(dir, 'corpus.txt');

@@ -1,5 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { heldOutLines } from '@poad/default-model';
 import { makeVecEnv, type VecEnvState } from '@poad/envs-core';
 import {
   assertFiniteCheckpoint,
@@ -25,7 +27,7 @@ import {
 import type { Agent } from './agent.js';
 import type { AppSpec } from './app.js';
 import { writeTokenCredit } from './credit.js';
-import { evaluate, evaluateAll } from './evaluate.js';
+import { evaluateAll, evaluateTask } from './evaluate.js';
 import { writeLearningCurve } from './plots.js';
 import { ppoConfigOf, type TrainingOptions } from './resolve.js';
 import { readState, writeState } from './state-file.js';
@@ -86,7 +88,7 @@ export function metricsRow(
  * eval.json and perplexity.json. The run directory is locked (`run.lock`) while it runs: another
  * process training or resuming it is refused with a `RunLockedError`.
  */
-export async function train(
+export async function runTraining(
   spec: AppSpec,
   o: TrainingOptions,
   agent: Agent,
@@ -102,7 +104,7 @@ export async function train(
     ? (o.resume as string)
     : createRunDir(
         o.runs,
-        o.runName ?? runName([spec.envId(o.task).replace('/', '-'), o.algo, `s${o.seed}`]),
+        o.runName ?? runName([spec.envId(o.task).replaceAll('/', '-'), o.algo, `s${o.seed}`]),
         { ...o },
         {
           backend: agent.backend,
@@ -128,7 +130,8 @@ async function trainLocked(
 ): Promise<TrainResult> {
   const resuming = typeof o.resume === 'string';
   const config = ppoConfigOf(spec, o);
-  const env = makeVecEnv(() => spec.makeEnv(o.task, o), o.envs, { seed: o.seed });
+  let index = 0;
+  const env = makeVecEnv(() => spec.makeEnv(o.task, o, index++), o.envs, { seed: o.seed });
   const trainer = new PpoTrainer({ policy: agent.policy, env, config });
   const total = plannedIterations(o);
   let done = 0;
@@ -231,7 +234,7 @@ async function trainLocked(
       });
       if (o.evalEvery > 0 && o.evalEpisodes > 0 && done % o.evalEvery === 0 && done < total) {
         const t0 = Date.now();
-        const r = await evaluate(spec, agent, o.task, {
+        const r = await evaluateTask(spec, agent, o.task, {
           episodes: o.evalEpisodes,
           greedy: true,
           seed: o.seed + 1_000_003,
@@ -327,23 +330,18 @@ function readJsonFile<T>(file: string): T {
   }
 }
 
-/** The held-out text the perplexity check uses (shipped beside the default model). */
-export function heldOutLines(): string[] {
-  const file = new URL('../../../models/heldout.txt', import.meta.url).pathname;
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter(Boolean).slice(0, 200);
-}
-
+/** Versions of the POAD-TS packages this run uses, for environment.json. */
 function packageVersions(): Record<string, string> {
+  const require = createRequire(import.meta.url);
   const out: Record<string, string> = {};
-  for (const name of ['bellman', 'ppo', 'lora-model', 'envs-core', 'run-kit']) {
+  for (const name of ['trainer', 'bellman', 'ppo', 'lora-model', 'envs-core', 'run-kit']) {
     try {
-      const file = new URL(`../../../packages/${name}/package.json`, import.meta.url).pathname;
+      const file = require.resolve(`@poad/${name}/package.json`);
       out[`@poad/${name}`] = (
         JSON.parse(readFileSync(file, 'utf8')) as { version: string }
       ).version;
     } catch {
-      // Not in this checkout.
+      // Not installed (e.g. a bundle that inlined it).
     }
   }
   return out;

@@ -17,7 +17,7 @@ export interface PlayedEpisode {
  * choice. For looking at what a checkpoint does, e.g. why a greedy policy loops. Stops at the
  * end of the episode or after `maxSteps` actions.
  */
-export async function play(
+export async function playEpisode(
   spec: AppSpec,
   agent: Agent,
   task: string,
@@ -30,7 +30,7 @@ export async function play(
   },
   log: (line: string) => void,
 ): Promise<PlayedEpisode> {
-  const env = makeVecEnv(() => spec.makeEnv(task, o.options), 1, { seed: o.seed });
+  const env = makeVecEnv(() => spec.makeEnv(task, o.options, 0), 1, { seed: o.seed });
   const rng = new SeededRng(o.seed);
   const played: PlayedEpisode = { greedy: o.greedy, steps: [] };
   log(`--- ${task}: one ${o.greedy ? 'greedy' : 'sampled'} episode (seed ${o.seed}) ---`);

@@ -2,6 +2,11 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   ADAPTER_FILES,
+  readPeftAdapter,
+  readSafetensorsFile,
+  type TextTokenizer,
+} from '@poad/hf-files';
+import {
   type BackendChoice,
   type CausalLM,
   generate as generateTokens,
@@ -10,12 +15,9 @@ import {
   loadAdapter,
   loadCausalLM,
   loadValueHead,
-  readPeftAdapter,
-  readSafetensorsFile,
   saveAdapter,
   saveValueHead,
   scoreContinuations,
-  type TextTokenizer,
   tokenStats,
   VALUE_HEAD_FILE,
   valuesOf,

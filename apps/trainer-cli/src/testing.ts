@@ -1,1 +1,0 @@
-export { DEFAULT_MODEL, spawnApp, waitFor } from '../test/spawn.js';

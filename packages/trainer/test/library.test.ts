@@ -1,0 +1,127 @@
+// train(), evaluate() and play() from code, on an environment defined in this test.
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { registerEnv, unregisterEnv } from '@poad/envs-core';
+import { readPeftAdapter } from '@poad/hf-files';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { evaluate, play, train } from '../src/index.js';
+import { DOOR_LABELS, DoorEnv } from './door-env.js';
+import { metricsRows } from './tiny-app.js';
+import { tinyModelDir } from './tiny-model.js';
+
+let model = '';
+const runs = mkdtempSync(join(tmpdir(), 'poad-trainer-library-'));
+const quietLog: string[] = [];
+const base = () => ({
+  model,
+  envs: 2,
+  numSteps: 4,
+  minibatches: 2,
+  evalEpisodes: 2,
+  threads: 1,
+  quiet: true,
+  runs,
+  log: (line: string) => quietLog.push(line),
+});
+
+beforeAll(async () => {
+  model = await tinyModelDir();
+});
+afterAll(() => rmSync(runs, { recursive: true, force: true }));
+
+describe('train()', () => {
+  it('trains a factory-made environment and writes a complete run directory, then resumes', async () => {
+    const indices: number[] = [];
+    const env = (i: number) => {
+      indices.push(i);
+      return new DoorEnv(i);
+    };
+    const r = await train({ ...base(), env, envName: 'doors', maxIterations: 2, seed: 4 });
+    expect(r).toMatchObject({ iterations: 2, interrupted: false });
+    expect(r.runDir.startsWith(join(runs, 'doors-poad-s4-'))).toBe(true);
+    // Two training envs (0, 1), then two evaluation envs of each of greedy and sampled.
+    expect(indices).toEqual([0, 1, 0, 1, 0, 1]);
+    const rows = metricsRows(r.runDir);
+    expect(rows.map((row) => row.iteration)).toEqual([1, 2]);
+    expect(rows.every((row) => row.episodes === 8 && typeof row.policyLoss === 'number')).toBe(
+      true,
+    );
+    const config = JSON.parse(readFileSync(join(r.runDir, 'config.json'), 'utf8'));
+    expect(config).toMatchObject({ task: 'doors', family: 'virtualhome', lr: 5e-4, envs: 2 });
+    const checkpoints = readdirSync(join(r.runDir, 'checkpoints'))
+      .filter((d) => d.startsWith('iter-'))
+      .sort();
+    const adapter = await readPeftAdapter(
+      join(r.runDir, 'checkpoints', checkpoints.at(-1)!, 'model'),
+    );
+    expect(adapter.config.r).toBe(8);
+    expect(adapter.tensors.size).toBeGreaterThan(0);
+    const evals = JSON.parse(readFileSync(join(r.runDir, 'eval.json'), 'utf8'));
+    expect(Object.keys(evals.results)).toEqual(['doors/greedy', 'doors/sampled']);
+    for (const f of ['metrics.csv', 'learning-curve.svg', 'perplexity.json', 'environment.json'])
+      expect(existsSync(join(r.runDir, f))).toBe(true);
+
+    // Resuming continues the same run directory from its checkpoint.
+    const more = await train({
+      env,
+      envName: 'doors',
+      resume: r.runDir,
+      maxIterations: 3,
+      quiet: true,
+      log: () => {},
+    });
+    expect(more).toMatchObject({ runDir: r.runDir, iterations: 3, interrupted: false });
+    expect(metricsRows(r.runDir).slice(0, 2)).toEqual(rows);
+    expect(metricsRows(r.runDir).map((row) => row.iteration)).toEqual([1, 2, 3]);
+
+    // The checkpoint's policy, on the environment or with play's trace.
+    const ev = await evaluate({ runDir: r.runDir, env, episodes: 3, greedy: false, log: () => {} });
+    expect(ev).toMatchObject({ task: 'doors', greedy: false, episodes: 3 });
+    expect(ev.successRate).toBeGreaterThanOrEqual(0);
+    const lines: string[] = [];
+    const played = await play({ runDir: r.runDir, env, log: (l) => lines.push(l) });
+    expect(played.steps).toHaveLength(1);
+    expect(played.steps[0]!.actions.map((a) => a.label)).toEqual([...DOOR_LABELS]);
+    const total = played.steps[0]!.actions.reduce((a, x) => a + x.prob, 0);
+    expect(total).toBeCloseTo(1, 5);
+    expect(played.episode?.length).toBe(1);
+    expect(lines.some((l) => l.includes('<- chosen'))).toBe(true);
+  });
+
+  it('trains a registered environment by its id', async () => {
+    registerEnv('test/doors', () => new DoorEnv(), { actionSpace: 'discrete' });
+    try {
+      const r = await train({ ...base(), env: 'test/doors', maxIterations: 1, evalEpisodes: 0 });
+      expect(r.iterations).toBe(1);
+      expect(r.runDir.startsWith(join(runs, 'test-doors-poad-s1-'))).toBe(true);
+      expect(existsSync(join(r.runDir, 'eval.json'))).toBe(false);
+    } finally {
+      unregisterEnv('test/doors');
+    }
+  });
+
+  it('rejects bad options by name before loading a model or writing anything', async () => {
+    const before = readdirSync(runs).length;
+    const env = () => new DoorEnv();
+    const bad: [Record<string, unknown>, RegExp][] = [
+      [{ learningRate: 1e-3 }, /unknown option "learningRate".*known options: .*\blr\b/],
+      [{ lr: 'fast' }, /--lr/],
+      [{ algo: 'dqn' }, /--algo.*poad/],
+      [{ task: 'entertainment' }, /pass the environment as env/],
+      [{ envName: '../escape' }, /envName/],
+      [{ family: 'chess' }, /family: expected one of virtualhome, overcooked, datascicoding/],
+    ];
+    for (const [extra, message] of bad) {
+      await expect(train({ ...base(), env, ...extra } as never)).rejects.toThrow(message);
+    }
+    await expect(train({ ...base(), env: 'no/such-env' })).rejects.toMatchObject({
+      name: 'UnknownEnvError',
+    });
+    await expect(train({ ...base(), env: 42 } as never)).rejects.toThrow(/env: expected/);
+    await expect(evaluate({ runDir: join(runs, 'missing'), env })).rejects.toThrow(
+      /no config\.json/,
+    );
+    expect(readdirSync(runs).length).toBe(before);
+  });
+});
