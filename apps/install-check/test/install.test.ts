@@ -1,0 +1,127 @@
+// The public packages as a user gets them: each one lint-checked as published (publint --strict,
+// arethetypeswrong), then all packed, installed from the tarballs into an empty project with no
+// network, and the @poad/trainer README example (an environment in the project's own file)
+// trained there on @poad/default-model. Needs every package's dist/ (turbo builds them first).
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  checkPublished,
+  exampleFiles,
+  installOffline,
+  packInto,
+  rootBin,
+  runTool,
+} from '@poad/dev-kit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = new URL('../../..', import.meta.url).pathname;
+const packagesDir = join(root, 'packages');
+const manifest = (dir: string) =>
+  JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+    name: string;
+    private?: boolean;
+    engines?: { node?: string };
+    devDependencies?: Record<string, string>;
+  };
+const publicDirs = readdirSync(packagesDir)
+  .map((d) => join(packagesDir, d))
+  .filter((dir) => existsSync(join(dir, 'package.json')) && !manifest(dir).private)
+  .sort();
+
+describe('every public package', () => {
+  it('is one this check builds first and states the Node versions it supports', () => {
+    const names = publicDirs.map((d) => manifest(d).name);
+    expect(names).toContain('@poad/trainer');
+    expect(names).toContain('@poad/hf-files');
+    expect(names).toContain('@poad/default-model');
+    // turbo builds a devDependency before this test runs: a new public package must be listed.
+    const listed = Object.keys(manifest(join(root, 'apps', 'install-check')).devDependencies ?? {});
+    expect(names.filter((n) => !listed.includes(n))).toEqual([]);
+    for (const dir of publicDirs) expect(manifest(dir).engines?.node, dir).toMatch(/^>=\d+/);
+  });
+
+  it.each(publicDirs.map((d) => [d.slice(packagesDir.length + 1), d]))(
+    '%s passes publint --strict and arethetypeswrong',
+    (_name, dir) => {
+      expect(() => checkPublished(dir)).not.toThrow();
+    },
+  );
+});
+
+describe('installed from tarballs into an empty project without network', () => {
+  let project = '';
+  const temp: string[] = [];
+
+  beforeAll(() => {
+    const dest = mkdtempSync(join(tmpdir(), 'poad-tarballs-'));
+    temp.push(dest);
+    project = installOffline(packInto(dest, publicDirs), { prefix: 'poad-user-project-' });
+    temp.push(project);
+  });
+  afterAll(() => {
+    for (const dir of temp) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('trains the @poad/trainer README example on an environment defined in the project', () => {
+    const files = exampleFiles(readFileSync(join(packagesDir, 'trainer', 'README.md'), 'utf8'));
+    expect([...files.keys()]).toEqual(['my-env.mjs', 'train.mjs']);
+    for (const [name, text] of files) writeFileSync(join(project, name), text);
+    const out = runTool('node', ['train.mjs'], project, 900_000);
+    expect(out).toMatch(/iterations: 4, interrupted: false/);
+    expect(out).toMatch(/greedy success \d+%/);
+
+    const runs = readdirSync(join(project, 'runs'));
+    expect(runs).toHaveLength(1);
+    const runDir = join(project, 'runs', runs[0]!);
+    expect(runs[0]).toMatch(/^key-room-poad-s1-/);
+    const rows = readFileSync(join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n');
+    expect(rows.map((r) => JSON.parse(r).iteration)).toEqual([1, 2, 3, 4]);
+    expect(rows.every((r) => Number.isFinite(JSON.parse(r).episodeReturn))).toBe(true);
+    // The default model came from the installed @poad/default-model.
+    const env = JSON.parse(readFileSync(join(runDir, 'environment.json'), 'utf8'));
+    expect(JSON.stringify(env)).toContain('@poad/trainer');
+    const model = join(runDir, 'checkpoints', 'iter-00000004', 'model');
+    for (const f of ['adapter_config.json', 'adapter_model.safetensors'])
+      expect(existsSync(join(model, f)), f).toBe(true);
+    // The adapter reads back with @poad/hf-files alone (no TF.js import).
+    const check = `import { readPeftAdapter } from '@poad/hf-files';\nconst a = await readPeftAdapter(${JSON.stringify(model)});\nconsole.log(JSON.stringify({ r: a.config.r, tensors: a.tensors.size }));\n`;
+    writeFileSync(join(project, 'read-adapter.mjs'), check);
+    const adapter = JSON.parse(runTool('node', ['read-adapter.mjs'], project));
+    expect(adapter.r).toBe(8);
+    expect(adapter.tensors).toBeGreaterThan(0);
+  });
+
+  it('works from CommonJS and type-checks in a strict TypeScript project', () => {
+    const cjs = runTool(
+      'node',
+      [
+        '-e',
+        "const t = require('@poad/trainer'); const m = require('@poad/default-model'); console.log(typeof t.train, typeof t.evaluate, typeof t.createLmAgent, require('node:fs').existsSync(m.defaultModelPath))",
+      ],
+      project,
+    );
+    expect(cjs.trim()).toBe('function function function true');
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          module: 'node16',
+          moduleResolution: 'node16',
+          noEmit: true,
+          target: 'es2022',
+          skipLibCheck: true,
+          types: [],
+        },
+        files: ['check.mts'],
+      }),
+    );
+    const good = `import { train, type TrainOptions } from '@poad/trainer';\nimport type { TextEnv } from '@poad/envs-core';\ndeclare const env: TextEnv;\nconst o: TrainOptions = { env: () => env, algo: 'ntpo', intraGamma: 0.9, envSteps: 128 };\nexport const run: Promise<{ runDir: string; iterations: number; interrupted: boolean }> = train(o);\n`;
+    writeFileSync(join(project, 'check.mts'), good);
+    runTool(rootBin('tsc'), ['-p', '.'], project);
+    // A wrong option type is reported: the check can fail.
+    writeFileSync(join(project, 'check.mts'), good.replace("algo: 'ntpo'", "algo: 'dqn'"));
+    expect(() => runTool(rootBin('tsc'), ['-p', '.'], project)).toThrow(/algo|dqn/);
+  });
+});
