@@ -1,0 +1,244 @@
+import '@tensorflow/tfjs-backend-cpu';
+import '@tensorflow/tfjs-core/dist/register_all_gradients';
+import { softBad } from '@poad/bellman';
+import * as tf from '@tensorflow/tfjs-core';
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  EtpoArgumentError,
+  etpoCriticLoss,
+  etpoPolicyLoss,
+  polyakUpdate,
+  softStats,
+} from './index.js';
+
+beforeAll(async () => {
+  await tf.setBackend('cpu');
+});
+
+const row = (xs: number[]) => tf.tensor2d([xs]);
+const read = (t: tf.Tensor) => Array.from(t.dataSync());
+const logSoftmaxHost = (z: number[]) => {
+  const m = Math.max(...z);
+  const lse = m + Math.log(z.reduce((a, x) => a + Math.exp(x - m), 0));
+  return z.map((x) => x - lse);
+};
+
+describe('softStats', () => {
+  it('matches a hand computation: π = (0.8, 0.2), Q = (1, 0), uniform π̄, β = 0.1', () => {
+    const s = softStats(row([Math.log(0.8), Math.log(0.2)]), row([1, 0]), 'uniform', 0.1);
+    // KL = 0.8·ln(1.6) + 0.2·ln(0.4) = 0.192744757; V = 0.8 − 0.1·KL.
+    expect(read(s.expectedQ)[0]).toBeCloseTo(0.8, 6);
+    expect(read(s.kl)[0]).toBeCloseTo(0.192744757, 6);
+    expect(read(s.softValue)[0]).toBeCloseTo(0.7807255243, 6);
+    // An explicit uniform reference gives the same numbers.
+    const explicit = softStats(
+      row([Math.log(0.8), Math.log(0.2)]),
+      row([1, 0]),
+      row([Math.log(0.5), Math.log(0.5)]),
+      0.1,
+    );
+    expect(read(explicit.softValue)[0]).toBeCloseTo(0.7807255243, 6);
+  });
+
+  it('reaches β·log Σ π̄·e^{Q/β} exactly at π ∝ π̄·e^{Q/β}, and less anywhere else', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 3, maxLength: 3 }),
+        fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 3, maxLength: 3 }),
+        fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 3, maxLength: 3 }),
+        fc.double({ min: 0.2, max: 2, noNaN: true }),
+        (qs, refLogits, other, beta) => {
+          const logRef = logSoftmaxHost(refLogits);
+          const optimal = logRef.map((l, i) => l + qs[i]! / beta);
+          const best = Math.max(...optimal);
+          const logZ = best + Math.log(optimal.reduce((a, x) => a + Math.exp(x - best), 0));
+          const v = (logits: number[]) =>
+            tf.tidy(() => read(softStats(row(logits), row(qs), row(logRef), beta).softValue)[0]!);
+          expect(v(optimal)).toBeCloseTo(beta * logZ, 4);
+          expect(v(other)).toBeLessThanOrEqual(beta * logZ + 1e-4);
+        },
+      ),
+      { numRuns: 50 },
+    );
+  });
+
+  it('keeps no tensors beyond what it returns', () => {
+    const logits = tf.randomNormal([4, 7], 0, 1, 'float32', 1) as tf.Tensor2D;
+    const q = tf.randomNormal([4, 7], 0, 1, 'float32', 2) as tf.Tensor2D;
+    const before = tf.memory().numTensors;
+    const s = softStats(logits, q, 'uniform', 0.5);
+    expect(tf.memory().numTensors).toBe(before + 3);
+    tf.dispose([s.expectedQ, s.kl, s.softValue, logits, q]);
+  });
+});
+
+describe('etpoPolicyLoss', () => {
+  const beta = 0.7;
+  const z = [0.3, -1.2, 0.8, 0.1];
+  const q = [1.0, -0.5, 0.2, 0.6];
+  const ref = logSoftmaxHost([0.5, 0, -0.5, 0.2]);
+  const lossAt = (logits: number[]) =>
+    tf.tidy(() => etpoPolicyLoss(row(logits), row(q), row(ref), beta).dataSync()[0]!);
+
+  it('has the gradient of Σ π(β·log(π/π̄) − Q): analytic and finite differences agree', () => {
+    const grad = tf.tidy(() =>
+      read(
+        tf.grad((logits: tf.Tensor) =>
+          etpoPolicyLoss(logits as tf.Tensor2D, row(q), row(ref), beta),
+        )(row(z)),
+      ),
+    );
+    // Analytic: ∂L/∂z_j = π_j·(f_j − Σ_w π_w f_w), f = β(log π − log π̄) − Q.
+    const logPi = logSoftmaxHost(z);
+    const pi = logPi.map(Math.exp);
+    const f = logPi.map((l, i) => beta * (l - ref[i]!) - q[i]!);
+    const mean = pi.reduce((a, p, i) => a + p * f[i]!, 0);
+    pi.forEach((p, j) => {
+      expect(grad[j]).toBeCloseTo(p * (f[j]! - mean), 5);
+    });
+    const h = 1e-2;
+    z.forEach((_, j) => {
+      const up = z.map((x, i) => (i === j ? x + h : x));
+      const down = z.map((x, i) => (i === j ? x - h : x));
+      expect(grad[j]).toBeCloseTo((lossAt(up) - lossAt(down)) / (2 * h), 3);
+    });
+  });
+
+  it('is minimised by π ∝ π̄·exp(Q/β), where it equals −β·log Z', () => {
+    const optimal = ref.map((l, i) => l + q[i]! / beta);
+    const best = Math.max(...optimal);
+    const logZ = best + Math.log(optimal.reduce((a, x) => a + Math.exp(x - best), 0));
+    expect(lossAt(optimal)).toBeCloseTo(-beta * logZ, 5);
+    const grad = tf.tidy(() =>
+      read(
+        tf.grad((logits: tf.Tensor) =>
+          etpoPolicyLoss(logits as tf.Tensor2D, row(q), row(ref), beta),
+        )(row(optimal)),
+      ),
+    );
+    for (const g of grad) expect(Math.abs(g)).toBeLessThan(1e-5);
+    expect(lossAt(z)).toBeGreaterThan(-beta * logZ);
+  });
+
+  it('sends no gradient into Q', () => {
+    const g = tf.tidy(() =>
+      read(
+        tf.grad((qq: tf.Tensor) => etpoPolicyLoss(row(z), qq as tf.Tensor2D, 'uniform', beta))(
+          row(q),
+        ),
+      ),
+    );
+    expect(g.every((x) => x === 0)).toBe(true);
+  });
+
+  it('averages rows by the mask', () => {
+    const two = tf.tidy(() => {
+      const logits = tf.tensor2d([z, z.map((x) => -x)]);
+      const qq = tf.tensor2d([q, q]);
+      const masked = etpoPolicyLoss(
+        logits,
+        qq,
+        'uniform',
+        beta,
+        tf.tensor1d([1, 0]),
+      ).dataSync()[0]!;
+      const first = etpoPolicyLoss(row(z), row(q), 'uniform', beta).dataSync()[0]!;
+      return [masked, first];
+    });
+    expect(two[0]).toBeCloseTo(two[1]!, 6);
+  });
+});
+
+describe('etpoCriticLoss', () => {
+  it('regresses the chosen tokens on soft-BAD targets of a hand-computed two-action example', async () => {
+    // Two actions: tokens (2, 0) then (1); γ = 0.9, rewards (0, 1), the episode ends after the second.
+    // Vocabulary of 3; the target critic's Q and the policy at the three token positions:
+    const targetQ = [
+      [0.5, 0.1, 0.0],
+      [0.2, 0.0, 0.9],
+      [0.3, 0.4, 0.0],
+    ];
+    const policy = [
+      [0, 0, 0],
+      [0, 0, Math.log(3)],
+      [Math.log(2), 0, 0],
+    ];
+    const beta = 0.5;
+    const s = softStats(tf.tensor2d(policy), tf.tensor2d(targetQ), 'uniform', beta);
+    const values = Array.from(await s.softValue.data());
+    tf.dispose([s.expectedQ, s.kl, s.softValue]);
+    // Hand: position 0: π uniform, E Q = 0.2, KL 0 → V0 = 0.2.
+    expect(values[0]).toBeCloseTo(0.2, 6);
+    // Position 1: π = (0.2, 0.2, 0.6), E Q = 0.04 + 0.54 = 0.58, KL = 0.4·ln(0.6) + 0.6·ln(1.8).
+    const kl1 = 0.4 * Math.log(0.6) + 0.6 * Math.log(1.8);
+    expect(values[1]).toBeCloseTo(0.58 - beta * kl1, 6);
+    // Position 2: π = (0.5, 0.25, 0.25), E Q = 0.15 + 0.1 = 0.25, KL = 0.5·ln 1.5 + 0.5·ln 0.75.
+    const kl2 = 0.5 * Math.log(1.5) + 0.5 * Math.log(0.75);
+    expect(values[2]).toBeCloseTo(0.25 - beta * kl2, 6);
+    const y = softBad(
+      { rewards: [0, 1], dones: [false, true], tokenCounts: [2, 1], values, bootstrapValue: 0 },
+      { gamma: 0.9 },
+    );
+    // Inner token: y0 = V1; last token of action 0: 0 + 0.9·V2; last of action 1: r = 1.
+    expect(Array.from(y)).toEqual(
+      [values[1]!, 0.9 * values[2]!, 1].map((v) => expect.closeTo(v, 12)),
+    );
+    // The online critic's Q at the chosen tokens (2, 0, 1) is 0.3, -0.1, 0.6.
+    const onlineQ = tf.tensor2d([
+      [0.0, 0.0, 0.3],
+      [-0.1, 0.5, 0.5],
+      [0.2, 0.6, 0.1],
+    ]);
+    const chosen = tf.tensor1d([2, 0, 1], 'int32');
+    const targets = tf.tensor1d(Array.from(y));
+    const loss = etpoCriticLoss(onlineQ, chosen, targets).dataSync()[0]!;
+    const hand = (0.5 * ((0.3 - y[0]!) ** 2 + (-0.1 - y[1]!) ** 2 + (0.6 - 1) ** 2)) / 3;
+    expect(loss).toBeCloseTo(hand, 6);
+    // Gradient: (Q(chosen) − y)/rows at the chosen entries only, nothing into the targets.
+    const [gq, gy] = tf.grads((qq: tf.Tensor, yy: tf.Tensor) =>
+      etpoCriticLoss(qq as tf.Tensor2D, chosen, yy as tf.Tensor1D),
+    )([onlineQ, targets]);
+    const g = (await gq!.array()) as number[][];
+    expect(g[0]![2]).toBeCloseTo((0.3 - y[0]!) / 3, 6);
+    expect(g[1]![0]).toBeCloseTo((-0.1 - y[1]!) / 3, 6);
+    expect(g[2]![1]).toBeCloseTo((0.6 - 1) / 3, 6);
+    expect(g.flat().filter((x) => x !== 0)).toHaveLength(3);
+    expect(read(gy!).every((x) => x === 0)).toBe(true);
+    tf.dispose([onlineQ, chosen, targets, gq!, gy!]);
+  });
+});
+
+describe('polyakUpdate', () => {
+  it('moves targets by τ towards the online weights', () => {
+    const online = [tf.variable(tf.tensor1d([1, 2])), tf.variable(tf.tensor2d([[4]]))];
+    const target = [tf.variable(tf.tensor1d([0, 0])), tf.variable(tf.tensor2d([[0]]))];
+    const before = tf.memory().numTensors;
+    polyakUpdate(target, online, 0.25);
+    polyakUpdate(target, online, 0.25);
+    expect(tf.memory().numTensors).toBe(before);
+    // After two steps: (1 − (0.75)²)·θ.
+    expect(read(target[0]!)).toEqual([0.4375, 0.875]);
+    expect(read(target[1]!)).toEqual([1.75]);
+    expect(() => polyakUpdate(target, online, 0)).toThrow(EtpoArgumentError);
+    expect(() => polyakUpdate(target.slice(1), online)).toThrow(/expected 2 variables/);
+    expect(() => polyakUpdate([target[1]!, target[0]!], online)).toThrow(/target\[0\]: shape/);
+    tf.dispose([...online, ...target]);
+  });
+});
+
+describe('bad input', () => {
+  it('names the argument and what is expected', () => {
+    const a = tf.zeros([2, 3]) as tf.Tensor2D;
+    const b = tf.zeros([2, 4]) as tf.Tensor2D;
+    expect(() => softStats(a, a, 'uniform', 0)).toThrow(/beta: expected a finite number > 0/);
+    expect(() => softStats(a, b, 'uniform', 1)).toThrow(/q: expected shape \[2, 3\], got \[2, 4\]/);
+    expect(() => etpoPolicyLoss(a, a, b, 1)).toThrow(/reference: expected shape/);
+    expect(() => etpoCriticLoss(a, tf.tensor1d([0, 1]), tf.tensor1d([0, 0]))).toThrow(
+      /chosen: expected an int32/,
+    );
+    expect(() => etpoPolicyLoss(a, a, 'uniform', 1, tf.tensor1d([1]))).toThrow(
+      /mask: expected shape \[2\]/,
+    );
+  });
+});

@@ -1,0 +1,42 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { checkBeta, checkMatrix, type Reference, referenceLogProbs } from './reference.js';
+
+/** Per-row soft statistics of a policy against a Q over the vocabulary (each `[rows]`). */
+export interface SoftStats {
+  /** E_{w∼π}[Q(w)]. */
+  expectedQ: tf.Tensor1D;
+  /** KL(π ‖ π̄) = Σ_w π(w)·(log π(w) − log π̄(w)). */
+  kl: tf.Tensor1D;
+  /** The soft value E_π[Q] − β·KL(π ‖ π̄), what soft BAD backs up. */
+  softValue: tf.Tensor1D;
+}
+
+/**
+ * Soft statistics at each row (one row per token position): π = softmax(`policyLogits`), Q over
+ * the vocabulary (ETPO: the language-model head of the (target) critic adapter), π̄ from
+ * `reference`. The vocabulary-sized tensors are reduced here, so a rollout stores three numbers
+ * per token, not a vocabulary's worth. No gradient is meant to flow through these: they feed
+ * critic targets (`softBad` of `@poad/bellman`).
+ */
+export function softStats(
+  policyLogits: tf.Tensor2D,
+  q: tf.Tensor2D,
+  reference: Reference,
+  beta: number,
+): SoftStats {
+  checkBeta(beta);
+  checkMatrix('policyLogits', policyLogits);
+  const [rows, vocab] = policyLogits.shape;
+  checkMatrix('q', q, rows, vocab);
+  return tf.tidy(() => {
+    const logPi = tf.logSoftmax(policyLogits);
+    const pi = tf.exp(logPi);
+    const expectedQ = tf.sum(tf.mul(pi, q), 1) as tf.Tensor1D;
+    const kl = tf.sum(
+      tf.mul(pi, tf.sub(logPi, referenceLogProbs(reference, rows, vocab))),
+      1,
+    ) as tf.Tensor1D;
+    const softValue = tf.sub(expectedQ, tf.mul(beta, kl)) as tf.Tensor1D;
+    return { expectedQ, kl, softValue };
+  });
+}
