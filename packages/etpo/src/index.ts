@@ -1,6 +1,17 @@
 export { EtpoArgumentError } from './errors.js';
 export { etpoCriticLoss, etpoPolicyLoss } from './losses.js';
+export type { EtpoPolicy, VocabularyScores } from './policy.js';
 export { polyakUpdate } from './polyak.js';
 export type { Reference } from './reference.js';
 export type { SoftStats } from './soft-values.js';
 export { softStats } from './soft-values.js';
+export { softBadTargets } from './targets.js';
+export type {
+  EtpoCheckpoint,
+  EtpoConfig,
+  EtpoIterationReport,
+  EtpoSettings,
+  EtpoTrainerOptions,
+  EtpoUpdateDiagnostics,
+} from './trainer.js';
+export { EtpoTrainer } from './trainer.js';

@@ -12,8 +12,11 @@ export interface Advantages {
   readonly returns: Float64Array;
 }
 
-interface Segment {
+/** Consecutive steps of one environment that share a bootstrap (see {@link rolloutSegments}). */
+export interface RolloutSegment {
+  /** Buffer sample indices t·N + n, in time order. */
   steps: number[];
+  /** Value of the observation after the last step (unused when that step is a done). */
   bootstrapValue: number;
 }
 
@@ -22,8 +25,12 @@ interface Segment {
  * (bootstrap V(o_T)) or after a truncated step (bootstrap V(final observation)); terminated
  * steps stay inside a segment as dones (no bootstrap).
  */
-function segmentsOf(buffer: RolloutBuffer, n: number, truncAsTerm: boolean): Segment[] {
-  const out: Segment[] = [];
+export function rolloutSegments(
+  buffer: RolloutBuffer,
+  n: number,
+  truncAsTerm: boolean,
+): RolloutSegment[] {
+  const out: RolloutSegment[] = [];
   let steps: number[] = [];
   for (let t = 0; t < buffer.numSteps; t++) {
     const i = t * buffer.numEnvs + n;
@@ -53,7 +60,7 @@ export function computeAdvantages(buffer: RolloutBuffer, config: PpoConfig): Adv
   const returns = new Float64Array(size);
   const opts = { gamma: config.gamma, lambda: config.gaeLambda };
   for (let n = 0; n < buffer.numEnvs; n++) {
-    for (const seg of segmentsOf(buffer, n, config.truncationAsTermination)) {
+    for (const seg of rolloutSegments(buffer, n, config.truncationAsTermination)) {
       const rewards = seg.steps.map((i) => buffer.rewards[i]!);
       const dones = seg.steps.map(
         (i) =>

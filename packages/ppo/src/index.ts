@@ -3,8 +3,8 @@
 export type { AdamOptions, AdamState } from './adam.js';
 export { Adam } from './adam.js';
 export { NORMALISATION_EPS, normaliseAdvantages } from './advantage-normalisation.js';
-export type { Advantages } from './advantages.js';
-export { computeAdvantages } from './advantages.js';
+export type { Advantages, RolloutSegment } from './advantages.js';
+export { computeAdvantages, rolloutSegments } from './advantages.js';
 export type { TensorData, TrainerCheckpoint, TrainerCounters } from './checkpoint.js';
 export { assertFiniteCheckpoint, readVariables, writeVariables } from './checkpoint.js';
 export { checkpointFromJson, checkpointToJson } from './checkpoint-json.js';

@@ -1,0 +1,354 @@
+import type { TextStep } from '@poad/envs-core';
+import {
+  Adam,
+  type AdamState,
+  clipGradNorm,
+  collectRollout,
+  explainedVariance,
+  NonFiniteUpdateError,
+  type PpoConfig,
+  type RngState,
+  type RolloutBuffer,
+  type RolloutStats,
+  readVariables,
+  resolveConfig,
+  SeededRng,
+  type TensorData,
+  type TokenBatch,
+  type TrainerCounters,
+  type VecEnvLike,
+  writeVariables,
+} from '@poad/ppo';
+import * as tf from '@tensorflow/tfjs-core';
+import { EtpoArgumentError } from './errors.js';
+import { etpoCriticLoss, etpoPolicyLoss } from './losses.js';
+import type { EtpoPolicy } from './policy.js';
+import { polyakUpdate } from './polyak.js';
+import { softBadTargets } from './targets.js';
+
+/** ETPO's own settings. */
+export interface EtpoSettings {
+  /** β, the weight of KL(π ‖ π̄) (the temperature of the soft backup). Default 0.1. */
+  beta: number;
+  /** τ of the target critic's Polyak average, applied after every critic step. Default 0.005. */
+  tau: number;
+}
+
+/**
+ * Configuration: the rollout, sampler and optimiser fields of `@poad/ppo`'s config (numSteps,
+ * gamma, epochs, numMinibatches, lr, criticLr, weightDecay, adamEps, maxGradNorm,
+ * criticMaxGradNorm, maxNonFiniteSkips, seed, tokenSpace, generation options, …) plus β and τ.
+ * The PPO-only fields (clip, GAE λ, entropy coefficient, target KL) are not used.
+ */
+export type EtpoConfig = Partial<Omit<PpoConfig, 'algorithm'>> & Partial<EtpoSettings>;
+
+/** What one update did (names as `@poad/ppo`'s diagnostics where the quantity is the same). */
+export interface EtpoUpdateDiagnostics {
+  /** Mean policy loss Σ π(β·log(π/π̄) − Q) over tokens, before each actor step. */
+  policyLoss: number;
+  /** Mean critic loss ½(Q(chosen) − y)² over tokens, before each critic step. */
+  valueLoss: number;
+  /** Mean entropy of π over the vocabulary at the action tokens. */
+  entropy: number;
+  /** Mean KL(π ‖ π̄) at the action tokens. */
+  klToReference: number;
+  /** Explained variance of the soft-BAD targets by the online Q at the chosen tokens. */
+  explainedVariance: number;
+  actorGradNorm: number;
+  criticGradNorm: number;
+  minibatches: number;
+  nonFiniteSkips: number;
+  nonFiniteStreak: number;
+  actorSteps: number;
+  seconds: number;
+  tokensPerSec: number;
+}
+
+/** One ETPO iteration. */
+export interface EtpoIterationReport {
+  readonly iteration: number;
+  readonly rollout: RolloutStats;
+  readonly update: EtpoUpdateDiagnostics;
+  readonly buffer: RolloutBuffer;
+  /** The soft-BAD critic targets of every token (aligned with the buffer's action ids). */
+  readonly targets: Float64Array;
+}
+
+/** A checkpoint of an {@link EtpoTrainer} as plain data. */
+export interface EtpoCheckpoint {
+  format: 'poad-etpo-checkpoint';
+  version: 1;
+  actorWeights: TensorData[];
+  criticWeights: TensorData[];
+  targetWeights: TensorData[];
+  actorOptimizer: AdamState;
+  criticOptimizer: AdamState;
+  rng: RngState;
+  counters: TrainerCounters;
+  nonFiniteStreak: number;
+}
+
+/** Options of {@link EtpoTrainer}. */
+export interface EtpoTrainerOptions {
+  policy: EtpoPolicy;
+  env: VecEnvLike;
+  config?: EtpoConfig;
+}
+
+/**
+ * ETPO on token trajectories: each iteration collects a rollout with `@poad/ppo`'s collector
+ * (the policy records soft values under the target critic), turns them into soft-BAD targets
+ * (`softBad` of `@poad/bellman`), then for `epochs` × `numMinibatches` minibatches of actions takes
+ * a critic step on ½(Q(chosen token) − y)², a Polyak step of the target critic, and an actor step on
+ * Σ_w π(w)·(β·log(π(w)/π̄(w)) − Q(w)) (gradient through π only). AdamW for both, as `@poad/ppo`.
+ */
+export class EtpoTrainer {
+  readonly policy: EtpoPolicy;
+  readonly env: VecEnvLike;
+  /** The resolved rollout and optimiser configuration. */
+  readonly config: PpoConfig;
+  readonly settings: EtpoSettings;
+  readonly rng: SeededRng;
+  readonly actorOptimizer: Adam;
+  readonly criticOptimizer: Adam;
+  counters: TrainerCounters = { iterations: 0, envSteps: 0, actorUpdates: 0 };
+  /** The current steps of the environments (null before the first rollout). */
+  steps: TextStep[] | null = null;
+  private nonFiniteStreak = 0;
+
+  constructor(o: EtpoTrainerOptions) {
+    const { beta = 0.1, tau = 0.005, ...rest } = o.config ?? {};
+    if (!(Number.isFinite(beta) && beta > 0))
+      throw new EtpoArgumentError('config.beta', `expected a finite number > 0, got ${beta}`);
+    if (!(tau > 0 && tau <= 1))
+      throw new EtpoArgumentError('config.tau', `expected a number in (0, 1], got ${tau}`);
+    // The rollout stores one (soft) value per token, as POAD's does.
+    this.config = resolveConfig({ ...rest, algorithm: 'poad' });
+    this.settings = { beta, tau };
+    this.policy = o.policy;
+    this.env = o.env;
+    const target = o.policy.targetVariables;
+    const critic = o.policy.criticVariables;
+    if (
+      target.length !== critic.length ||
+      target.some((t, i) => t.shape.join() !== critic[i]!.shape.join())
+    ) {
+      throw new EtpoArgumentError(
+        'policy.targetVariables',
+        'expected the same number, order and shapes as policy.criticVariables',
+      );
+    }
+    this.rng = new SeededRng(this.config.seed);
+    const adam = (lr: number) => ({
+      lr,
+      eps: this.config.adamEps,
+      weightDecay: this.config.weightDecay,
+    });
+    this.actorOptimizer = new Adam(o.policy.actorVariables, adam(this.config.lr));
+    this.criticOptimizer = new Adam(critic, adam(this.config.criticLr));
+  }
+
+  /** One rollout of `numSteps` steps per environment, then one ETPO update. */
+  async iterate(): Promise<EtpoIterationReport> {
+    if (this.steps === null) this.steps = await this.env.reset();
+    const rollout = await collectRollout({
+      policy: this.policy,
+      env: this.env,
+      steps: this.steps,
+      config: this.config,
+      rng: this.rng,
+    });
+    this.steps = rollout.nextSteps;
+    const targets = softBadTargets(rollout.buffer, this.config);
+    let update: EtpoUpdateDiagnostics;
+    try {
+      update = await this.update(rollout.buffer, targets);
+    } catch (e) {
+      if (e instanceof NonFiniteUpdateError)
+        throw new NonFiniteUpdateError(e.streak, e.detail, this.counters.iterations + 1);
+      throw e;
+    }
+    this.counters = {
+      iterations: this.counters.iterations + 1,
+      envSteps: this.counters.envSteps + rollout.stats.envSteps,
+      actorUpdates: this.counters.actorUpdates + update.actorSteps,
+    };
+    return {
+      iteration: this.counters.iterations,
+      rollout: rollout.stats,
+      update,
+      buffer: rollout.buffer,
+      targets,
+    };
+  }
+
+  private async update(
+    buffer: RolloutBuffer,
+    targets: Float64Array,
+  ): Promise<EtpoUpdateDiagnostics> {
+    const started = performance.now();
+    const { config, policy } = this;
+    const { beta, tau } = this.settings;
+    const size = buffer.size;
+    const mbSize = Math.max(1, Math.floor(size / config.numMinibatches));
+    const sums = { policy: 0, value: 0, entropy: 0, kl: 0, tokens: 0, actorNorm: 0, criticNorm: 0 };
+    const predicted: number[] = [];
+    const observed: number[] = [];
+    let minibatches = 0;
+    let actorSteps = 0;
+    let nonFiniteSkips = 0;
+    let tokensSeen = 0;
+    for (let epoch = 0; epoch < config.epochs; epoch++) {
+      const perm = this.rng.permutation(size);
+      for (let mb = 0; mb < config.numMinibatches && mb * mbSize < size; mb++) {
+        const idx = Array.from(perm.subarray(mb * mbSize, Math.min(size, (mb + 1) * mbSize)));
+        const batch: TokenBatch = {
+          prompts: idx.map((i) => buffer.prompt(i)),
+          actions: idx.map((i) => buffer.action(i)),
+          width: Math.max(...idx.map((i) => buffer.actionLength(i))),
+        };
+        const chosenIds: number[] = [];
+        const y: number[] = [];
+        for (const i of idx)
+          for (let k = buffer.actionOffsets[i]!; k < buffer.actionOffsets[i + 1]!; k++) {
+            chosenIds.push(buffer.actionIds[k]!);
+            y.push(targets[k]!);
+          }
+        const tokens = y.length;
+        tokensSeen += tokens;
+        minibatches += 1;
+        const chosen = tf.tensor1d(chosenIds, 'int32');
+        const yT = tf.tensor1d(y);
+        try {
+          // Critic: ½(Q(chosen) − y)², then the target critic's Polyak step.
+          let picked: tf.Tensor | null = null;
+          const critic = tf.variableGrads(() => {
+            const s = policy.vocabularyScores(batch);
+            picked = tf.keep(tf.sum(tf.mul(s.q, tf.oneHot(chosen, s.q.shape[1])), 1));
+            return etpoCriticLoss(s.q, chosen, yT);
+          }, policy.criticVariables as tf.Variable[]);
+          const criticLoss = (await critic.value.data())[0]!;
+          const cGrads = policy.criticVariables.map((v) => critic.grads[v.name] ?? null);
+          const cClip = await clipGradNorm(cGrads, config.criticMaxGradNorm);
+          const pickedQ = picked as tf.Tensor | null;
+          const q = pickedQ ? await pickedQ.data() : new Float32Array(tokens);
+          pickedQ?.dispose();
+          // Actor: Σ π(β·log(π/π̄) − Q), Q held constant.
+          let stats: tf.Tensor | null = null;
+          const actor = tf.variableGrads(() => {
+            const s = policy.vocabularyScores(batch);
+            const logPi = tf.logSoftmax(s.policyLogits);
+            const pi = tf.exp(logPi);
+            const entropy = tf.neg(tf.mean(tf.sum(tf.mul(pi, logPi), 1)));
+            const logRef =
+              s.reference === 'uniform'
+                ? tf.scalar(-Math.log(s.policyLogits.shape[1]))
+                : s.reference;
+            const kl = tf.mean(tf.sum(tf.mul(pi, tf.sub(logPi, logRef)), 1));
+            stats = tf.keep(tf.stack([entropy, kl]));
+            return etpoPolicyLoss(s.policyLogits, s.q, s.reference, beta);
+          }, policy.actorVariables as tf.Variable[]);
+          const policyLoss = (await actor.value.data())[0]!;
+          const aGrads = policy.actorVariables.map((v) => actor.grads[v.name] ?? null);
+          const aClip = await clipGradNorm(aGrads, config.maxGradNorm);
+          const statsT = stats as tf.Tensor | null;
+          const [entropy, kl] = statsT ? Array.from(await statsT.data()) : [Number.NaN, Number.NaN];
+          statsT?.dispose();
+          const finite = [criticLoss, cClip.norm, policyLoss, aClip.norm].every(Number.isFinite);
+          if (finite) {
+            this.criticOptimizer.step(cClip.grads);
+            polyakUpdate(policy.targetVariables, policy.criticVariables, tau);
+            this.actorOptimizer.step(aClip.grads);
+            actorSteps += 1;
+            this.nonFiniteStreak = 0;
+          } else {
+            nonFiniteSkips += 1;
+            this.nonFiniteStreak += 1;
+          }
+          tf.dispose([
+            critic.value,
+            actor.value,
+            ...Object.values(critic.grads),
+            ...Object.values(actor.grads),
+          ]);
+          tf.dispose([...cClip.grads, ...aClip.grads].filter((g): g is tf.Tensor => g !== null));
+          if (!finite) {
+            if (this.nonFiniteStreak >= config.maxNonFiniteSkips) {
+              throw new NonFiniteUpdateError(
+                this.nonFiniteStreak,
+                `epoch ${epoch + 1}, minibatch ${mb + 1}: critic loss ${criticLoss}, critic gradient norm ${cClip.norm}, policy loss ${policyLoss}, actor gradient norm ${aClip.norm}`,
+              );
+            }
+            continue;
+          }
+          sums.policy += policyLoss * tokens;
+          sums.value += criticLoss * tokens;
+          sums.entropy += entropy! * tokens;
+          sums.kl += kl! * tokens;
+          sums.tokens += tokens;
+          sums.actorNorm += aClip.norm;
+          sums.criticNorm += cClip.norm;
+          for (let j = 0; j < tokens; j++) {
+            predicted.push(q[j]!);
+            observed.push(y[j]!);
+          }
+        } finally {
+          tf.dispose([chosen, yT]);
+        }
+      }
+    }
+    const steps = Math.max(1, actorSteps);
+    const perToken = (x: number) => (sums.tokens > 0 ? x / sums.tokens : Number.NaN);
+    const seconds = (performance.now() - started) / 1000;
+    return {
+      policyLoss: perToken(sums.policy),
+      valueLoss: perToken(sums.value),
+      entropy: perToken(sums.entropy),
+      klToReference: perToken(sums.kl),
+      explainedVariance: explainedVariance(observed, predicted),
+      actorGradNorm: sums.actorNorm / steps,
+      criticGradNorm: sums.criticNorm / steps,
+      minibatches,
+      nonFiniteSkips,
+      nonFiniteStreak: this.nonFiniteStreak,
+      actorSteps,
+      seconds,
+      tokensPerSec: seconds > 0 ? tokensSeen / seconds : 0,
+    };
+  }
+
+  /** A checkpoint of the run as plain data (weights, target critic, optimisers, generator, counters). */
+  async getState(): Promise<EtpoCheckpoint> {
+    return {
+      format: 'poad-etpo-checkpoint',
+      version: 1,
+      actorWeights: await readVariables(this.policy.actorVariables),
+      criticWeights: await readVariables(this.policy.criticVariables),
+      targetWeights: await readVariables(this.policy.targetVariables),
+      actorOptimizer: await this.actorOptimizer.getState(),
+      criticOptimizer: await this.criticOptimizer.getState(),
+      rng: this.rng.getState(),
+      counters: { ...this.counters },
+      nonFiniteStreak: this.nonFiniteStreak,
+    };
+  }
+
+  /** Restores a checkpoint from {@link EtpoTrainer.getState}; the environments are restored by the caller. */
+  setState(state: EtpoCheckpoint): void {
+    if (state?.format !== 'poad-etpo-checkpoint' || state.version !== 1) {
+      throw new EtpoArgumentError(
+        'state',
+        'expected a checkpoint written by EtpoTrainer.getState (format poad-etpo-checkpoint, version 1)',
+      );
+    }
+    writeVariables(this.policy.actorVariables, state.actorWeights, 'actor');
+    writeVariables(this.policy.criticVariables, state.criticWeights, 'critic');
+    writeVariables(this.policy.targetVariables, state.targetWeights, 'target critic');
+    this.actorOptimizer.setState(state.actorOptimizer);
+    this.criticOptimizer.setState(state.criticOptimizer);
+    this.rng.setState(state.rng);
+    this.counters = { ...state.counters };
+    this.nonFiniteStreak = state.nonFiniteStreak;
+    this.steps = null;
+  }
+}

@@ -1,0 +1,134 @@
+// EtpoTrainer on the synthetic key-token task of @poad/ppo (one prompt, four actions that differ
+// only in their second word; reward 1 for the right one).
+import '@tensorflow/tfjs-backend-cpu';
+import '@tensorflow/tfjs-core/dist/register_all_gradients';
+import { candidateDistribution } from '@poad/ppo';
+import * as tf from '@tensorflow/tfjs-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { KeyTokenVecEnv, keyTokenTask } from '../../ppo/test/key-token-env.js';
+import { type EtpoConfig, EtpoTrainer } from '../src/index.js';
+import { TinyEtpoPolicy } from './tiny-etpo-policy.js';
+
+beforeAll(async () => {
+  await tf.setBackend('cpu');
+});
+
+const CONFIG: EtpoConfig = {
+  numSteps: 1,
+  epochs: 2,
+  numMinibatches: 2,
+  lr: 1e-2,
+  criticLr: 1e-2,
+  gamma: 0.95,
+  beta: 0.1,
+  tau: 0.02,
+};
+
+function setup(seed: number, length = 4) {
+  const task = keyTokenTask(length);
+  const policy = new TinyEtpoPolicy(task.words, seed, CONFIG.beta!);
+  const trainer = new EtpoTrainer({
+    policy,
+    env: new KeyTokenVecEnv(task, 8),
+    config: { ...CONFIG, seed },
+  });
+  return { task, policy, trainer };
+}
+
+/** Probability of the correct action under the TWOSOME candidate softmax. */
+function successProb(policy: TinyEtpoPolicy, task: ReturnType<typeof keyTokenTask>): number {
+  const prompt = policy.encodePrompt(task.prompt);
+  const cands = policy.encodeContinuations(task.prompt, task.candidates);
+  const lp = tf.tidy(() =>
+    policy
+      .scoreTokens({ prompts: cands.map(() => prompt), actions: cands, width: cands[0]!.length })
+      .logProbs.dataSync(),
+  );
+  const sums = cands.map((c, i) => c.reduce((a, _, k) => a + lp[i * c.length + k]!, 0));
+  return candidateDistribution(
+    sums,
+    task.candidates.map(() => 1),
+  ).probs[task.correct]!;
+}
+
+describe('EtpoTrainer on the key-token task', () => {
+  it('raises the probability of the correct action and its critic separates the key token', async () => {
+    for (const seed of [1, 2, 3]) {
+      const { task, policy, trainer } = setup(seed);
+      const before = successProb(policy, task);
+      let last = await trainer.iterate();
+      for (let i = 1; i < 40; i++) last = await trainer.iterate();
+      const after = successProb(policy, task);
+      expect(after, `seed ${seed}: ${before} → ${after}`).toBeGreaterThan(
+        Math.max(0.5, before + 0.2),
+      );
+      expect(last.update.actorSteps).toBe(4);
+      expect(Number.isFinite(last.update.valueLoss)).toBe(true);
+      // The critic separates the key word (position 1) after the shared first word: the right key's
+      // Q is well above the wrong keys'.
+      const prompt = policy.encodePrompt(task.prompt);
+      const cands = policy.encodeContinuations(task.prompt, task.candidates);
+      const q = policy.qAfter(prompt, cands[0]!.subarray(0, task.keyPos));
+      const keyIds = cands.map((c) => c[task.keyPos]!);
+      const right = q[keyIds[task.correct]!]!;
+      const wrong = keyIds.filter((_, i) => i !== task.correct).map((id) => q[id]!);
+      expect(right - Math.max(...wrong), `seed ${seed}`).toBeGreaterThan(0.1);
+      policy.dispose();
+    }
+  });
+
+  it('keeps the live tensor count constant across iterations', async () => {
+    const { policy, trainer } = setup(4);
+    await trainer.iterate();
+    await trainer.iterate();
+    const live = tf.memory().numTensors;
+    for (let i = 0; i < 3; i++) await trainer.iterate();
+    expect(tf.memory().numTensors).toBe(live);
+    policy.dispose();
+  });
+
+  it('resumes from getState bit for bit (weights, target critic, optimisers, generator)', async () => {
+    const a = setup(5);
+    for (let i = 0; i < 3; i++) await a.trainer.iterate();
+    const b = setup(5);
+    for (let i = 0; i < 2; i++) await b.trainer.iterate();
+    const saved = JSON.parse(
+      JSON.stringify(await b.trainer.getState(), (_k, v) =>
+        v instanceof Float32Array ? Array.from(v) : v,
+      ),
+    );
+    // A fresh trainer on the same (frozen) base model.
+    const c = setup(5);
+    // Plain JSON numbers back into Float32Arrays, as a checkpoint file would give them.
+    const revive = (ts: { shape: number[]; data: number[] }[]) =>
+      ts.map((t) => ({ shape: t.shape, data: Float32Array.from(t.data) }));
+    c.trainer.setState({
+      ...saved,
+      actorWeights: revive(saved.actorWeights),
+      criticWeights: revive(saved.criticWeights),
+      targetWeights: revive(saved.targetWeights),
+    });
+    await c.trainer.iterate();
+    const [sa, sc] = [await a.trainer.getState(), await c.trainer.getState()];
+    expect(sc.counters).toEqual(sa.counters);
+    for (const key of ['actorWeights', 'criticWeights', 'targetWeights'] as const)
+      sa[key].forEach((t, i) => {
+        expect(Array.from(sc[key][i]!.data), `${key}[${i}]`).toEqual(Array.from(t.data));
+      });
+    expect(sc.rng).toEqual(sa.rng);
+    for (const p of [a, b, c]) p.policy.dispose();
+  });
+
+  it('refuses a bad β, τ or checkpoint with the field named', () => {
+    const task = keyTokenTask(2);
+    const policy = new TinyEtpoPolicy(task.words, 1, 0.1);
+    const env = new KeyTokenVecEnv(task, 2);
+    expect(() => new EtpoTrainer({ policy, env, config: { beta: 0 } })).toThrow(/config\.beta/);
+    expect(() => new EtpoTrainer({ policy, env, config: { tau: 2 } })).toThrow(/config\.tau/);
+    const t = new EtpoTrainer({ policy, env });
+    expect(() => t.setState({ format: 'poad-ppo-checkpoint' } as never)).toThrow(
+      /poad-etpo-checkpoint/,
+    );
+    policy.dispose();
+  });
+});
