@@ -6,5 +6,6 @@ export {
   packInto,
   rootBin,
   runTool,
+  runToolAsync,
 } from './published.js';
 export { spawnApp, waitFor } from './spawn.js';

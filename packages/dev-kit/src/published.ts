@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   copyFileSync,
@@ -39,16 +39,44 @@ export function runTool(
 }
 
 /**
+ * {@link runTool} without blocking the thread (for commands that take minutes, so that the test
+ * runner's worker keeps answering).
+ */
+export function runToolAsync(
+  cmd: string,
+  args: readonly string[],
+  cwd: string,
+  timeoutMs = 300_000,
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      cmd,
+      args,
+      { cwd, encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        if (err)
+          reject(
+            new Error(
+              `${cmd} ${args.join(' ')} (in ${cwd}) failed: ${err.message}\n${stdout}\n${stderr}`,
+            ),
+          );
+        else resolve(stdout);
+      },
+    );
+  });
+}
+
+/**
  * Lints a built package as it would be published: `publint --strict` (package.json fields,
  * exports, files) and arethetypeswrong on its packed tarball (types resolve for ESM and CJS
  * consumers under node10, node16 and bundler resolution). Throws with the tools' output.
  */
-export function checkPublished(pkgDir: string): { publint: string; attw: string } {
-  const publint = runTool(rootBin('publint'), ['--strict'], pkgDir);
+export async function checkPublished(pkgDir: string): Promise<{ publint: string; attw: string }> {
+  const publint = await runToolAsync(rootBin('publint'), ['--strict'], pkgDir);
   if (!/No problems found|All good/i.test(publint)) {
     throw new Error(`publint --strict reports problems in ${pkgDir}:\n${publint}`);
   }
-  const attw = runTool(rootBin('attw'), ['--pack', '.', '--format', 'ascii'], pkgDir);
+  const attw = await runToolAsync(rootBin('attw'), ['--pack', '.', '--format', 'ascii'], pkgDir);
   return { publint, attw };
 }
 
@@ -59,14 +87,16 @@ export function packedFiles(pkgDir: string): string[] {
 }
 
 /** `npm pack`s each package into `dest` and returns the tarball paths, in the same order. */
-export function packInto(dest: string, pkgDirs: readonly string[]): string[] {
-  return pkgDirs.map((dir) => {
+export async function packInto(dest: string, pkgDirs: readonly string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const dir of pkgDirs) {
     const before = new Set(readdirSync(dest));
-    runTool('npm', ['pack', '--pack-destination', dest, '--loglevel=error'], dir);
+    await runToolAsync('npm', ['pack', '--pack-destination', dest, '--loglevel=error'], dir);
     const made = readdirSync(dest).filter((f) => f.endsWith('.tgz') && !before.has(f));
     if (made.length !== 1) throw new Error(`npm pack in ${dir} made ${made.length} tarballs`);
-    return join(dest, made[0]!);
-  });
+    out.push(join(dest, made[0]!));
+  }
+  return out;
 }
 
 type LockEntry = Record<string, unknown> & {
@@ -215,15 +245,15 @@ function pick(o: Record<string, unknown>, keys: readonly string[]): Record<strin
  * repository's package-lock.json pins, so they are cached after `npm ci` in this repository.
  * Returns the project folder.
  */
-export function installOffline(
+export async function installOffline(
   tarballs: readonly string[],
   o: { prefix?: string; omitOptional?: boolean } = {},
-): string {
+): Promise<string> {
   const project = mkdtempSync(join(tmpdir(), o.prefix ?? 'poad-consumer-'));
   const { manifest, lock } = consumerLock(project, tarballs);
   writeFileSync(join(project, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   writeFileSync(join(project, 'package-lock.json'), `${JSON.stringify(lock, null, 2)}\n`);
-  runTool(
+  await runToolAsync(
     'npm',
     [
       'ci',
