@@ -7,6 +7,8 @@ export type { Agent } from './agent.js';
 export type { AppSpec } from './app.js';
 export type { RunCliHooks } from './cli.js';
 export { EXIT_CODES, runCli, runMain, trainingOptionsOf } from './cli.js';
+export type { EtpoLmPolicyOptions } from './etpo-policy.js';
+export { EtpoLmPolicy } from './etpo-policy.js';
 export type { EvalResult } from './evaluate.js';
 export type {
   CheckpointRunOptions,

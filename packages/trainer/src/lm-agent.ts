@@ -11,6 +11,7 @@ import {
   type CausalLM,
   generate as generateTokens,
   initBackend,
+  type LoraAdapter,
   llamaConfigOf,
   loadAdapter,
   loadCausalLM,
@@ -234,6 +235,19 @@ export class LmPolicy implements TokenPolicy {
 
   /** Base hidden states (adapter off) at the positions that predict each action token. */
   private baseRows(prompts: readonly Int32Array[], actions: readonly Int32Array[]): tf.Tensor2D {
+    return this.hiddenRows(prompts, actions, undefined);
+  }
+
+  /**
+   * Final hidden states with `adapter` (undefined: the frozen base) at the positions that predict
+   * each action token, rows concatenated: one per action token, or one (the last prompt token)
+   * for an empty action.
+   */
+  protected hiddenRows(
+    prompts: readonly Int32Array[],
+    actions: readonly Int32Array[],
+    adapter: LoraAdapter | undefined,
+  ): tf.Tensor2D {
     const seq = Math.max(...prompts.map((p, i) => p.length + actions[i]!.length));
     const ids = new Int32Array(prompts.length * seq);
     const rows: number[] = [];
@@ -244,7 +258,7 @@ export class LmPolicy implements TokenPolicy {
       const n = Math.max(1, a.length);
       for (let k = 0; k < n; k++) rows.push(i * seq + p.length - 1 + k);
     });
-    const { hidden } = this.model.forward({ ids, batch: prompts.length, seq, adapter: undefined });
+    const { hidden } = this.model.forward({ ids, batch: prompts.length, seq, adapter });
     return tf.gather(hidden, tf.tensor1d(rows, 'int32')) as tf.Tensor2D;
   }
 }

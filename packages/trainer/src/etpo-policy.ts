@@ -1,0 +1,109 @@
+import { type EtpoPolicy, type Reference, softStats, type VocabularyScores } from '@poad/etpo';
+import type { TextTokenizer } from '@poad/hf-files';
+import { type CausalLM, LoraAdapter } from '@poad/lora-model';
+import type { TokenBatch } from '@poad/ppo';
+import * as tf from '@tensorflow/tfjs-core';
+import { LmPolicy } from './lm-agent.js';
+
+/** Options of {@link EtpoLmPolicy}. */
+export interface EtpoLmPolicyOptions {
+  /** β, the weight of KL(π ‖ π̄). */
+  beta: number;
+  /** π̄: the base model with its adapters off (ETPO's choice) or the uniform distribution. */
+  reference: 'base' | 'uniform';
+  /** Seed of the critic adapter; the actor's seed makes the critic start equal to the actor. */
+  seed: number;
+  stopTokenIds?: readonly number[];
+}
+
+/**
+ * The language-model agent of ETPO: the actor is the model's LoRA adapter (as for POAD); the
+ * critic is a second LoRA adapter on the same frozen base whose language-model head gives
+ * Q(o, w_<k, ·) over the vocabulary, created with the actor's adapter configuration and seed so that
+ * it starts as the actor does (ETPO initialises the critic from the policy); the target critic is
+ * a third adapter, a Polyak average of the critic. Token and prompt values are soft values under
+ * the target critic, E_π[Q̄] − β·KL(π ‖ π̄), which the rollout stores for `softBad`.
+ */
+export class EtpoLmPolicy extends LmPolicy implements EtpoPolicy {
+  readonly critic: LoraAdapter;
+  readonly target: LoraAdapter;
+  readonly beta: number;
+  readonly reference: 'base' | 'uniform';
+
+  constructor(model: CausalLM, tokenizer: TextTokenizer, o: EtpoLmPolicyOptions) {
+    super(model, tokenizer, o.stopTokenIds);
+    const actor = model.adapter;
+    if (!actor) throw new Error('EtpoLmPolicy: the model has no LoRA adapter to act with');
+    this.beta = o.beta;
+    this.reference = o.reference;
+    const cfg = {
+      r: actor.config.r,
+      alpha: actor.config.alpha,
+      dropout: actor.config.dropout,
+      targetModules: actor.config.targetModules,
+    };
+    this.critic = LoraAdapter.create(model.config, cfg, o.seed);
+    this.target = LoraAdapter.create(model.config, cfg, o.seed);
+  }
+
+  override get criticVariables(): tf.Variable[] {
+    return this.critic.variables();
+  }
+
+  get targetVariables(): tf.Variable[] {
+    return this.target.variables();
+  }
+
+  /** No value head: nothing to prepare. */
+  override async prepareValues(): Promise<void> {}
+
+  private logitRows(
+    prompts: readonly Int32Array[],
+    actions: readonly Int32Array[],
+    adapter: LoraAdapter | undefined,
+  ): tf.Tensor2D {
+    return this.model.head(this.hiddenRows(prompts, actions, adapter));
+  }
+
+  private referenceRows(prompts: readonly Int32Array[], actions: readonly Int32Array[]): Reference {
+    return this.reference === 'uniform'
+      ? 'uniform'
+      : (tf.logSoftmax(this.logitRows(prompts, actions, undefined)) as tf.Tensor2D);
+  }
+
+  private softValues(prompts: readonly Int32Array[], actions: readonly Int32Array[]): tf.Tensor1D {
+    const actor = this.model.adapter ?? undefined;
+    const s = softStats(
+      this.logitRows(prompts, actions, actor),
+      this.logitRows(prompts, actions, this.target),
+      this.referenceRows(prompts, actions),
+      this.beta,
+    );
+    return s.softValue;
+  }
+
+  override tokenValues(batch: TokenBatch): tf.Tensor1D {
+    return this.softValues(batch.prompts, batch.actions);
+  }
+
+  override promptValues(prompts: readonly Int32Array[]): tf.Tensor1D {
+    const empty = new Int32Array(0);
+    return this.softValues(
+      prompts,
+      prompts.map(() => empty),
+    );
+  }
+
+  vocabularyScores(batch: TokenBatch): VocabularyScores {
+    return {
+      policyLogits: this.logitRows(batch.prompts, batch.actions, this.model.adapter ?? undefined),
+      q: this.logitRows(batch.prompts, batch.actions, this.critic),
+      reference: this.referenceRows(batch.prompts, batch.actions),
+    };
+  }
+
+  dispose(): void {
+    this.critic.dispose();
+    this.target.dispose();
+  }
+}
