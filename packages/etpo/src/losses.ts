@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { EtpoArgumentError } from './errors.js';
-import { checkBeta, checkMatrix, type Reference, referenceLogProbs } from './reference.js';
+import { checkMatrix, policyTerms, type Reference } from './reference.js';
 import { stopGradient } from './stop-gradient.js';
 
 /** Mean over rows, weighted by `mask` (1 = a real token, 0 = padding) when given. */
@@ -28,14 +28,8 @@ export function etpoPolicyLoss(
   beta: number,
   mask?: tf.Tensor1D,
 ): tf.Scalar {
-  checkBeta(beta);
-  checkMatrix('policyLogits', policyLogits);
-  const [rows, vocab] = policyLogits.shape;
-  checkMatrix('q', q, rows, vocab);
   return tf.tidy(() => {
-    const logPi = tf.logSoftmax(policyLogits);
-    const pi = tf.exp(logPi);
-    const logRatio = tf.sub(logPi, referenceLogProbs(reference, rows, vocab));
+    const { pi, logRatio } = policyTerms(policyLogits, q, reference, beta);
     const perRow = tf.sum(tf.mul(pi, tf.sub(tf.mul(beta, logRatio), stopGradient(q))), 1);
     return rowMean(perRow as tf.Tensor1D, mask);
   });

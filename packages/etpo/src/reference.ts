@@ -40,3 +40,22 @@ export function referenceLogProbs(reference: Reference, rows: number, vocab: num
   checkMatrix('reference', reference, rows, vocab);
   return reference;
 }
+
+/**
+ * Checks a policy's logits, a Q of the same shape and β, and returns π, log π and
+ * log(π/π̄) at every row (call inside `tf.tidy`).
+ */
+export function policyTerms(
+  policyLogits: tf.Tensor2D,
+  q: tf.Tensor2D,
+  reference: Reference,
+  beta: number,
+): { pi: tf.Tensor2D; logPi: tf.Tensor2D; logRatio: tf.Tensor2D } {
+  checkBeta(beta);
+  checkMatrix('policyLogits', policyLogits);
+  const [rows, vocab] = policyLogits.shape;
+  checkMatrix('q', q, rows, vocab);
+  const ref = referenceLogProbs(reference, rows, vocab);
+  const logPi = tf.logSoftmax(policyLogits);
+  return { pi: tf.exp(logPi), logPi, logRatio: tf.sub(logPi, ref) };
+}

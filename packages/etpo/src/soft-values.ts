@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { checkBeta, checkMatrix, type Reference, referenceLogProbs } from './reference.js';
+import { policyTerms, type Reference } from './reference.js';
 
 /** Per-row soft statistics of a policy against a Q over the vocabulary (each `[rows]`). */
 export interface SoftStats {
@@ -24,18 +24,10 @@ export function softStats(
   reference: Reference,
   beta: number,
 ): SoftStats {
-  checkBeta(beta);
-  checkMatrix('policyLogits', policyLogits);
-  const [rows, vocab] = policyLogits.shape;
-  checkMatrix('q', q, rows, vocab);
   return tf.tidy(() => {
-    const logPi = tf.logSoftmax(policyLogits);
-    const pi = tf.exp(logPi);
+    const { pi, logRatio } = policyTerms(policyLogits, q, reference, beta);
     const expectedQ = tf.sum(tf.mul(pi, q), 1) as tf.Tensor1D;
-    const kl = tf.sum(
-      tf.mul(pi, tf.sub(logPi, referenceLogProbs(reference, rows, vocab))),
-      1,
-    ) as tf.Tensor1D;
+    const kl = tf.sum(tf.mul(pi, logRatio), 1) as tf.Tensor1D;
     const softValue = tf.sub(expectedQ, tf.mul(beta, kl)) as tf.Tensor1D;
     return { expectedQ, kl, softValue };
   });

@@ -24,6 +24,7 @@ import { EtpoArgumentError } from './errors.js';
 import { etpoCriticLoss, etpoPolicyLoss } from './losses.js';
 import type { EtpoPolicy } from './policy.js';
 import { polyakUpdate } from './polyak.js';
+import { policyTerms } from './reference.js';
 import { softBadTargets } from './targets.js';
 
 /** ETPO's own settings. */
@@ -237,14 +238,9 @@ export class EtpoTrainer {
           let stats: tf.Tensor | null = null;
           const actor = tf.variableGrads(() => {
             const s = policy.vocabularyScores(batch);
-            const logPi = tf.logSoftmax(s.policyLogits);
-            const pi = tf.exp(logPi);
+            const { pi, logPi, logRatio } = policyTerms(s.policyLogits, s.q, s.reference, beta);
             const entropy = tf.neg(tf.mean(tf.sum(tf.mul(pi, logPi), 1)));
-            const logRef =
-              s.reference === 'uniform'
-                ? tf.scalar(-Math.log(s.policyLogits.shape[1]))
-                : s.reference;
-            const kl = tf.mean(tf.sum(tf.mul(pi, tf.sub(logPi, logRef)), 1));
+            const kl = tf.mean(tf.sum(tf.mul(pi, logRatio), 1));
             stats = tf.keep(tf.stack([entropy, kl]));
             return etpoPolicyLoss(s.policyLogits, s.q, s.reference, beta);
           }, policy.actorVariables as tf.Variable[]);
