@@ -10,9 +10,9 @@ import {
   exampleFiles,
   installOffline,
   packInto,
-  rootBin,
   runTool,
   runToolAsync,
+  typecheckSnippet,
 } from '@poad/dev-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -105,26 +105,10 @@ describe('installed from tarballs into an empty project without network', () => 
       project,
     );
     expect(cjs.trim()).toBe('function function function true');
-    writeFileSync(
-      join(project, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          strict: true,
-          module: 'node16',
-          moduleResolution: 'node16',
-          noEmit: true,
-          target: 'es2022',
-          skipLibCheck: true,
-          types: [],
-        },
-        files: ['check.mts'],
-      }),
-    );
     const good = `import { train, type TrainOptions } from '@poad/trainer';\nimport type { TextEnv } from '@poad/envs-core';\ndeclare const env: TextEnv;\nconst o: TrainOptions = { env: () => env, algo: 'ntpo', intraGamma: 0.9, envSteps: 128 };\nexport const run: Promise<{ runDir: string; iterations: number; interrupted: boolean }> = train(o);\n`;
-    writeFileSync(join(project, 'check.mts'), good);
-    runTool(rootBin('tsc'), ['-p', '.'], project);
+    typecheckSnippet(project, good, { skipLibCheck: true });
     // A wrong option type is reported: the check can fail.
-    writeFileSync(join(project, 'check.mts'), good.replace("algo: 'ntpo'", "algo: 'dqn'"));
-    expect(() => runTool(rootBin('tsc'), ['-p', '.'], project)).toThrow(/algo|dqn/);
+    const bad = good.replace("algo: 'ntpo'", "algo: 'dqn'");
+    expect(() => typecheckSnippet(project, bad, { skipLibCheck: true })).toThrow(/algo|dqn/);
   });
 });

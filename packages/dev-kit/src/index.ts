@@ -7,5 +7,6 @@ export {
   rootBin,
   runTool,
   runToolAsync,
+  typecheckSnippet,
 } from './published.js';
 export { spawnApp, waitFor } from './spawn.js';

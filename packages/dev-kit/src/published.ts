@@ -279,3 +279,32 @@ export function exampleFiles(markdown: string): Map<string, string> {
     files.set(m[1]!, m[2]!);
   return files;
 }
+
+/**
+ * Type-checks `code` as `check.mts` in `project` with a strict configuration and node16 module
+ * resolution, as a TypeScript user's project would compile against the installed packages.
+ * Throws with the compiler's messages when it reports an error.
+ */
+export function typecheckSnippet(
+  project: string,
+  code: string,
+  o: { skipLibCheck?: boolean } = {},
+): void {
+  writeFileSync(
+    join(project, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        module: 'node16',
+        moduleResolution: 'node16',
+        noEmit: true,
+        target: 'es2022',
+        types: [],
+        ...(o.skipLibCheck ? { skipLibCheck: true } : {}),
+      },
+      files: ['check.mts'],
+    }),
+  );
+  writeFileSync(join(project, 'check.mts'), code);
+  runTool(rootBin('tsc'), ['-p', '.'], project);
+}
