@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RUNS, segmentArb, unit } from '../test/arbitraries.js';
+import { BAD_SEGMENT_FIELDS, validSegment } from '../test/segment-errors.js';
 import { actionGae } from './actionGae.js';
 import { poad } from './presets.js';
 import { softBad } from './softBad.js';
@@ -147,13 +148,7 @@ describe('properties of softBad on random segments', () => {
 });
 
 describe('softBad rejects bad input with a typed error naming the field', () => {
-  const base = () => ({
-    rewards: [0, 1],
-    dones: [false, true],
-    tokenCounts: [2, 1],
-    values: [0.1, 0.2, 0.3],
-    bootstrapValue: 0.5,
-  });
+  const base = validSegment;
   const opts = { gamma: 0.95 };
   const cases: [string, () => unknown, ErrorConstructor, RegExp][] = [
     ['segment null', () => softBad(null as never, opts), TypeError, /softBad: `segment`/],
@@ -169,59 +164,10 @@ describe('softBad rejects bad input with a typed error naming the field', () => 
       /softBad: `segment\.dones`/,
     ],
     [
-      'tokenCounts length',
-      () => softBad({ ...base(), tokenCounts: [3] }, opts),
-      RangeError,
-      /segment\.tokenCounts/,
-    ],
-    [
-      'values length',
-      () => softBad({ ...base(), values: [1, 2] }, opts),
-      RangeError,
-      /segment\.values.*sum of tokenCounts/,
-    ],
-    [
-      'tokenCount 0',
-      () => softBad({ ...base(), tokenCounts: [0, 3] }, opts),
-      RangeError,
-      /tokenCounts\[0\].*at least one token/,
-    ],
-    [
-      'tokenCount 1.5',
-      () => softBad({ ...base(), tokenCounts: [1.5, 1.5] }, opts),
-      TypeError,
-      /tokenCounts\[0\].*integer/,
-    ],
-    [
-      'NaN reward',
-      () => softBad({ ...base(), rewards: [Number.NaN, 1] }, opts),
-      RangeError,
-      /segment\.rewards\[0\].*finite/,
-    ],
-    [
-      'Infinity value',
-      () => softBad({ ...base(), values: [0, Number.POSITIVE_INFINITY, 0] }, opts),
-      RangeError,
-      /segment\.values\[1\]/,
-    ],
-    [
       'NaN bootstrap without a final done',
       () => softBad({ ...base(), dones: [false, false], bootstrapValue: Number.NaN }, opts),
       RangeError,
       /segment\.bootstrapValue/,
-    ],
-    ['done = 2', () => softBad({ ...base(), dones: [2, 0] }, opts), TypeError, /dones\[0\]/],
-    [
-      'missing values',
-      () => softBad({ ...base(), values: undefined as never }, opts),
-      TypeError,
-      /segment\.values/,
-    ],
-    [
-      'string reward',
-      () => softBad({ ...base(), rewards: ['1', 0] as never }, opts),
-      TypeError,
-      /segment\.rewards\[0\]/,
     ],
     [
       'out not a Float64Array',
@@ -236,6 +182,8 @@ describe('softBad rejects bad input with a typed error naming the field', () => 
       /`out`.*at least 3/,
     ],
   ];
+  for (const [name, patch, type, message] of BAD_SEGMENT_FIELDS)
+    cases.push([name, () => softBad({ ...base(), ...patch } as never, opts), type, message]);
   for (const [name, fn, type, message] of cases) {
     it(name, () => {
       expect(fn).toThrow(type);
