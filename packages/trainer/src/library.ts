@@ -1,4 +1,3 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { envSpec, makeEnv, type TextEnv } from '@poad/envs-core';
@@ -11,11 +10,12 @@ import {
   RunLockedError,
   runDirLockHolder,
 } from '@poad/run-kit';
+import type { Agent } from './agent.js';
 import type { AppSpec } from './app.js';
 import { type EvalResult, evaluateTask } from './evaluate.js';
 import { trainingSchema } from './options.js';
 import { type PlayedEpisode, playEpisode } from './play.js';
-import { ppoConfigOf, resolveTraining, type TrainingOptions } from './resolve.js';
+import { ppoConfigOf, readRunConfig, resolveTraining, type TrainingOptions } from './resolve.js';
 import { createRunAgent } from './run-agent.js';
 import { runTraining, type TrainResult } from './train.js';
 
@@ -248,23 +248,16 @@ export interface PlayOptions extends CheckpointRunOptions {
 
 /** The options a run directory was created with (its config.json). */
 function savedConfig(runDir: string, what = 'resume'): TrainingOptions & { family?: PresetEnv } {
-  const file = join(runDir, 'config.json');
-  if (!existsSync(file)) {
-    throw new OptionError(
-      `${what}: ${runDir} has no config.json; pass a run directory that train() or a train:* command wrote`,
-    );
-  }
-  return JSON.parse(readFileSync(file, 'utf8')) as TrainingOptions & { family?: PresetEnv };
+  return readRunConfig(
+    runDir,
+    `${what}: ${runDir} has no config.json; pass a run directory that train() or a train:* command wrote`,
+  );
 }
 
 /** Loads the latest checkpoint of a run and calls `use` with the agent, then disposes it. */
 async function withCheckpoint<T>(
   o: CheckpointRunOptions,
-  use: (
-    spec: AppSpec,
-    run: TrainingOptions,
-    agent: Awaited<ReturnType<typeof createRunAgent>>,
-  ) => Promise<T>,
+  use: (spec: AppSpec, run: TrainingOptions, agent: Agent) => Promise<T>,
 ): Promise<T> {
   const log = o.log ?? stderrLine;
   const saved = savedConfig(o.runDir, 'runDir');

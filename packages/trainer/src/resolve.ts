@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import type { Algorithm, PpoConfig, TokenSpace } from '@poad/ppo';
+import type { Algorithm, PpoConfig, PresetEnv, TokenSpace } from '@poad/ppo';
 import { OptionError, type OptionValues, resolveOptions } from '@poad/run-kit';
 import type { AppSpec } from './app.js';
 import type { TrainingSchema } from './options.js';
@@ -25,6 +25,16 @@ export const RESUMABLE_OVERRIDES = [
   'threads',
   'maxNonFiniteSkips',
 ] as const;
+
+/** The options a run directory was created with (its config.json); `whenMissing` is the error. */
+export function readRunConfig(
+  runDir: string,
+  whenMissing: string,
+): TrainingOptions & { family?: PresetEnv } {
+  const file = join(runDir, 'config.json');
+  if (!existsSync(file)) throw new OptionError(whenMissing);
+  return JSON.parse(readFileSync(file, 'utf8')) as TrainingOptions & { family?: PresetEnv };
+}
 
 /** Native-kernel threads of a run that does not say: `POAD_NATIVE_THREADS`, else the CPU count. */
 export function defaultThreads(): number {
@@ -70,13 +80,10 @@ export function resolveTraining(
   explicit: Record<string, unknown>,
 ): TrainingOptions {
   if (typeof explicit.resume === 'string') {
-    const file = join(explicit.resume, 'config.json');
-    if (!existsSync(file)) {
-      throw new OptionError(
-        `--resume ${explicit.resume}: no config.json there; pass the run directory a previous run printed`,
-      );
-    }
-    const saved = JSON.parse(readFileSync(file, 'utf8')) as TrainingOptions;
+    const saved = readRunConfig(
+      explicit.resume,
+      `--resume ${explicit.resume}: no config.json there; pass the run directory a previous run printed`,
+    );
     const changed = Object.keys(explicit).filter(
       (k) => k !== 'resume' && !(RESUMABLE_OVERRIDES as readonly string[]).includes(k),
     );
