@@ -5,6 +5,7 @@ import { toPadded } from './padding.js';
 import type { TokenPolicy } from './policy.js';
 import type { SeededRng } from './rng.js';
 import { type RolloutBuffer, RolloutBuilder, type StepRecord } from './rollout-buffer.js';
+import { nextTokenSets, openActionSpaceError } from './label-tokens.js';
 import { maxLength, readMatrix, selectActions } from './select-actions.js';
 import type { VecEnvLike } from './vec-env-like.js';
 
@@ -67,17 +68,24 @@ export interface CollectRolloutArgs {
   readonly rng: SeededRng;
 }
 
-/** Values V(o) of a list of prompts, as numbers (calls `policy.prepareValues` first). */
+/**
+ * Values V(o) of a list of prompts, as numbers (calls `policy.prepareValues` first); `allowed`:
+ * the first tokens of each prompt's valid labels (`tokenSpace: 'labels'`), passed on to
+ * `policy.promptValues`.
+ */
 export async function promptValuesOf(
   policy: TokenPolicy,
   prompts: readonly Int32Array[],
+  allowed?: readonly Int32Array[],
 ): Promise<Float64Array> {
   if (prompts.length === 0) return new Float64Array(0);
   await policy.prepareValues?.(
     prompts,
     prompts.map(() => new Int32Array(0)),
   );
-  const v = await readMatrix(() => policy.promptValues(prompts));
+  const v = await readMatrix(() =>
+    allowed ? policy.promptValues(prompts, allowed) : policy.promptValues(prompts),
+  );
   if (v.length !== prompts.length) {
     throw new PolicyContractError(
       'policy.promptValues',
@@ -117,6 +125,8 @@ export async function collectRollout(args: CollectRolloutArgs): Promise<RolloutR
   let tokens = 0;
   let massSum = 0;
   let massCount = 0;
+  // The label-restricted token space: critics may need each position's allowed ids.
+  const labelSpace = config.tokenSpace === 'labels';
 
   for (let t = 0; t < config.numSteps; t++) {
     const {
@@ -135,7 +145,12 @@ export async function collectRollout(args: CollectRolloutArgs): Promise<RolloutR
 
     // ---- critic: V(o, w_<k) per token ----
     const width = maxLength(actionIds);
-    const valueBatch = { prompts, actions: actionIds, width };
+    const valueBatch = {
+      prompts,
+      actions: actionIds,
+      width,
+      ...(labelSpace ? { allowed: chosenTokenSets(candidateInfo) } : {}),
+    };
     await policy.prepareValues?.(prompts, actionIds);
     const vals = await readMatrix(() =>
       toPadded(policy.tokenValues(valueBatch), valueBatch, 'policy.tokenValues'),
@@ -162,7 +177,17 @@ export async function collectRollout(args: CollectRolloutArgs): Promise<RolloutR
         return await policy.encodePrompt(fo);
       }),
     );
-    const finalVals = await promptValuesOf(policy, finalPrompts);
+    const finalVals = await promptValuesOf(
+      policy,
+      finalPrompts,
+      labelSpace
+        ? await firstTokenSets(
+            policy,
+            truncIdx.map((i) => next[i]!.info.finalObservation as string),
+            truncIdx.map((i) => next[i]!.info.finalActions as readonly string[] | null),
+          )
+        : undefined,
+    );
     const finalValue = new Float64Array(n).fill(Number.NaN);
     truncIdx.forEach((i, j) => {
       finalValue[i] = finalVals[j]!;
@@ -220,6 +245,13 @@ export async function collectRollout(args: CollectRolloutArgs): Promise<RolloutR
   const boot = await promptValuesOf(
     policy,
     await Promise.all(current.map((s) => policy.encodePrompt(s.observation))),
+    labelSpace
+      ? await firstTokenSets(
+          policy,
+          current.map((s) => s.observation),
+          current.map((s) => s.actions),
+        )
+      : undefined,
   );
   const buffer = builder.build(boot);
   const seconds = Math.max(1e-9, (performance.now() - start) / 1000);
@@ -238,4 +270,32 @@ export async function collectRollout(args: CollectRolloutArgs): Promise<RolloutR
       episodes,
     },
   };
+}
+
+/** `tokenSpace: 'labels'`: the allowed ids at every token of each row's chosen label. */
+function chosenTokenSets(candidates: readonly (StepRecord['candidates'] | undefined)[]) {
+  return candidates.map((c) => {
+    if (!c) throw openActionSpaceError('this environment');
+    return nextTokenSets(c.ids)[c.chosen]!;
+  });
+}
+
+/**
+ * `tokenSpace: 'labels'`: the distinct first tokens of each observation's valid labels (what may
+ * start its next action); an empty set for an observation that offers no label (no restriction).
+ */
+async function firstTokenSets(
+  policy: TokenPolicy,
+  observations: readonly string[],
+  labels: readonly (readonly string[] | null | undefined)[],
+): Promise<Int32Array[]> {
+  return Promise.all(
+    observations.map(async (o, i) => {
+      const ls = labels[i];
+      if (ls === null) throw openActionSpaceError('this environment');
+      if (!ls || ls.length === 0) return new Int32Array(0);
+      const ids = await policy.encodeContinuations(o, ls);
+      return Int32Array.from(new Set(ids.map((c) => c[0]!)));
+    }),
+  );
 }

@@ -34,7 +34,7 @@ export {
   PpoConfigError,
 } from './errors.js';
 export { clipGradNorm } from './grad-clip.js';
-export { nextTokenSets, restrictedLogProbs } from './label-tokens.js';
+export { allowedTokenSets, nextTokenSets, restrictedLogProbs } from './label-tokens.js';
 export {
   approxKl,
   clipIndicator,

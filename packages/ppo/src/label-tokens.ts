@@ -1,4 +1,5 @@
 import { PolicyContractError, PpoConfigError } from './errors.js';
+import type { RolloutBuffer } from './rollout-buffer.js';
 
 /**
  * The token space restricted to the valid labels (`tokenSpace: 'labels'`).
@@ -98,4 +99,18 @@ export function restrictedLogProbs(
       return own - (max + Math.log(s));
     }),
   );
+}
+
+/**
+ * `tokenSpace: 'labels'`: for each of the buffer's samples `rows`, the label-tree continuations
+ * at every token of its chosen action (`TokenBatch.allowed`), from the candidates stored with it.
+ *
+ * @throws PpoConfigError when a sample has no candidates (an open action space).
+ */
+export function allowedTokenSets(buffer: RolloutBuffer, rows: ArrayLike<number>): Int32Array[][] {
+  return Array.from(rows, (i) => {
+    const cands = buffer.candidates(i);
+    if (cands.length === 0) throw openActionSpaceError('this environment');
+    return nextTokenSets(cands)[buffer.chosen[i]!]!;
+  });
 }

@@ -102,8 +102,14 @@ export interface TokenPolicy {
    * features per (prompt, action) across epochs and only apply the value head here.
    */
   tokenValues(batch: TokenBatch): Tensor2D | Tensor1D;
-  /** Critic pass over prompts only: `[B]`, V(o_i). Differentiable w.r.t. the critic variables. */
-  promptValues(prompts: readonly Int32Array[]): Tensor1D;
+  /**
+   * Critic pass over prompts only: `[B]`, V(o_i). Differentiable w.r.t. the critic variables.
+   * With `tokenSpace: 'labels'` the trainer passes `allowed`: `allowed[i]` lists the ids that may
+   * start row i's next action (the first tokens of its valid labels; empty: no restriction), as
+   * `TokenBatch.allowed` does for `tokenValues`. A critic whose value depends on the policy's
+   * token space (ETPO's soft value E_π[Q̄] − β·KL(π ‖ π̄)) uses them; a value head ignores them.
+   */
+  promptValues(prompts: readonly Int32Array[], allowed?: readonly Int32Array[]): Tensor1D;
   /**
    * Optional, asynchronous preparation of critic inputs. The base model is frozen, so its
    * features can be computed once and reused across epochs; `tokenValues` and `promptValues`

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { normaliseAdvantages } from './advantage-normalisation.js';
-import { nextTokenSets, openActionSpaceError } from './label-tokens.js';
+import { allowedTokenSets } from './label-tokens.js';
 import {
   approxKl,
   clipIndicator,
@@ -37,18 +37,6 @@ function padChunk(
     }
   }
   return { width, mask, mats };
-}
-
-/**
- * `tokenSpace: 'labels'`: the label-tree continuations of each sample's chosen action, from the
- * candidates stored with it.
- */
-function allowedTokens(buffer: RolloutBuffer, chunk: ArrayLike<number>): Int32Array[][] {
-  return Array.from(chunk, (i) => {
-    const cands = buffer.candidates(i);
-    if (cands.length === 0) throw openActionSpaceError('this environment');
-    return nextTokenSets(cands)[buffer.chosen[i]!]!;
-  });
 }
 
 /** Loss closures of one token-level minibatch (poad, ntpo, archer). */
@@ -98,7 +86,7 @@ export function tokenLevelLosses(
       prompts: Array.from(chunk, (i) => buffer.prompt(i)),
       actions: Array.from(chunk, (i) => buffer.action(i)),
       width,
-      ...(config.tokenSpace === 'labels' ? { allowed: allowedTokens(buffer, chunk) } : {}),
+      ...(config.tokenSpace === 'labels' ? { allowed: allowedTokenSets(buffer, chunk) } : {}),
     };
     const shape: [number, number] = [b, width];
     valueFns.push((logged) => {
