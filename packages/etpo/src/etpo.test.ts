@@ -9,6 +9,7 @@ import {
   etpoCriticLoss,
   etpoPolicyLoss,
   polyakUpdate,
+  restrictScores,
   softStats,
 } from './index.js';
 
@@ -70,6 +71,76 @@ describe('softStats', () => {
     const s = softStats(logits, q, 'uniform', 0.5);
     expect(tf.memory().numTensors).toBe(before + 3);
     tf.dispose([s.expectedQ, s.kl, s.softValue, logits, q]);
+  });
+});
+
+describe('the label-restricted token space', () => {
+  it('renormalises π and π̄ over the allowed ids (hand computation) and leaves others untouched', () => {
+    // Vocabulary of 4; row 0 allows {1, 3}, row 1 allows only {2}, row 2 everything.
+    const logits = tf.tensor2d([
+      [0, Math.log(3), 5, Math.log(1)],
+      [1, 2, 3, 4],
+      [Math.log(0.8), Math.log(0.2), -50, -50],
+    ]);
+    const q = tf.tensor2d([
+      [9, 1, 9, 0],
+      [9, 9, 0.5, 9],
+      [1, 0, 0, 0],
+    ]);
+    const s = softStats(logits, q, 'uniform', 0.1, [[1, 3], [2], []]);
+    // Row 0: π = (3/4, 1/4) on {1, 3}, π̄ = (1/2, 1/2): E_π[Q] = 0.75, KL = 0.75·ln 1.5 + 0.25·ln 0.5.
+    const kl0 = 0.75 * Math.log(1.5) + 0.25 * Math.log(0.5);
+    expect(read(s.expectedQ)[0]).toBeCloseTo(0.75, 5);
+    expect(read(s.kl)[0]).toBeCloseTo(kl0, 5);
+    // Row 1: one allowed id: π = π̄ = 1 there, KL 0, the soft value is its Q.
+    expect(read(s.kl)[1]).toBeCloseTo(0, 6);
+    expect(read(s.softValue)[1]).toBeCloseTo(0.5, 6);
+    // Row 2: unrestricted (π ≈ (0.8, 0.2, 0, 0) against a uniform π̄ over 4).
+    expect(read(s.expectedQ)[2]).toBeCloseTo(0.8, 5);
+    expect(read(s.kl)[2]).toBeCloseTo(0.8 * Math.log(3.2) + 0.2 * Math.log(0.8), 4);
+    // A reference distribution is renormalised the same way; its gradient has no NaN.
+    const ref = tf.logSoftmax(tf.tensor2d([[0, Math.log(1), 0, Math.log(3)]]));
+    const r = restrictScores(
+      {
+        policyLogits: tf.tensor2d([[0, Math.log(3), 5, 0]]),
+        q: tf.tensor2d([[9, 1, 9, 0]]),
+        reference: ref as tf.Tensor2D,
+      },
+      [[1, 3]],
+    );
+    expect(read(tf.exp(r.reference as tf.Tensor2D)).map((x) => Number(x.toFixed(5)))).toEqual([
+      0, 0.25, 0, 0.75,
+    ]);
+    const g = tf.grad((z: tf.Tensor) =>
+      etpoPolicyLoss(
+        restrictScores(
+          {
+            policyLogits: z as tf.Tensor2D,
+            q: tf.slice(q, 0, 1) as tf.Tensor2D,
+            reference: 'uniform',
+          },
+          [[1, 3]],
+        ).policyLogits,
+        tf.slice(q, 0, 1) as tf.Tensor2D,
+        'uniform',
+        0.1,
+      ),
+    )(tf.slice(logits, 0, 1));
+    expect(read(g).every(Number.isFinite)).toBe(true);
+    expect(read(g)[0]).toBe(0);
+    expect(read(g)[2]).toBe(0);
+  });
+
+  it('refuses a set per row mismatch and ids outside the vocabulary', () => {
+    const scores = {
+      policyLogits: tf.zeros([2, 3]) as tf.Tensor2D,
+      q: tf.zeros([2, 3]) as tf.Tensor2D,
+      reference: 'uniform' as const,
+    };
+    expect(() => restrictScores(scores, [[0]])).toThrow(
+      /allowed.*one allowed set per score row \(2\)/,
+    );
+    expect(() => restrictScores(scores, [[0], [3]])).toThrow(/allowed\[1\].*token id 3 is outside/);
   });
 });
 

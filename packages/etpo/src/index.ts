@@ -3,6 +3,7 @@ export { etpoCriticLoss, etpoPolicyLoss } from './losses.js';
 export type { EtpoPolicy, VocabularyScores } from './policy.js';
 export { polyakUpdate } from './polyak.js';
 export type { Reference } from './reference.js';
+export { flatAllowed, restrictScores } from './restrict.js';
 export type { SoftStats } from './soft-values.js';
 export { softStats } from './soft-values.js';
 export { softBadTargets } from './targets.js';

@@ -17,7 +17,9 @@ export interface VocabularyScores {
  * rollout collection it reuses unchanged):
  * - `tokenValues` / `promptValues` return **soft values under the target critic**,
  *   E_{w∼π}[Q̄(·, w)] − β·KL(π ‖ π̄) at each position (`softStats`), so that the rollout buffer
- *   records exactly what `softBad` backs up;
+ *   records exactly what `softBad` backs up; with `tokenSpace: 'labels'` they receive the allowed
+ *   ids (`batch.allowed`, `promptValues`' second argument) and pass them to `softStats`;
+ * - `vocabularyScores` ignores `batch.allowed`: the trainer restricts its scores itself;
  * - `criticVariables` are the online critic's (e.g. a second LoRA adapter whose language-model
  *   head gives Q), `targetVariables` the target critic's, in the same order and shapes.
  */

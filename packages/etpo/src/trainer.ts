@@ -2,6 +2,7 @@ import type { TextStep } from '@poad/envs-core';
 import {
   Adam,
   type AdamState,
+  allowedTokenSets,
   clipGradNorm,
   collectRollout,
   explainedVariance,
@@ -25,6 +26,7 @@ import { etpoCriticLoss, etpoPolicyLoss } from './losses.js';
 import type { EtpoPolicy } from './policy.js';
 import { polyakUpdate } from './polyak.js';
 import { policyTerms } from './reference.js';
+import { flatAllowed, restrictScores } from './restrict.js';
 import { softBadTargets } from './targets.js';
 
 /** ETPO's own settings. */
@@ -208,6 +210,13 @@ export class EtpoTrainer {
           actions: idx.map((i) => buffer.action(i)),
           width: Math.max(...idx.map((i) => buffer.actionLength(i))),
         };
+        // The label-restricted token space: π and π̄ renormalised over each position's labels.
+        const allowed =
+          config.tokenSpace === 'labels' ? flatAllowed(allowedTokenSets(buffer, idx)) : null;
+        const scores = () => {
+          const s = policy.vocabularyScores(batch);
+          return allowed ? restrictScores(s, allowed) : s;
+        };
         const chosenIds: number[] = [];
         const y: number[] = [];
         for (const i of idx)
@@ -224,7 +233,7 @@ export class EtpoTrainer {
           // Critic: ½(Q(chosen) − y)², then the target critic's Polyak step.
           let picked: tf.Tensor | null = null;
           const critic = tf.variableGrads(() => {
-            const s = policy.vocabularyScores(batch);
+            const s = scores();
             picked = tf.keep(tf.sum(tf.mul(s.q, tf.oneHot(chosen, s.q.shape[1])), 1));
             return etpoCriticLoss(s.q, chosen, yT);
           }, policy.criticVariables as tf.Variable[]);
@@ -237,7 +246,7 @@ export class EtpoTrainer {
           // Actor: Σ π(β·log(π/π̄) − Q), Q held constant.
           let stats: tf.Tensor | null = null;
           const actor = tf.variableGrads(() => {
-            const s = policy.vocabularyScores(batch);
+            const s = scores();
             const { pi, logPi, logRatio } = policyTerms(s.policyLogits, s.q, s.reference, beta);
             const entropy = tf.neg(tf.mean(tf.sum(tf.mul(pi, logPi), 1)));
             const kl = tf.mean(tf.sum(tf.mul(pi, logRatio), 1));

@@ -1,7 +1,7 @@
 import type { TokenBatch, TokenScores } from '@poad/ppo';
 import * as tf from '@tensorflow/tfjs-core';
 import type { EtpoPolicy, VocabularyScores } from '../src/index.js';
-import { softStats } from '../src/index.js';
+import { flatAllowed, softStats } from '../src/index.js';
 
 /**
  * A tiny word-level language model with an ETPO critic, for tests. Every row is one token
@@ -113,22 +113,28 @@ export class TinyEtpoPolicy implements EtpoPolicy {
   private softValues(
     prompts: readonly Int32Array[],
     actions: readonly Int32Array[] | null,
+    allowed: readonly Int32Array[] | undefined,
   ): tf.Tensor1D {
     const s = softStats(
       this.actorLogits(prompts, actions),
       this.q(prompts, actions, this.targetVariables),
       'uniform',
       this.beta,
+      allowed,
     );
     return s.softValue;
   }
 
   tokenValues(batch: TokenBatch): tf.Tensor1D {
-    return this.softValues(batch.prompts, batch.actions);
+    return this.softValues(
+      batch.prompts,
+      batch.actions,
+      batch.allowed ? flatAllowed(batch.allowed) : undefined,
+    );
   }
 
-  promptValues(prompts: readonly Int32Array[]): tf.Tensor1D {
-    return this.softValues(prompts, null);
+  promptValues(prompts: readonly Int32Array[], allowed?: readonly Int32Array[]): tf.Tensor1D {
+    return this.softValues(prompts, null, allowed);
   }
 
   vocabularyScores(batch: TokenBatch): VocabularyScores {
@@ -139,16 +145,15 @@ export class TinyEtpoPolicy implements EtpoPolicy {
     };
   }
 
-  /** Online Q over the vocabulary after `prompt` + `prefix`. */
-  qAfter(prompt: Int32Array, prefix: Int32Array): Float32Array {
+  /** Online (or `vars`') Q over the vocabulary after `prompt` + `prefix`. */
+  qAfter(
+    prompt: Int32Array,
+    prefix: Int32Array,
+    vars: readonly tf.Variable[] = this.criticVariables,
+  ): Float32Array {
     return tf
       .tidy(
-        () =>
-          this.q(
-            [prompt],
-            [Int32Array.from([...prefix, 0])],
-            this.criticVariables,
-          ).dataSync() as Float32Array,
+        () => this.q([prompt], [Int32Array.from([...prefix, 0])], vars).dataSync() as Float32Array,
       )
       .slice(prefix.length * this.vocab, (prefix.length + 1) * this.vocab);
   }

@@ -2,7 +2,7 @@
 // only in their second word; reward 1 for the right one).
 import '@tensorflow/tfjs-backend-cpu';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
-import { candidateDistribution } from '@poad/ppo';
+import { candidateDistribution, nextTokenSets } from '@poad/ppo';
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { KeyTokenVecEnv, keyTokenTask } from '../../ppo/test/key-token-env.js';
@@ -75,6 +75,53 @@ describe('EtpoTrainer on the key-token task', () => {
       expect(right - Math.max(...wrong), `seed ${seed}`).toBeGreaterThan(0.1);
       policy.dispose();
     }
+  });
+
+  it('learns with the token space restricted to the labels (--token-space labels)', async () => {
+    // Candidates 'kX f0 f1 f2': the key first, so the first token is the only choice that matters
+    // and every later token has a single continuation (π = 1 there: no KL, no gradient).
+    const base = keyTokenTask(4);
+    const task = {
+      ...base,
+      keyPos: 0,
+      candidates: base.candidates.map((c) => {
+        const w = c.split(' ');
+        return [w[1], w[0], ...w.slice(2)].join(' ');
+      }),
+    };
+    const policy = new TinyEtpoPolicy(task.words, 6, CONFIG.beta!);
+    const trainer = new EtpoTrainer({
+      policy,
+      env: new KeyTokenVecEnv(task, 8),
+      config: { ...CONFIG, seed: 6, tokenSpace: 'labels' },
+    });
+    const before = successProb(policy, task);
+    let last = await trainer.iterate();
+    const live = tf.memory().numTensors;
+    for (let i = 1; i < 40; i++) last = await trainer.iterate();
+    expect(tf.memory().numTensors).toBe(live);
+    const after = successProb(policy, task);
+    expect(after, `${before} → ${after}`).toBeGreaterThan(Math.max(0.5, before + 0.2));
+    // Inside a label (one continuation) the soft value is the target Q of that token; at the
+    // first token it is a soft maximum over the four keys, below their largest target Q.
+    const prompt = policy.encodePrompt(task.prompt);
+    const cands = policy.encodeContinuations(task.prompt, task.candidates);
+    const sets = nextTokenSets(cands);
+    const c = cands[1]!;
+    const v = tf.tidy(() =>
+      policy
+        .tokenValues({ prompts: [prompt], actions: [c], width: 4, allowed: [sets[1]!] })
+        .dataSync(),
+    );
+    for (let k = 1; k < 4; k++) {
+      const qTarget = policy.qAfter(prompt, c.subarray(0, k), policy.targetVariables);
+      expect(v[k]!, `token ${k}`).toBeCloseTo(qTarget[c[k]!]!, 5);
+    }
+    const q0 = policy.qAfter(prompt, new Int32Array(0), policy.targetVariables);
+    expect(v[0]!).toBeLessThanOrEqual(Math.max(...cands.map((x) => q0[x[0]!]!)) + 1e-6);
+    expect(last.buffer.size).toBe(8);
+    expect(last.update.klToReference).toBeGreaterThanOrEqual(0);
+    policy.dispose();
   });
 
   it('keeps the live tensor count constant across iterations', async () => {
