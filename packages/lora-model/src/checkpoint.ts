@@ -134,18 +134,24 @@ export async function saveCausalLM(
 export interface SaveAdapterOptions {
   /** Recorded as `base_model_name_or_path` in `adapter_config.json`. */
   baseModelNameOrPath?: string | null;
+  /**
+   * The adapter to write, when not the attached one (e.g. ETPO's critic, a second adapter on the
+   * same base model).
+   */
+  adapter?: LoraAdapter;
 }
 
 /**
- * Write the attached LoRA adapter in PEFT's format (`adapter_config.json` +
- * `adapter_model.safetensors`, [r, in] and [out, r] weights) so Python PEFT can load it.
+ * Write the attached LoRA adapter (or `options.adapter`) in PEFT's format
+ * (`adapter_config.json` + `adapter_model.safetensors`, [r, in] and [out, r] weights) so Python
+ * PEFT can load it.
  */
 export async function saveAdapter(
   model: CausalLM,
   dir: string,
   options: SaveAdapterOptions = {},
 ): Promise<void> {
-  const ad = model.adapter;
+  const ad = options.adapter ?? model.adapter;
   if (!ad)
     throw new ModelConfigError(
       'adapter',
@@ -186,6 +192,17 @@ export async function saveAdapter(
 
 /** Load a PEFT LoRA adapter folder into the model, replacing any attached adapter. */
 export async function loadAdapter(model: CausalLM, dir: string): Promise<LoraAdapter> {
+  const adapter = await readAdapter(model, dir);
+  model.adapter?.dispose();
+  model.adapter = adapter;
+  return adapter;
+}
+
+/**
+ * Read a PEFT LoRA adapter folder for `model` without attaching it (e.g. a second adapter passed
+ * to `forward({ adapter })`); the caller disposes it.
+ */
+export async function readAdapter(model: CausalLM, dir: string): Promise<LoraAdapter> {
   const { config, tensors } = await readPeftAdapter(dir, { baseConfig: llamaConfigOf(model) });
   const file = join(dir, 'adapter_model.safetensors');
   const modules = config.target_modules as ModuleName[];
@@ -214,8 +231,6 @@ export async function loadAdapter(model: CausalLM, dir: string): Promise<LoraAda
       };
     },
   );
-  model.adapter?.dispose();
-  model.adapter = adapter;
   return adapter;
 }
 

@@ -21,6 +21,7 @@ export {
   loadAdapter,
   loadCausalLM,
   loadValueHead,
+  readAdapter,
   saveAdapter,
   saveCausalLM,
   saveValueHead,

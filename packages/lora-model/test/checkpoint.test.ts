@@ -8,10 +8,12 @@ import {
   loadAdapter,
   loadCausalLM,
   loadValueHead,
+  readAdapter,
   saveAdapter,
   saveCausalLM,
   saveValueHead,
 } from '../src/checkpoint.js';
+import { LoraAdapter } from '../src/lora.js';
 import { SeededRng } from '../src/rng.js';
 import { maxAbsDiff, randomIds, tempDir, tinyConfig, useTestBackend } from './helpers.js';
 
@@ -25,6 +27,30 @@ function bitsEqual(a: Float32Array, b: Float32Array): boolean {
 }
 
 describe('save and load', () => {
+  it('a second adapter is saved with { adapter } and read back without being attached', async () => {
+    const model = createCausalLM(tinyConfig(), { seed: 5, lora: { r: 4, alpha: 8 } });
+    const second = LoraAdapter.create(model.config, { r: 4, alpha: 8 }, 9);
+    for (const v of second.variables()) v.assign(tf.randomNormal(v.shape, 0, 0.1, 'float32', 4));
+    const dir = await tempDir();
+    await saveAdapter(model, join(dir, 'second'), { adapter: second });
+    const attached = model.adapter;
+    const read = await readAdapter(model, join(dir, 'second'));
+    expect(model.adapter).toBe(attached);
+    const [va, vb] = [second.variables(), read.variables()];
+    expect(vb.length).toBe(va.length);
+    va.forEach((v, i) => {
+      expect(bitsEqual(v.dataSync() as Float32Array, vb[i]!.dataSync() as Float32Array)).toBe(true);
+    });
+    // The attached adapter's own file differs (saved without the option).
+    await saveAdapter(model, join(dir, 'own'));
+    const own = await readAdapter(model, join(dir, 'own'));
+    expect(
+      bitsEqual(own.variables()[1]!.dataSync() as Float32Array, vb[1]!.dataSync() as Float32Array),
+    ).toBe(false);
+    for (const x of [second, read, own]) x.dispose();
+    model.dispose();
+  });
+
   it('model, adapter and value head round-trip bit-exactly', async () => {
     for (const cfg of [
       tinyConfig(),
