@@ -26,6 +26,8 @@ export interface VocabularyScores {
 export interface EtpoPolicy extends TokenPolicy {
   /** Full-vocabulary actor logits, online Q and reference at every action token of `batch`. */
   vocabularyScores(batch: TokenBatch): VocabularyScores;
+  /** The online Q alone (`vocabularyScores(batch).q`), for the critic step. */
+  criticQ(batch: TokenBatch): Tensor2D;
   /** The target critic's variables (Polyak averages of `criticVariables`). */
   readonly targetVariables: readonly Variable[];
 }

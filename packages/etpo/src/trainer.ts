@@ -233,9 +233,9 @@ export class EtpoTrainer {
           // Critic: ½(Q(chosen) − y)², then the target critic's Polyak step.
           let picked: tf.Tensor | null = null;
           const critic = tf.variableGrads(() => {
-            const s = scores();
-            picked = tf.keep(tf.sum(tf.mul(s.q, tf.oneHot(chosen, s.q.shape[1])), 1));
-            return etpoCriticLoss(s.q, chosen, yT);
+            const q = policy.criticQ(batch);
+            picked = tf.keep(tf.sum(tf.mul(q, tf.oneHot(chosen, q.shape[1])), 1));
+            return etpoCriticLoss(q, chosen, yT);
           }, policy.criticVariables as tf.Variable[]);
           const criticLoss = (await critic.value.data())[0]!;
           const cGrads = policy.criticVariables.map((v) => critic.grads[v.name] ?? null);

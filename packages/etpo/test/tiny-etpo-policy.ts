@@ -145,6 +145,10 @@ export class TinyEtpoPolicy implements EtpoPolicy {
     };
   }
 
+  criticQ(batch: TokenBatch): tf.Tensor2D {
+    return this.q(batch.prompts, batch.actions, this.criticVariables);
+  }
+
   /** Online (or `vars`') Q over the vocabulary after `prompt` + `prefix`. */
   qAfter(
     prompt: Int32Array,
