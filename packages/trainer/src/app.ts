@@ -1,7 +1,8 @@
 import type { TextEnv } from '@poad/envs-core';
-import type { IterationReport, PresetEnv } from '@poad/ppo';
+import type { PresetEnv } from '@poad/ppo';
 import type { OptionsSchema } from '@poad/run-kit';
 import type { Agent } from './agent.js';
+import type { RunIterationReport } from './run-trainer.js';
 
 /** What an app (one environment family) tells the shared training CLI. */
 export interface AppSpec {
@@ -28,7 +29,7 @@ export interface AppSpec {
   /** Checks app-specific options before any work starts; throws OptionError naming the fix. */
   validate?(options: Record<string, unknown>): void;
   /** Called after every iteration, e.g. to keep the best program found so far. */
-  onIteration?(report: IterationReport, runDir: string, agent: Agent): Promise<void>;
+  onIteration?(report: RunIterationReport, runDir: string, agent: Agent): Promise<void>;
   /** Best achievable logged (discounted) return of a task, for "steps to 90% of optimum". */
   optimalReturn?(task: string): number | undefined;
   /** Tasks an evaluation covers for a trained task (itself first, then unseen variants). */

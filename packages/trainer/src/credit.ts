@@ -1,20 +1,21 @@
 import { join } from 'node:path';
-import type { IterationReport } from '@poad/ppo';
 import { type TokenCreditRow, tokenCreditSvg, writeFileAtomicSync } from '@poad/run-kit';
 import type { Agent } from './agent.js';
+import type { RunIterationReport } from './run-trainer.js';
 
 /**
- * Writes `token-credit.svg`: per-token advantages of a few chosen actions from the last rollout
- * (like the paper's case study). Rewarded steps come first; each action appears once. For
- * TWOSOME (action-level advantages) every token of an action shows the action's advantage.
+ * Writes `token-credit.svg`: per-token credit (PPO's advantages, ETPO's soft TD errors) of a few
+ * chosen actions from the last rollout (like the paper's case study). Rewarded steps come first;
+ * each action appears once. For TWOSOME (action-level advantages) every token of an action shows
+ * the action's advantage.
  */
 export async function writeTokenCredit(
   runDir: string,
-  report: IterationReport,
+  report: Pick<RunIterationReport, 'iteration' | 'buffer' | 'credit'>,
   agent: Agent,
   rows = 6,
 ): Promise<void> {
-  const { buffer, advantages } = report;
+  const { buffer, credit } = report;
   const n = buffer.rewards.length;
   const order = [...Array(n).keys()].sort(
     (a, b) => Math.abs(buffer.rewards[b]!) - Math.abs(buffer.rewards[a]!),
@@ -29,9 +30,9 @@ export async function writeTokenCredit(
     seen.add(key);
     const start = buffer.actionOffsets[i]!;
     const adv =
-      advantages.level === 'token'
-        ? Array.from(advantages.advantages.subarray(start, start + ids.length))
-        : ids.map(() => advantages.advantages[i]!);
+      credit.level === 'token'
+        ? ids.map((_, k) => credit.values[start + k]!)
+        : ids.map(() => credit.values[i]!);
     const prompt = Array.from(buffer.prompt(i)).slice(-10);
     const stateText = (await Promise.all(prompt.map((t) => agent.tokenText(t)))).join('').trim();
     out.push({
@@ -43,7 +44,7 @@ export async function writeTokenCredit(
   writeFileAtomicSync(
     join(runDir, 'token-credit.svg'),
     tokenCreditSvg(
-      `Per-token advantages, iteration ${report.iteration} (${advantages.level} level)`,
+      `Per-token ${credit.name}, iteration ${report.iteration} (${credit.level} level)`,
       out,
     ),
   );

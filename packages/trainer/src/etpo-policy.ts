@@ -1,4 +1,10 @@
-import { type EtpoPolicy, type Reference, softStats, type VocabularyScores } from '@poad/etpo';
+import {
+  type EtpoPolicy,
+  flatAllowed,
+  type Reference,
+  softStats,
+  type VocabularyScores,
+} from '@poad/etpo';
 import type { TextTokenizer } from '@poad/hf-files';
 import { type CausalLM, LoraAdapter } from '@poad/lora-model';
 import type { TokenBatch } from '@poad/ppo';
@@ -71,27 +77,44 @@ export class EtpoLmPolicy extends LmPolicy implements EtpoPolicy {
       : (tf.logSoftmax(this.logitRows(prompts, actions, undefined)) as tf.Tensor2D);
   }
 
-  private softValues(prompts: readonly Int32Array[], actions: readonly Int32Array[]): tf.Tensor1D {
+  private softValues(
+    prompts: readonly Int32Array[],
+    actions: readonly Int32Array[],
+    allowed: readonly Int32Array[] | undefined,
+  ): tf.Tensor1D {
     const actor = this.model.adapter ?? undefined;
     const s = softStats(
       this.logitRows(prompts, actions, actor),
       this.logitRows(prompts, actions, this.target),
       this.referenceRows(prompts, actions),
       this.beta,
+      allowed,
     );
     return s.softValue;
   }
 
   override tokenValues(batch: TokenBatch): tf.Tensor1D {
-    return this.softValues(batch.prompts, batch.actions);
+    return this.softValues(
+      batch.prompts,
+      batch.actions,
+      batch.allowed ? flatAllowed(batch.allowed) : undefined,
+    );
   }
 
-  override promptValues(prompts: readonly Int32Array[]): tf.Tensor1D {
+  override promptValues(
+    prompts: readonly Int32Array[],
+    allowed?: readonly Int32Array[],
+  ): tf.Tensor1D {
     const empty = new Int32Array(0);
     return this.softValues(
       prompts,
       prompts.map(() => empty),
+      allowed,
     );
+  }
+
+  criticQ(batch: TokenBatch): tf.Tensor2D {
+    return this.logitRows(batch.prompts, batch.actions, this.critic);
   }
 
   vocabularyScores(batch: TokenBatch): VocabularyScores {

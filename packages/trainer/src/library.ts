@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { envSpec, makeEnv, type TextEnv } from '@poad/envs-core';
 import type { BackendChoice } from '@poad/lora-model';
-import type { Algorithm, IterationReport, PresetEnv, TokenSpace } from '@poad/ppo';
+import type { Algorithm, PresetEnv, TokenSpace } from '@poad/ppo';
 import {
   coerceOption,
   loadCheckpoint,
@@ -17,6 +17,7 @@ import { trainingSchema } from './options.js';
 import { type PlayedEpisode, playEpisode } from './play.js';
 import { ppoConfigOf, readRunConfig, resolveTraining, type TrainingOptions } from './resolve.js';
 import { createRunAgent } from './run-agent.js';
+import type { RunIterationReport } from './run-trainer.js';
 import { runTraining, type TrainResult } from './train.js';
 
 /** Builds environment number `index` (0, 1, …) of the parallel environments of a run. */
@@ -41,11 +42,12 @@ export interface EnvChoice {
 
 /** The options whose values are one of a few words, typed as such. */
 interface ChoiceOptions {
-  algo: Algorithm;
+  algo: Algorithm | 'etpo';
   preset: 'small' | 'paper';
   backend: BackendChoice;
   candidateNormalisation: 'words' | 'tokens' | 'none';
   tokenSpace: TokenSpace;
+  reference: 'base' | 'uniform';
 }
 
 /**
@@ -69,8 +71,11 @@ export interface TrainOptions extends EnvChoice, TrainingOptionValues {
   optimalReturn?: number;
   /** Receives every progress and status line (default: standard error). */
   log?: (line: string) => void;
-  /** Called after every iteration, after its metrics row is written. */
-  onIteration?(report: IterationReport, runDir: string): void | Promise<void>;
+  /**
+   * Called after every iteration, after its metrics row is written: the rollout, its buffer, the
+   * update's metrics and the per-token credit (PPO's advantages, ETPO's soft TD errors).
+   */
+  onIteration?(report: RunIterationReport, runDir: string): void | Promise<void>;
 }
 
 export type { TrainResult };

@@ -1,26 +1,10 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import type { TextTokenizer } from '@poad/hf-files';
 import {
-  ADAPTER_FILES,
-  readPeftAdapter,
-  readSafetensorsFile,
-  type TextTokenizer,
-} from '@poad/hf-files';
-import {
-  type BackendChoice,
   type CausalLM,
   generate as generateTokens,
-  initBackend,
   type LoraAdapter,
-  llamaConfigOf,
-  loadAdapter,
-  loadCausalLM,
-  loadValueHead,
-  saveAdapter,
-  saveValueHead,
   scoreContinuations,
   tokenStats,
-  VALUE_HEAD_FILE,
   valuesOf,
 } from '@poad/lora-model';
 import type {
@@ -31,22 +15,6 @@ import type {
   TokenScores,
 } from '@poad/ppo';
 import * as tf from '@tensorflow/tfjs-core';
-import type { Agent } from './agent.js';
-
-/** Options of {@link createLmAgent}. */
-export interface LmAgentOptions {
-  /** Hugging Face model folder with config.json, model.safetensors and tokenizer.json. */
-  model: string;
-  backend: BackendChoice;
-  /** Threads of the native kernels on wasm (unset: the addon's current setting). */
-  threads?: number;
-  seed: number;
-  lora: { r: number; alpha: number };
-  /** Token ids that end a generated action (open action spaces); default: the tokenizer's EOS. */
-  stopTokenIds?: number[];
-  /** Value-head hidden sizes (default 1024, 512 as the paper). */
-  valueHead?: number[];
-}
 
 const key = (p: ArrayLike<number>, a: ArrayLike<number>) =>
   `${Array.prototype.join.call(p, ',')}|${Array.prototype.join.call(a, ',')}`;
@@ -262,89 +230,3 @@ export class LmPolicy implements TokenPolicy {
     return tf.gather(hidden, tf.tensor1d(rows, 'int32')) as tf.Tensor2D;
   }
 }
-
-/** Loads a model folder and wraps it as an {@link Agent} with a fresh LoRA adapter and value head. */
-export async function createLmAgent(o: LmAgentOptions): Promise<Agent> {
-  const backend = await initBackend(o.backend, o.threads ? { threads: o.threads } : {});
-  const model = await loadCausalLM(o.model, {
-    seed: o.seed,
-    lora: { r: o.lora.r, alpha: o.lora.alpha },
-    valueHead: o.valueHead ? { hiddenSizes: o.valueHead } : true,
-  });
-  const tokenizer = model.tokenizer;
-  if (!tokenizer) {
-    throw new Error(
-      `${o.model}: no tokenizer.json; the training apps need the model's tokenizer to score action labels`,
-    );
-  }
-  const policy = new LmPolicy(model, tokenizer, o.stopTokenIds);
-  return {
-    policy,
-    backend: `${backend.description} (${backend.source})`,
-    ...(backend.adapter ? { gpu: backend.adapter } : {}),
-    info: {
-      model: o.model,
-      config: model.config,
-      trainableActor: count(policy.actorVariables),
-      trainableCritic: count(policy.criticVariables),
-    },
-    beginIteration() {
-      policy.clearFeatureCache();
-    },
-    async saveTrainable(dir) {
-      mkdirSync(dir, { recursive: true });
-      await saveAdapter(model, dir);
-      await saveValueHead(model, dir);
-    },
-    async loadTrainable(dir) {
-      await loadAdapter(model, dir);
-      await loadValueHead(model, dir);
-    },
-    async checkTrainable(dir) {
-      const adapter = await readPeftAdapter(dir, { baseConfig: llamaConfigOf(model) });
-      const head = await readSafetensorsFile(join(dir, VALUE_HEAD_FILE));
-      for (const [file, tensors] of [
-        [join(dir, ADAPTER_FILES.weights), adapter.tensors],
-        [join(dir, VALUE_HEAD_FILE), head.tensors],
-      ] as const) {
-        for (const [name, t] of tensors) {
-          if (!t.data.every(Number.isFinite)) {
-            throw new Error(`${file}: tensor ${name} holds a NaN or an infinity`);
-          }
-        }
-      }
-    },
-    async tokenText(id) {
-      return id < tokenizer.vocabSize
-        ? tokenizer.decode([id], { skipSpecialTokens: false })
-        : `<${id}>`;
-    },
-    async perplexity(lines) {
-      let nll = 0;
-      let n = 0;
-      for (let i = 0; i < lines.length; i += 16) {
-        const chunk = lines.slice(i, i + 16);
-        const ids = await Promise.all(
-          chunk.map((l) => tokenizer.encode(l, { addSpecialTokens: false })),
-        );
-        const bos = tokenizer.bosId ?? 1;
-        const s = tokenStats(
-          model,
-          ids.map(() => [bos]),
-          ids,
-        );
-        const lp = (await s.logProbs.data()) as Float32Array;
-        s.logProbs.dispose();
-        s.entropies.dispose();
-        for (const v of lp) nll -= v;
-        n += lp.length;
-      }
-      return Math.exp(nll / Math.max(1, n));
-    },
-    dispose() {
-      model.dispose();
-    },
-  };
-}
-
-const count = (vars: readonly tf.Variable[]) => vars.reduce((a, v) => a + v.size, 0);

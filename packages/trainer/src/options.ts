@@ -15,10 +15,10 @@ export function trainingSchema(tasks: readonly string[], defaultTask: string, ta
     },
     algo: {
       type: 'enum',
-      choices: ['poad', 'ntpo', 'twosome', 'archer'],
+      choices: ['poad', 'ntpo', 'twosome', 'archer', 'etpo'],
       default: 'poad',
       description:
-        'Algorithm: poad (BAD token credit), ntpo (tokens as steps), twosome (action level), archer',
+        'Algorithm: poad (BAD token credit), ntpo (tokens as steps), twosome (action level), archer, etpo (token-level soft Q-learning on the soft BAD backup, KL-regularised towards a reference)',
     },
     preset: {
       type: 'enum',
@@ -99,6 +99,28 @@ export function trainingSchema(tasks: readonly string[], defaultTask: string, ta
       type: 'number',
       min: 0,
       description: 'Approximate-KL threshold that skips an actor step (0 = off)',
+    },
+    beta: {
+      type: 'number',
+      optional: true,
+      min: 1e-6,
+      description:
+        'ETPO: β, the weight of KL(π ‖ π̄) in the soft backup and the policy loss; ignored by the PPO algorithms',
+    },
+    tau: {
+      type: 'number',
+      optional: true,
+      min: 1e-6,
+      max: 1,
+      description:
+        'ETPO: τ of the target critic, a Polyak average of the critic adapter updated after every critic step',
+    },
+    reference: {
+      type: 'enum',
+      optional: true,
+      choices: ['base', 'uniform'],
+      description:
+        'ETPO: the reference policy π̄ of the KL term: the base model with its adapters off, or uniform (plain entropy regularisation)',
     },
     candidateNormalisation: {
       type: 'enum',

@@ -4,9 +4,21 @@ import { type Algorithm, type PpoConfig, type PresetEnv, preset } from '@poad/pp
 export interface RunPreset {
   numEnvs: number;
   envSteps: number;
+  /** The rollout, sampler and optimiser settings (for ETPO: those its trainer uses). */
   config: Partial<PpoConfig>;
+  /** ETPO's own settings (algo 'etpo' only). */
+  etpo?: { beta: number; tau: number; reference: 'base' | 'uniform' };
   source: string;
 }
+
+/**
+ * ETPO's settings in every preset: β = 0.1, τ = 0.005 (the authors' code: a target critic
+ * updated as 0.995·target + 0.005·critic) and the base model as the reference (their frozen copy
+ * of the initial model). ETPO has no preset of its own in the POAD paper; its rollout and
+ * optimiser settings are POAD's of the same preset (its clip, GAE λ, entropy bonus and KL stop
+ * are unused).
+ */
+export const ETPO_SETTINGS = { beta: 0.1, tau: 0.005, reference: 'base' as const };
 
 /**
  * 'small': tuned on the embedded default model (a few million parameters, 2 CPU cores) —
@@ -78,7 +90,19 @@ const SMALL: Record<PresetEnv, RunPreset> = {
 };
 
 /** The preset of a family, algorithm and preset name ('small' or 'paper'). */
-export function runPreset(family: PresetEnv, algo: Algorithm, name: 'small' | 'paper'): RunPreset {
+export function runPreset(
+  family: PresetEnv,
+  algo: Algorithm | 'etpo',
+  name: 'small' | 'paper',
+): RunPreset {
+  if (algo === 'etpo') {
+    const p = runPreset(family, 'poad', name);
+    return {
+      ...p,
+      etpo: ETPO_SETTINGS,
+      source: `${p.source}; ETPO: POAD's rollout and optimiser settings, β 0.1, τ 0.005, reference base`,
+    };
+  }
   if (name === 'paper') {
     const p = preset(family, algo);
     return {

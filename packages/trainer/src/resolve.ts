@@ -1,11 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import type { EtpoConfig } from '@poad/etpo';
 import type { Algorithm, PpoConfig, PresetEnv, TokenSpace } from '@poad/ppo';
 import { OptionError, type OptionValues, resolveOptions } from '@poad/run-kit';
 import type { AppSpec } from './app.js';
 import type { TrainingSchema } from './options.js';
-import { runPreset } from './presets.js';
+import { ETPO_SETTINGS, runPreset } from './presets.js';
 
 export type TrainingOptions = OptionValues<TrainingSchema>;
 
@@ -47,10 +48,11 @@ export function presetDefaults(
   spec: AppSpec,
   explicit: Record<string, unknown>,
 ): Record<string, unknown> {
-  const algo = (explicit.algo ?? 'poad') as Algorithm;
+  const algo = (explicit.algo ?? 'poad') as Algorithm | 'etpo';
   const p = runPreset(spec.family, algo, (explicit.preset ?? 'small') as 'small' | 'paper');
   const c = p.config;
   return {
+    ...(p.etpo ?? {}),
     envs: p.numEnvs,
     envSteps: p.envSteps,
     numSteps: c.numSteps,
@@ -99,12 +101,16 @@ export function resolveTraining(
   return resolveOptions(schema, explicit, (e) => presetDefaults(spec, e));
 }
 
-/** The trainer configuration a resolved run asks for. */
+/**
+ * The trainer configuration a resolved run asks for. For ETPO: the rollout, sampler and optimiser
+ * fields it shares with PPO, with POAD's sampler (`etpoConfigOf` adds β and τ).
+ */
 export function ppoConfigOf(spec: AppSpec, o: TrainingOptions): Partial<PpoConfig> {
-  const base = runPreset(spec.family, o.algo as Algorithm, o.preset as 'small' | 'paper').config;
+  const algorithm = (o.algo === 'etpo' ? 'poad' : o.algo) as Algorithm;
+  const base = runPreset(spec.family, algorithm, o.preset as 'small' | 'paper').config;
   return {
     ...base,
-    algorithm: o.algo as Algorithm,
+    algorithm,
     seed: o.seed,
     numSteps: o.numSteps,
     lr: o.lr,
@@ -129,4 +135,24 @@ export function ppoConfigOf(spec: AppSpec, o: TrainingOptions): Partial<PpoConfi
     // Runs recorded before the option existed take its default.
     maxNonFiniteSkips: o.maxNonFiniteSkips ?? 8,
   };
+}
+
+/** ETPO's β, τ and reference of a run (the preset's where unset). */
+export function etpoSettingsOf(o: TrainingOptions): {
+  beta: number;
+  tau: number;
+  reference: 'base' | 'uniform';
+} {
+  return {
+    beta: o.beta ?? ETPO_SETTINGS.beta,
+    tau: o.tau ?? ETPO_SETTINGS.tau,
+    reference: (o.reference ?? ETPO_SETTINGS.reference) as 'base' | 'uniform',
+  };
+}
+
+/** ETPO's trainer configuration: the shared fields of {@link ppoConfigOf} plus β and τ. */
+export function etpoConfigOf(spec: AppSpec, o: TrainingOptions): EtpoConfig {
+  const { algorithm: _poad, ...shared } = ppoConfigOf(spec, o);
+  const { beta, tau } = etpoSettingsOf(o);
+  return { ...shared, beta, tau };
 }

@@ -3,12 +3,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { heldOutLines } from '@poad/default-model';
 import { makeVecEnv, type VecEnvState } from '@poad/envs-core';
-import {
-  assertFiniteCheckpoint,
-  type IterationReport,
-  PpoTrainer,
-  type TrainerCheckpoint,
-} from '@poad/ppo';
+import { assertFiniteCheckpoint } from '@poad/ppo';
 import {
   cleanCheckpointLeftovers,
   createRunDir,
@@ -29,7 +24,8 @@ import type { AppSpec } from './app.js';
 import { writeTokenCredit } from './credit.js';
 import { evaluateAll, evaluateTask } from './evaluate.js';
 import { writeLearningCurve } from './plots.js';
-import { ppoConfigOf, type TrainingOptions } from './resolve.js';
+import { etpoConfigOf, ppoConfigOf, type TrainingOptions } from './resolve.js';
+import { createRunTrainer, type RunIterationReport } from './run-trainer.js';
 import { readState, writeState } from './state-file.js';
 
 export interface TrainResult {
@@ -44,16 +40,15 @@ export function plannedIterations(o: TrainingOptions): number {
   return o.maxIterations ? Math.min(o.maxIterations, fromSteps) : fromSteps;
 }
 
-/** One metrics row per iteration: the rollout's finished episodes and every PPO diagnostic. */
+/** One metrics row per iteration: the rollout's finished episodes and every update diagnostic. */
 export function metricsRow(
-  report: IterationReport,
+  report: RunIterationReport,
   envSteps: number,
   wallSeconds: number,
 ): MetricsRow {
   const eps = report.rollout.episodes;
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
   const withSuccess = eps.filter((e) => typeof e.success === 'boolean');
-  const u = report.update;
   return {
     iteration: report.iteration,
     envSteps,
@@ -64,25 +59,12 @@ export function metricsRow(
     successRate: withSuccess.length ? mean(withSuccess.map((e) => (e.success ? 1 : 0))) : null,
     meanReward: report.rollout.meanReward,
     labelMass: report.rollout.labelMass,
-    policyLoss: u.policyLoss,
-    valueLoss: u.valueLoss,
-    entropy: u.entropy,
-    approxKl: u.approxKl,
-    clipFraction: u.clipFraction,
-    explainedVariance: u.explainedVariance,
-    actorGradNorm: u.actorGradNorm,
-    criticGradNorm: u.criticGradNorm,
-    minibatches: u.minibatches,
-    skippedMinibatches: u.skippedMinibatches,
-    nonFiniteSkips: u.nonFiniteSkips,
-    rolloutEnvStepsPerSec: report.rollout.envStepsPerSec,
-    rolloutTokensPerSec: report.rollout.tokensPerSec,
-    updateTokensPerSec: u.tokensPerSec,
+    ...report.update,
   };
 }
 
 /**
- * Runs (or resumes) PPO training and writes everything into a run directory:
+ * Runs (or resumes) training (PPO for poad/ntpo/archer/twosome, `@poad/etpo` for etpo) and writes everything into a run directory:
  * config.json, environment.json, metrics.jsonl/csv, learning-curve.svg/png, token-credit.svg,
  * checkpoints/ (PEFT adapter, value head, trainer and environment state) and, at the end,
  * eval.json and perplexity.json. The run directory is locked (`run.lock`) while it runs: another
@@ -132,7 +114,11 @@ async function trainLocked(
   const config = ppoConfigOf(spec, o);
   let index = 0;
   const env = makeVecEnv(() => spec.makeEnv(o.task, o, index++), o.envs, { seed: o.seed });
-  const trainer = new PpoTrainer({ policy: agent.policy, env, config });
+  const trainer = createRunTrainer(
+    o.algo === 'etpo'
+      ? { algo: 'etpo', policy: agent.policy, env, config: etpoConfigOf(spec, o) }
+      : { algo: 'ppo', policy: agent.policy, env, config },
+  );
   const total = plannedIterations(o);
   let done = 0;
   let wallBefore = 0;
@@ -143,7 +129,7 @@ async function trainLocked(
     const ck = await loadCheckpoint(
       runDir,
       async (cp) => {
-        const state = readState<TrainerCheckpoint>(cp.dir, 'trainer');
+        const state = readState<Parameters<typeof assertFiniteCheckpoint>[0]>(cp.dir, 'trainer');
         assertFiniteCheckpoint(state);
         const envState = readJsonFile<VecEnvState>(join(cp.dir, 'env.json'));
         await agent.checkTrainable(join(cp.dir, 'model'));
@@ -188,7 +174,7 @@ async function trainLocked(
       runDir,
       { iteration, envSteps: trainer.counters.envSteps, wallSeconds },
       async (dir) => {
-        const state = await trainer.getState();
+        const state = (await trainer.getState()) as Parameters<typeof assertFiniteCheckpoint>[0];
         // Never write non-finite weights: the previous checkpoint stays the latest.
         assertFiniteCheckpoint(state);
         writeState(dir, 'trainer', state);
@@ -205,10 +191,10 @@ async function trainLocked(
       agent.beginIteration();
       const report = await trainer.iterate();
       done = report.iteration;
-      if (report.update.nonFiniteSkips > 0) {
-        nonFiniteTotal += report.update.nonFiniteSkips;
+      if (report.nonFiniteSkips > 0) {
+        nonFiniteTotal += report.nonFiniteSkips;
         log(
-          `${bar ? '\n' : ''}warning: iteration ${done} skipped ${report.update.nonFiniteSkips} of ${report.update.minibatches} minibatch steps with a non-finite loss or gradient norm (${nonFiniteTotal} in this run; the run stops after ${config.maxNonFiniteSkips} in a row)`,
+          `${bar ? '\n' : ''}warning: iteration ${done} skipped ${report.nonFiniteSkips} of ${report.minibatches} minibatch steps with a non-finite loss or gradient norm (${nonFiniteTotal} in this run; the run stops after ${trainer.maxNonFiniteSkips} in a row)`,
         );
       }
       const wall = wallBefore + (Date.now() - started) / 1000;

@@ -1,0 +1,160 @@
+import type { TextStep } from '@poad/envs-core';
+import { type EtpoConfig, type EtpoPolicy, EtpoTrainer } from '@poad/etpo';
+import {
+  type PpoConfig,
+  PpoTrainer,
+  type RolloutBuffer,
+  type RolloutStats,
+  type TokenPolicy,
+  type TrainerCounters,
+  type VecEnvLike,
+} from '@poad/ppo';
+import type { MetricsRow } from '@poad/run-kit';
+
+/** What one iteration of any trainer gives the training loop. */
+export interface RunIterationReport {
+  readonly iteration: number;
+  readonly rollout: RolloutStats;
+  /** The rollout learned from. */
+  readonly buffer: RolloutBuffer;
+  /** The update's diagnostics as metrics columns (loss, entropy, KL, gradient norms, …). */
+  readonly update: MetricsRow;
+  readonly minibatches: number;
+  readonly nonFiniteSkips: number;
+  /**
+   * Per-token (or per-action) credit for the token-credit view: PPO's advantages, or ETPO's soft
+   * TD errors y − V at each token.
+   */
+  readonly credit: {
+    readonly level: 'token' | 'action';
+    readonly values: ArrayLike<number>;
+    /** What the values are, for the view's title, e.g. "advantages". */
+    readonly name: string;
+  };
+}
+
+/**
+ * The one interface the training loop drives: `@poad/ppo`'s `PpoTrainer` (POAD, NTPO, ARCHER,
+ * TWOSOME) or `@poad/etpo`'s `EtpoTrainer`, each behind {@link createRunTrainer}.
+ */
+export interface RunTrainer {
+  iterate(): Promise<RunIterationReport>;
+  /** The checkpoint as plain data (weights, optimisers, generator, counters). */
+  getState(): Promise<unknown>;
+  setState(state: unknown): void;
+  readonly counters: TrainerCounters;
+  /** The environments' current steps (restored on resume). */
+  steps: TextStep[] | null;
+  /** Largest run of non-finite minibatches before the run stops. */
+  readonly maxNonFiniteSkips: number;
+}
+
+/** What {@link createRunTrainer} needs: the algorithm and its trainer's configuration. */
+export type RunTrainerSpec =
+  | { algo: 'etpo'; policy: TokenPolicy; env: VecEnvLike; config: EtpoConfig }
+  | { algo: 'ppo'; policy: TokenPolicy; env: VecEnvLike; config: Partial<PpoConfig> };
+
+/** Wraps the trainer an algorithm uses as a {@link RunTrainer}. */
+export function createRunTrainer(spec: RunTrainerSpec): RunTrainer {
+  return spec.algo === 'etpo'
+    ? etpoRunTrainer(new EtpoTrainer({ ...spec, policy: spec.policy as EtpoPolicy }))
+    : ppoRunTrainer(new PpoTrainer(spec));
+}
+
+function ppoRunTrainer(t: PpoTrainer): RunTrainer {
+  return {
+    async iterate() {
+      const r = await t.iterate();
+      const u = r.update;
+      return {
+        iteration: r.iteration,
+        rollout: r.rollout,
+        buffer: r.buffer,
+        minibatches: u.minibatches,
+        nonFiniteSkips: u.nonFiniteSkips,
+        update: {
+          policyLoss: u.policyLoss,
+          valueLoss: u.valueLoss,
+          entropy: u.entropy,
+          approxKl: u.approxKl,
+          clipFraction: u.clipFraction,
+          explainedVariance: u.explainedVariance,
+          actorGradNorm: u.actorGradNorm,
+          criticGradNorm: u.criticGradNorm,
+          minibatches: u.minibatches,
+          skippedMinibatches: u.skippedMinibatches,
+          nonFiniteSkips: u.nonFiniteSkips,
+          rolloutEnvStepsPerSec: r.rollout.envStepsPerSec,
+          rolloutTokensPerSec: r.rollout.tokensPerSec,
+          updateTokensPerSec: u.tokensPerSec,
+        },
+        credit: {
+          level: r.advantages.level,
+          values: r.advantages.advantages,
+          name: 'advantages',
+        },
+      };
+    },
+    getState: () => t.getState(),
+    setState: (s) => t.setState(s as Parameters<PpoTrainer['setState']>[0]),
+    get counters() {
+      return t.counters;
+    },
+    get steps() {
+      return t.steps;
+    },
+    set steps(s) {
+      t.steps = s;
+    },
+    maxNonFiniteSkips: t.config.maxNonFiniteSkips,
+  };
+}
+
+function etpoRunTrainer(t: EtpoTrainer): RunTrainer {
+  return {
+    async iterate() {
+      const r = await t.iterate();
+      const u = r.update;
+      // Soft TD error of every token: its soft-BAD target minus the soft value stored for it.
+      const td = new Float64Array(r.targets.length);
+      for (let k = 0; k < td.length; k++) td[k] = r.targets[k]! - r.buffer.values[k]!;
+      return {
+        iteration: r.iteration,
+        rollout: r.rollout,
+        buffer: r.buffer,
+        minibatches: u.minibatches,
+        nonFiniteSkips: u.nonFiniteSkips,
+        update: {
+          policyLoss: u.policyLoss,
+          valueLoss: u.valueLoss,
+          entropy: u.entropy,
+          approxKl: null,
+          klToReference: u.klToReference,
+          clipFraction: null,
+          explainedVariance: u.explainedVariance,
+          actorGradNorm: u.actorGradNorm,
+          criticGradNorm: u.criticGradNorm,
+          minibatches: u.minibatches,
+          skippedMinibatches: 0,
+          nonFiniteSkips: u.nonFiniteSkips,
+          rolloutEnvStepsPerSec: r.rollout.envStepsPerSec,
+          rolloutTokensPerSec: r.rollout.tokensPerSec,
+          updateTokensPerSec: u.tokensPerSec,
+        },
+        credit: { level: 'token', values: td, name: 'soft TD errors y − V' },
+      };
+    },
+    getState: () => t.getState(),
+    setState: (s) => t.setState(s as Parameters<EtpoTrainer['setState']>[0]),
+    get counters() {
+      return t.counters;
+    },
+    get steps() {
+      return t.steps;
+    },
+    set steps(s) {
+      t.steps = s;
+    },
+    maxNonFiniteSkips: t.config.maxNonFiniteSkips,
+  };
+}
