@@ -48,7 +48,7 @@ const schema = {
   },
   algos: {
     type: 'list',
-    choices: ['poad', 'ntpo', 'twosome', 'archer'],
+    choices: ['poad', 'ntpo', 'twosome', 'archer', 'etpo'],
     default: ['poad', 'ntpo', 'twosome'],
     description: 'Algorithms to compare',
   },

@@ -47,6 +47,8 @@ export function settingsKey(o: Readonly<Record<string, unknown>>): string {
   // γ_w only matters for NTPO, where leaving it unset means γ_w = γ.
   if (kept.algo === 'ntpo') kept.intraGamma ??= kept.gamma;
   else delete kept.intraGamma;
+  // β, τ and the reference only matter for ETPO.
+  if (kept.algo !== 'etpo') for (const k of ['beta', 'tau', 'reference']) delete kept[k];
   // Runs from before --token-space used the vocabulary; twosome ignores it.
   if (kept.tokenSpace === 'vocabulary' || kept.algo === 'twosome') delete kept.tokenSpace;
   return JSON.stringify(

@@ -134,7 +134,7 @@ describe('npm run compare', () => {
     const code = await compare([
       ...tiny('virtualhome/entertainment', 2),
       '--algos',
-      'poad,twosome',
+      'poad,twosome,etpo',
       '--backend',
       'wasm',
       '--out',
@@ -158,8 +158,22 @@ describe('npm run compare', () => {
     ).toEqual([
       ['poad', 2],
       ['twosome', 2],
+      ['etpo', 2],
     ]);
     expect(readFileSync(join(dir, 'report.md'), 'utf8')).toMatch(/\| poad \| 2 \|/);
+    expect(readFileSync(join(dir, 'report.md'), 'utf8')).toMatch(/\| etpo \| 2 \|/);
+    // ETPO runs train with their own trainer: soft Q critic adapters in the checkpoint, β/τ recorded.
+    const etpo = join(dir, 'etpo-s2');
+    expect(JSON.parse(readFileSync(join(etpo, 'config.json'), 'utf8'))).toMatchObject({
+      algo: 'etpo',
+      beta: 0.1,
+      tau: 0.005,
+      reference: 'base',
+    });
+    const ck = join(etpo, 'checkpoints', readdirSync(join(etpo, 'checkpoints'))[0]!, 'model');
+    for (const sub of ['critic', 'target'])
+      expect(existsSync(join(ck, sub, 'adapter_model.safetensors'))).toBe(true);
+    expect(readFileSync(join(etpo, 'metrics.jsonl'), 'utf8')).toMatch(/"klToReference":/);
   });
 
   it('--jobs 2 runs in child processes; --resume keeps finished runs and continues cut-off ones', async () => {

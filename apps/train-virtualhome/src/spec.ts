@@ -25,6 +25,7 @@ export const virtualHomeApp: AppSpec = {
     'npm run train:virtualhome',
     'npm run train:virtualhome -- --algo ntpo --intra-gamma 0.9 --seed 2',
     'npm run train:virtualhome -- --task entertainment --algo twosome',
+    'npm run train:virtualhome -- --algo etpo --beta 0.1 --tau 0.005 --reference base',
     'npm run train:virtualhome -- --resume runs/virtualhome-food-preparation-poad-s1-20261121-080000',
     'npm run train:virtualhome -- eval --resume runs/virtualhome-food-preparation-poad-s1-20261121-080000',
   ],
