@@ -8,6 +8,7 @@ import {
   EtpoArgumentError,
   etpoCriticLoss,
   etpoPolicyLoss,
+  Lion,
   polyakUpdate,
   restrictScores,
   softStats,
@@ -277,6 +278,40 @@ describe('etpoCriticLoss', () => {
     expect(g.flat().filter((x) => x !== 0)).toHaveLength(3);
     expect(read(gy!).every((x) => x === 0)).toBe(true);
     tf.dispose([onlineQ, chosen, targets, gq!, gy!]);
+  });
+});
+
+describe('Lion', () => {
+  it('matches a hand computation over two steps, with decoupled weight decay', async () => {
+    const p = tf.variable(tf.tensor1d([1, -2, 0.5]));
+    const lion = new Lion([p], { lr: 0.1, weightDecay: 0.5 });
+    // Step 1: m = 0 → c = 0.1·g; sign(c) = sign(g); p ← p·(1 − 0.05) − 0.1·sign(g); m ← 0.01·g.
+    const g1 = tf.tensor1d([0.3, -0.2, 0]);
+    lion.step([g1]);
+    const p1 = [1 * 0.95 - 0.1, -2 * 0.95 + 0.1, 0.5 * 0.95];
+    read(p).forEach((x, i) => {
+      expect(x).toBeCloseTo(p1[i]!, 6);
+    });
+    // Step 2: m = (0.003, −0.002, 0); g2 = (−0.01, 0, 1): c = 0.9·m + 0.1·g2 = (0.0017, −0.0018, 0.1).
+    lion.step([tf.tensor1d([-0.01, 0, 1])]);
+    const p2 = p1.map((x, i) => x * 0.95 - 0.1 * [1, -1, 1][i]!);
+    read(p).forEach((x, i) => {
+      expect(x).toBeCloseTo(p2[i]!, 6);
+    });
+    const state = await lion.getState();
+    expect(state.kind).toBe('lion');
+    expect(state.step).toBe(2);
+    // m = 0.99·(0.003, −0.002, 0) + 0.01·(−0.01, 0, 1)
+    [0.99 * 0.003 - 0.0001, 0.99 * -0.002, 0.01].forEach((x, i) => {
+      expect(state.m[0]![i]).toBeCloseTo(x, 7);
+    });
+    const other = new Lion([p], { lr: 0.1 });
+    other.setState(state);
+    expect(await other.getState()).toEqual(state);
+    expect(() => other.setState({ ...state, m: [] })).toThrow(/expected a Lion state with 1/);
+    tf.dispose([p, g1]);
+    lion.dispose();
+    other.dispose();
   });
 });
 

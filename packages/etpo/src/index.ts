@@ -1,4 +1,6 @@
 export { EtpoArgumentError } from './errors.js';
+export type { LionOptions, LionState } from './lion.js';
+export { Lion } from './lion.js';
 export { etpoCriticLoss, etpoPolicyLoss } from './losses.js';
 export type { EtpoPolicy, VocabularyScores } from './policy.js';
 export { polyakUpdate } from './polyak.js';

@@ -22,6 +22,7 @@ import {
 } from '@poad/ppo';
 import * as tf from '@tensorflow/tfjs-core';
 import { EtpoArgumentError } from './errors.js';
+import { Lion, type LionState } from './lion.js';
 import { etpoCriticLoss, etpoPolicyLoss } from './losses.js';
 import type { EtpoPolicy } from './policy.js';
 import { polyakUpdate } from './polyak.js';
@@ -35,6 +36,11 @@ export interface EtpoSettings {
   beta: number;
   /** τ of the target critic's Polyak average, applied after every critic step. Default 0.005. */
   tau: number;
+  /**
+   * Optimiser of actor and critic: 'adamw' (default, as `@poad/ppo`) or 'lion' (ETPO's authors'
+   * choice; β1 0.9, β2 0.99, the config's weight decay; use a 3–10× smaller lr than AdamW's).
+   */
+  optimizer: 'adamw' | 'lion';
 }
 
 /**
@@ -84,8 +90,9 @@ export interface EtpoCheckpoint {
   actorWeights: TensorData[];
   criticWeights: TensorData[];
   targetWeights: TensorData[];
-  actorOptimizer: AdamState;
-  criticOptimizer: AdamState;
+  optimizer: 'adamw' | 'lion';
+  actorOptimizer: AdamState | LionState;
+  criticOptimizer: AdamState | LionState;
   rng: RngState;
   counters: TrainerCounters;
   nonFiniteStreak: number;
@@ -112,22 +119,27 @@ export class EtpoTrainer {
   readonly config: PpoConfig;
   readonly settings: EtpoSettings;
   readonly rng: SeededRng;
-  readonly actorOptimizer: Adam;
-  readonly criticOptimizer: Adam;
+  readonly actorOptimizer: Adam | Lion;
+  readonly criticOptimizer: Adam | Lion;
   counters: TrainerCounters = { iterations: 0, envSteps: 0, actorUpdates: 0 };
   /** The current steps of the environments (null before the first rollout). */
   steps: TextStep[] | null = null;
   private nonFiniteStreak = 0;
 
   constructor(o: EtpoTrainerOptions) {
-    const { beta = 0.1, tau = 0.005, ...rest } = o.config ?? {};
+    const { beta = 0.1, tau = 0.005, optimizer = 'adamw', ...rest } = o.config ?? {};
+    if (optimizer !== 'adamw' && optimizer !== 'lion')
+      throw new EtpoArgumentError(
+        'config.optimizer',
+        `expected 'adamw' or 'lion', got ${JSON.stringify(optimizer)}`,
+      );
     if (!(Number.isFinite(beta) && beta > 0))
       throw new EtpoArgumentError('config.beta', `expected a finite number > 0, got ${beta}`);
     if (!(tau > 0 && tau <= 1))
       throw new EtpoArgumentError('config.tau', `expected a number in (0, 1], got ${tau}`);
     // The rollout stores one (soft) value per token, as POAD's does.
     this.config = resolveConfig({ ...rest, algorithm: 'poad' });
-    this.settings = { beta, tau };
+    this.settings = { beta, tau, optimizer };
     this.policy = o.policy;
     this.env = o.env;
     const target = o.policy.targetVariables;
@@ -142,13 +154,12 @@ export class EtpoTrainer {
       );
     }
     this.rng = new SeededRng(this.config.seed);
-    const adam = (lr: number) => ({
-      lr,
-      eps: this.config.adamEps,
-      weightDecay: this.config.weightDecay,
-    });
-    this.actorOptimizer = new Adam(o.policy.actorVariables, adam(this.config.lr));
-    this.criticOptimizer = new Adam(critic, adam(this.config.criticLr));
+    const make = (vars: readonly tf.Variable[], lr: number) =>
+      optimizer === 'lion'
+        ? new Lion(vars, { lr, weightDecay: this.config.weightDecay })
+        : new Adam(vars, { lr, eps: this.config.adamEps, weightDecay: this.config.weightDecay });
+    this.actorOptimizer = make(o.policy.actorVariables, this.config.lr);
+    this.criticOptimizer = make(critic, this.config.criticLr);
   }
 
   /** One rollout of `numSteps` steps per environment, then one ETPO update. */
@@ -327,6 +338,7 @@ export class EtpoTrainer {
     return {
       format: 'poad-etpo-checkpoint',
       version: 1,
+      optimizer: this.settings.optimizer,
       actorWeights: await readVariables(this.policy.actorVariables),
       criticWeights: await readVariables(this.policy.criticVariables),
       targetWeights: await readVariables(this.policy.targetVariables),
@@ -346,14 +358,28 @@ export class EtpoTrainer {
         'expected a checkpoint written by EtpoTrainer.getState (format poad-etpo-checkpoint, version 1)',
       );
     }
+    // Checkpoints from before the option existed were trained with AdamW.
+    const optimizer = state.optimizer ?? 'adamw';
+    if (optimizer !== this.settings.optimizer) {
+      throw new EtpoArgumentError(
+        'state.optimizer',
+        `the checkpoint was trained with ${optimizer}, this trainer uses ${this.settings.optimizer}; resume with the run's own optimiser`,
+      );
+    }
     writeVariables(this.policy.actorVariables, state.actorWeights, 'actor');
     writeVariables(this.policy.criticVariables, state.criticWeights, 'critic');
     writeVariables(this.policy.targetVariables, state.targetWeights, 'target critic');
-    this.actorOptimizer.setState(state.actorOptimizer);
-    this.criticOptimizer.setState(state.criticOptimizer);
+    (this.actorOptimizer.setState as (s: AdamState | LionState) => void)(state.actorOptimizer);
+    (this.criticOptimizer.setState as (s: AdamState | LionState) => void)(state.criticOptimizer);
     this.rng.setState(state.rng);
     this.counters = { ...state.counters };
     this.nonFiniteStreak = state.nonFiniteStreak;
     this.steps = null;
+  }
+
+  /** Frees the optimisers' moments (the policy's variables belong to the policy). */
+  dispose(): void {
+    this.actorOptimizer.dispose();
+    this.criticOptimizer.dispose();
   }
 }
