@@ -48,6 +48,7 @@ interface ChoiceOptions {
   candidateNormalisation: 'words' | 'tokens' | 'none';
   tokenSpace: TokenSpace;
   reference: 'base' | 'uniform';
+  optimizer: 'adamw' | 'lion';
 }
 
 /**

@@ -122,6 +122,13 @@ export function trainingSchema(tasks: readonly string[], defaultTask: string, ta
       description:
         'ETPO: the reference policy π̄ of the KL term: the base model with its adapters off, or uniform (plain entropy regularisation)',
     },
+    optimizer: {
+      type: 'enum',
+      optional: true,
+      choices: ['adamw', 'lion'],
+      description:
+        "ETPO: optimiser of actor and critic; 'lion' is the ETPO authors' choice (sign updates: use a 3–10× smaller lr). The PPO algorithms use AdamW",
+    },
     candidateNormalisation: {
       type: 'enum',
       choices: ['words', 'tokens', 'none'],

@@ -7,18 +7,23 @@ export interface RunPreset {
   /** The rollout, sampler and optimiser settings (for ETPO: those its trainer uses). */
   config: Partial<PpoConfig>;
   /** ETPO's own settings (algo 'etpo' only). */
-  etpo?: { beta: number; tau: number; reference: 'base' | 'uniform' };
+  etpo?: { beta: number; tau: number; reference: 'base' | 'uniform'; optimizer: 'adamw' | 'lion' };
   source: string;
 }
 
 /**
  * ETPO's settings in every preset: β = 0.1, τ = 0.005 (the authors' code: a target critic
  * updated as 0.995·target + 0.005·critic) and the base model as the reference (their frozen copy
- * of the initial model). ETPO has no preset of its own in the POAD paper; its rollout and
+ * of the initial model), AdamW as for PPO (their Lion is `--optimizer lion`). ETPO has no preset of its own in the POAD paper; its rollout and
  * optimiser settings are POAD's of the same preset (its clip, GAE λ, entropy bonus and KL stop
  * are unused).
  */
-export const ETPO_SETTINGS = { beta: 0.1, tau: 0.005, reference: 'base' as const };
+export const ETPO_SETTINGS = {
+  beta: 0.1,
+  tau: 0.005,
+  reference: 'base' as const,
+  optimizer: 'adamw' as const,
+};
 
 /**
  * 'small': tuned on the embedded default model (a few million parameters, 2 CPU cores) —
@@ -100,7 +105,7 @@ export function runPreset(
     return {
       ...p,
       etpo: ETPO_SETTINGS,
-      source: `${p.source}; ETPO: POAD's rollout and optimiser settings, β 0.1, τ 0.005, reference base`,
+      source: `${p.source}; ETPO: POAD's rollout and optimiser settings, β 0.1, τ 0.005, reference base, AdamW`,
     };
   }
   if (name === 'paper') {

@@ -98,7 +98,13 @@ export function resolveTraining(
     const threads = (saved as Partial<TrainingOptions>).threads ?? defaultThreads();
     return { ...saved, threads, ...explicit } as TrainingOptions;
   }
-  return resolveOptions(schema, explicit, (e) => presetDefaults(spec, e));
+  const o = resolveOptions(schema, explicit, (e) => presetDefaults(spec, e));
+  if (o.optimizer === 'lion' && o.algo !== 'etpo') {
+    throw new OptionError(
+      `--optimizer lion is offered for --algo etpo only; ${o.algo} trains with AdamW (remove --optimizer)`,
+    );
+  }
+  return o;
 }
 
 /**
@@ -142,17 +148,19 @@ export function etpoSettingsOf(o: TrainingOptions): {
   beta: number;
   tau: number;
   reference: 'base' | 'uniform';
+  optimizer: 'adamw' | 'lion';
 } {
   return {
     beta: o.beta ?? ETPO_SETTINGS.beta,
     tau: o.tau ?? ETPO_SETTINGS.tau,
     reference: (o.reference ?? ETPO_SETTINGS.reference) as 'base' | 'uniform',
+    optimizer: (o.optimizer ?? ETPO_SETTINGS.optimizer) as 'adamw' | 'lion',
   };
 }
 
 /** ETPO's trainer configuration: the shared fields of {@link ppoConfigOf} plus β and τ. */
 export function etpoConfigOf(spec: AppSpec, o: TrainingOptions): EtpoConfig {
   const { algorithm: _poad, ...shared } = ppoConfigOf(spec, o);
-  const { beta, tau } = etpoSettingsOf(o);
-  return { ...shared, beta, tau };
+  const { beta, tau, optimizer } = etpoSettingsOf(o);
+  return { ...shared, beta, tau, optimizer };
 }

@@ -132,6 +132,23 @@ describe('--algo etpo', () => {
     expect(output()).toMatch(/eval food-preparation \(greedy\): success/);
   });
 
+  it('--optimizer lion trains ETPO with Lion (recorded in the checkpoint) and is refused for PPO', async () => {
+    expect(
+      await runCli(vh, newRun('lion', 2, ['--optimizer', 'lion', '--lr', '1e-4'])),
+      output(),
+    ).toBe(0);
+    const state = readState<{ optimizer: string; actorOptimizer: { kind?: string } }>(
+      iterDir(join(runs, 'lion'), 2),
+      'trainer',
+    );
+    expect(state.optimizer).toBe('lion');
+    expect(state.actorOptimizer.kind).toBe('lion');
+    expect(await runCli(vh, [...newRun('poad-lion', 1, ['--optimizer', 'lion']).slice(2)])).toBe(
+      2,
+    );
+    expect(output()).toMatch(/--optimizer lion is offered for --algo etpo only; poad trains/);
+  });
+
   it('refuses --beta 0 and an unknown reference, naming the option', async () => {
     expect(await runCli(vh, newRun('bad-beta', 1, ['--beta', '0']))).toBe(2);
     expect(output()).toMatch(/--beta/);
