@@ -46,6 +46,41 @@ describe('npm run train:datascicoding', () => {
     expect(existsSync(join(runs, 'ds', 'checkpoints', 'iter-00000002'))).toBe(true);
   });
 
+  it('--algo etpo trains on generated programs (open action space): soft-Q metrics, best program, checkpoint with the critic adapters', async () => {
+    const r = await spawnApp(app, [
+      '--dataset',
+      'iris',
+      '--algo',
+      'etpo',
+      '--model',
+      DEFAULT_MODEL,
+      '--runs',
+      runs,
+      '--run-name',
+      'ds-etpo',
+      '--envs',
+      '2',
+      '--num-steps',
+      '2',
+      '--max-new-tokens',
+      '16',
+      '--eval-episodes',
+      '0',
+      '--max-iterations',
+      '1',
+      '--quiet',
+    ]).done;
+    expect(r.code, r.out).toBe(0);
+    const dir = join(runs, 'ds-etpo');
+    const row = JSON.parse(readFileSync(join(dir, 'metrics.jsonl'), 'utf8').trim());
+    expect(row.labelMass).toBeNull();
+    expect(Number.isFinite(row.valueLoss) && Number.isFinite(row.klToReference)).toBe(true);
+    expect(typeof JSON.parse(readFileSync(join(dir, 'best.json'), 'utf8')).body).toBe('string');
+    const model = join(dir, 'checkpoints', 'iter-00000001', 'model');
+    for (const sub of ['critic', 'target'])
+      expect(existsSync(join(model, sub, 'adapter_model.safetensors'))).toBe(true);
+  });
+
   it('--dataset csv without --csv/--target is rejected with the fix', async () => {
     const r = await spawnApp(app, [
       '--dataset',

@@ -47,4 +47,35 @@ describe('npm run train:overcooked', () => {
       .split('\n');
     expect(rows).toHaveLength(3);
   });
+
+  it("--algo etpo trains with the preset's label token space", async () => {
+    const r = await spawnApp('apps/train-overcooked/src/main.ts', [
+      '--model',
+      DEFAULT_MODEL,
+      '--runs',
+      runs,
+      '--run-name',
+      'oc-etpo',
+      '--algo',
+      'etpo',
+      '--envs',
+      '2',
+      '--num-steps',
+      '4',
+      '--epochs',
+      '1',
+      '--minibatches',
+      '2',
+      '--eval-episodes',
+      '0',
+      '--max-iterations',
+      '1',
+      '--quiet',
+    ]).done;
+    expect(r.code, r.out).toBe(0);
+    const config = JSON.parse(readFileSync(join(runs, 'oc-etpo', 'config.json'), 'utf8'));
+    expect(config).toMatchObject({ algo: 'etpo', tokenSpace: 'labels', gamma: 0.99 });
+    const row = JSON.parse(readFileSync(join(runs, 'oc-etpo', 'metrics.jsonl'), 'utf8').trim());
+    expect(Number.isFinite(row.valueLoss) && row.klToReference >= 0).toBe(true);
+  });
 });
