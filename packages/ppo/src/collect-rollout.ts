@@ -1,11 +1,11 @@
 import type { TextStep } from '@poad/envs-core';
 import type { PpoConfig } from './config.js';
 import { PolicyContractError } from './errors.js';
+import { nextTokenSets, openActionSpaceError } from './label-tokens.js';
 import { toPadded } from './padding.js';
 import type { TokenPolicy } from './policy.js';
 import type { SeededRng } from './rng.js';
 import { type RolloutBuffer, RolloutBuilder, type StepRecord } from './rollout-buffer.js';
-import { nextTokenSets, openActionSpaceError } from './label-tokens.js';
 import { maxLength, readMatrix, selectActions } from './select-actions.js';
 import type { VecEnvLike } from './vec-env-like.js';
 
