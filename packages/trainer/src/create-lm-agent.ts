@@ -107,7 +107,9 @@ export async function createLmAgent(o: LmAgentOptions): Promise<Agent> {
             throw new Error(
               `${join(dir, sub)}: the adapter does not match this run's critic (rank or target modules differ)`,
             );
-          to.forEach((v, i) => v.assign(from[i]!));
+          to.forEach((v, i) => {
+            v.assign(from[i]!);
+          });
         } finally {
           read.dispose();
         }

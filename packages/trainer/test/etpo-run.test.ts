@@ -143,9 +143,7 @@ describe('--algo etpo', () => {
     );
     expect(state.optimizer).toBe('lion');
     expect(state.actorOptimizer.kind).toBe('lion');
-    expect(await runCli(vh, [...newRun('poad-lion', 1, ['--optimizer', 'lion']).slice(2)])).toBe(
-      2,
-    );
+    expect(await runCli(vh, [...newRun('poad-lion', 1, ['--optimizer', 'lion']).slice(2)])).toBe(2);
     expect(output()).toMatch(/--optimizer lion is offered for --algo etpo only; poad trains/);
   });
 
