@@ -23,7 +23,7 @@ import { dataSciApp } from '@poad/train-datascicoding/src/spec.js';
 import { overcookedApp } from '@poad/train-overcooked/src/spec.js';
 import { virtualHomeApp } from '@poad/train-virtualhome/src/spec.js';
 import { type AppSpec, releaseBackend, runCli, trainingOptionsOf } from '@poad/trainer';
-import { type Group, groupCurve, markdown, summarise } from './report.js';
+import { type Group, groupCurve, markdown, pairwiseDifferences, summarise } from './report.js';
 import { copyRun, finished, reusableRuns, reusedFrom, settingsKey } from './reuse.js';
 
 const APPS: Record<string, AppSpec> = {
@@ -413,6 +413,7 @@ export async function compare(argv: readonly string[]): Promise<number> {
     command,
     optimum,
     summaries,
+    differences: pairwiseDifferences(summaries),
     reused,
   });
   writeFileAtomicSync(

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Series } from '@poad/run-kit';
+import { compareGroups, type Difference } from './stats.js';
 
 /** One curve group: an algorithm (or ablation setting) over several seeds. */
 export interface Group {
@@ -177,6 +178,89 @@ export function summarise(g: Group, trainTask: string, optimum: number | undefin
   };
 }
 
+/** The per-pair comparison of the report: A − B on each metric over their seeds. */
+export interface PairDifference {
+  a: string;
+  b: string;
+  /** Final greedy return, final greedy success, env steps to 90% sampled success (null: too few runs). */
+  metrics: Record<PairMetric, Difference | null>;
+}
+
+export type PairMetric = 'greedyReturn' | 'greedySuccess' | 'stepsTo90Sampled';
+
+const PAIR_METRICS: Record<PairMetric, { title: string; of: (r: RunSummary) => number | null }> = {
+  greedyReturn: { title: 'final greedy return', of: (r) => r.greedy?.meanReturn ?? null },
+  greedySuccess: { title: 'final greedy success', of: (r) => r.greedy?.successRate ?? null },
+  // A run that never reached 90% counts with its total env steps: a lower bound of its value,
+  // which favours it, so a significant difference stays significant.
+  stepsTo90Sampled: {
+    title: 'env steps to 90% sampled success',
+    of: (r) => r.sampledSuccessAt[1] ?? r.envSteps,
+  },
+};
+
+/**
+ * Bootstrap 95% intervals and permutation p-values of the difference in means between every pair
+ * of groups, per metric (seeded, so a report repeats exactly).
+ */
+export function pairwiseDifferences(
+  summaries: readonly GroupSummary[],
+  seed = 12_345,
+): PairDifference[] {
+  const out: PairDifference[] = [];
+  for (let i = 0; i < summaries.length; i++)
+    for (let j = i + 1; j < summaries.length; j++) {
+      const [A, B] = [summaries[i]!, summaries[j]!];
+      const metrics = {} as Record<PairMetric, Difference | null>;
+      for (const [key, m] of Object.entries(PAIR_METRICS) as [
+        PairMetric,
+        (typeof PAIR_METRICS)[PairMetric],
+      ][]) {
+        const xs = A.runs.map(m.of).filter((x): x is number => x !== null);
+        const ys = B.runs.map(m.of).filter((x): x is number => x !== null);
+        metrics[key] = xs.length && ys.length ? compareGroups(xs, ys, { seed }) : null;
+      }
+      out.push({ a: A.label, b: B.label, metrics });
+    }
+  return out;
+}
+
+/** The report's section on pairwise differences, saying plainly which are not significant. */
+function differencesMarkdown(pairs: readonly PairDifference[]): string[] {
+  if (pairs.length === 0) return [];
+  const keys = Object.keys(PAIR_METRICS) as PairMetric[];
+  const cell = (d: Difference | null, digits: number) =>
+    d === null
+      ? '–'
+      : `${d.diff.toFixed(digits)} [${d.low.toFixed(digits)}, ${d.high.toFixed(digits)}], p = ${d.p.toFixed(3)}${d.p < 0.05 ? '' : ' (n.s.)'}`;
+  const digits: Record<PairMetric, number> = {
+    greedyReturn: 3,
+    greedySuccess: 2,
+    stepsTo90Sampled: 0,
+  };
+  const notSignificant = pairs.flatMap((p) =>
+    keys
+      .filter((k) => p.metrics[k] && p.metrics[k]!.p >= 0.05)
+      .map((k) => `${p.a} − ${p.b}: ${PAIR_METRICS[k].title}`),
+  );
+  return [
+    '',
+    '## Differences between settings',
+    '',
+    'Mean of A − mean of B over seeds, with a percentile-bootstrap 95% interval (each group resampled alone) and a two-sided permutation p-value (exact over every split of the seeds when there are at most 100,000). Runs that never reached 90% sampled success count with their total env steps (a lower bound). "(n.s.)": not significant at the 5% level.',
+    '',
+    `| A − B | ${keys.map((k) => PAIR_METRICS[k].title).join(' | ')} |`,
+    `|---|${keys.map(() => '---').join('|')}|`,
+    ...pairs.map(
+      (p) => `| ${p.a} − ${p.b} | ${keys.map((k) => cell(p.metrics[k], digits[k])).join(' | ')} |`,
+    ),
+    '',
+    notSignificant.length
+      ? `Not significant at the 5% level: ${notSignificant.join('; ')}.`
+      : 'Every difference above is significant at the 5% level.',
+  ];
+}
+
 /** The report as Markdown. */
 export function markdown(
   title: string,
@@ -203,6 +287,7 @@ export function markdown(
       return `| ${s.label} | ${s.seeds} | ${s.finalReturn[0].toFixed(3)} ± ${s.finalReturn[1].toFixed(3)} | ${pct(s.finalSuccess[0])} ± ${pct(s.finalSuccess[1])} | ${steps} |`;
     }),
   ];
+  lines.push(...differencesMarkdown(pairwiseDifferences(summaries)));
   const tasks = [...new Set(summaries.flatMap((s) => Object.keys(s.generalisation)))];
   if (tasks.length > 1) {
     lines.push(

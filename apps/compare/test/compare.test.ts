@@ -13,7 +13,15 @@ import { defaultModelPath as DEFAULT_MODEL } from '@poad/default-model';
 import { spawnApp, waitFor } from '@poad/dev-kit';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { compare } from '../src/main.js';
-import { groupCurve, markdown, smoothed, summarise, summariseRun } from '../src/report.js';
+import {
+  type GroupSummary,
+  groupCurve,
+  markdown,
+  pairwiseDifferences,
+  smoothed,
+  summarise,
+  summariseRun,
+} from '../src/report.js';
 
 const out = mkdtempSync(join(tmpdir(), 'poad-compare-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
@@ -125,6 +133,51 @@ describe('report maths', () => {
     expect(markdown('T', 'cmd', [s], 1)).toContain(
       '| per-run | 768 / – | 64.0%, 0.320, 24.4 | 100.0%, 0.774 | 0.500 | 2.13 → 4.50 | 896 | 18 |',
     );
+  });
+});
+
+describe('pairwise differences in the report', () => {
+  /** A group of runs with the given greedy returns (success = return > 0) and steps to 90%. */
+  const group = (label: string, returns: number[], stepsTo90: (number | null)[]): GroupSummary => ({
+    label,
+    seeds: returns.length,
+    finalReturn: [0, 0],
+    finalSuccess: [0, 0],
+    stepsTo90: [],
+    generalisation: {},
+    runs: returns.map((r, i) => ({
+      name: `${label}-s${i + 1}`,
+      sampledSuccessAt: [null, stepsTo90[i]!],
+      finalSampled: null,
+      greedy: { successRate: r > 0 ? 1 : 0, meanReturn: r },
+      finalLabelMass: null,
+      perplexity: null,
+      envSteps: 1000,
+      wallSeconds: 1,
+    })),
+  });
+
+  it('gives each pair an interval and p-value per metric and names the non-significant ones', () => {
+    const a = group('a', [1, 1, 1], [100, 200, 300]);
+    const b = group('b', [0, 0, 0], [null, null, 600]);
+    const [d] = pairwiseDifferences([a, b]);
+    expect(d!.a).toBe('a');
+    // Hand-computed: returns 1,1,1 against 0,0,0: diff 1, interval [1, 1], p = 2/20.
+    expect(d!.metrics.greedyReturn).toEqual({ diff: 1, low: 1, high: 1, p: 0.1, exact: true });
+    // Steps: never-reached runs count as their 1000 env steps: 200 − 866.67.
+    expect(d!.metrics.stepsTo90Sampled!.diff).toBeCloseTo(200 - 2600 / 3, 9);
+    const md = markdown('T', 'cmd', [a, b], 1);
+    expect(md).toContain('## Differences between settings');
+    expect(md).toContain('| a − b | 1.000 [1.000, 1.000], p = 0.100 (n.s.) |');
+    expect(md).toMatch(
+      /Not significant at the 5% level: a − b: final greedy return; a − b: final greedy success; a − b: env steps to 90% sampled success\./,
+    );
+    // Six seeds each separate the same values significantly (p = 2/924).
+    const six = pairwiseDifferences([
+      group('a', [1, 1, 1, 1, 1, 1], Array(6).fill(100)),
+      group('b', [0, 0, 0, 0, 0, 0], Array(6).fill(null)),
+    ])[0]!;
+    expect(six.metrics.greedyReturn!.p).toBeCloseTo(2 / 924, 12);
   });
 });
 
