@@ -1,8 +1,13 @@
 import { tokenGae } from './tokenGae.js';
 import type { ActionGaeOptions, GaeResult, TokenGaeOptions, TokenSegment } from './types.js';
 
-/** Options of the named token-level variants: γ and λ, plus γ_w where the variant allows it. */
-export interface PresetOptions extends ActionGaeOptions {}
+/**
+ * Options of the named token-level variants: γ and λ, the inner-action λ_w (default λ), plus γ_w
+ * where the variant allows it.
+ */
+export interface PresetOptions extends ActionGaeOptions {
+  intraLambda?: number;
+}
 
 /**
  * Makes a token-level advantage function with some options fixed, e.g.
@@ -18,7 +23,13 @@ export function makeTokenGae(
 export function poad(segment: TokenSegment, options: PresetOptions, out?: GaeResult): GaeResult {
   return tokenGae(
     segment,
-    { gamma: options.gamma, lambda: options.lambda, intraGamma: 1, bootstrap: 'next-first-token' },
+    {
+      gamma: options.gamma,
+      lambda: options.lambda,
+      intraLambda: options.intraLambda,
+      intraGamma: 1,
+      bootstrap: 'next-first-token',
+    },
     out,
   );
 }
@@ -37,6 +48,7 @@ export function ntpo(
     {
       gamma: options.gamma,
       lambda: options.lambda,
+      intraLambda: options.intraLambda,
       intraGamma: options.intraGamma ?? options.gamma,
       bootstrap: 'next-first-token',
     },
@@ -54,6 +66,7 @@ export function archer(segment: TokenSegment, options: PresetOptions, out?: GaeR
     {
       gamma: options.gamma,
       lambda: options.lambda,
+      intraLambda: options.intraLambda,
       intraGamma: options.gamma,
       bootstrap: 'next-last-token',
     },

@@ -84,6 +84,55 @@ describe('properties of the BAD backup', () => {
     );
   });
 
+  it("λ_w = 1: POAD's first-token advantage is the action-level GAE on first-token values", () => {
+    fc.assert(
+      fc.property(segmentArb(), unit, unit, (seg, gamma, lambda) => {
+        const t = poad(seg, { gamma, lambda, intraLambda: 1 });
+        const firsts: number[] = [];
+        let o = 0;
+        for (const n of seg.tokenCounts) {
+          firsts.push(o);
+          o += n;
+        }
+        const a = actionGae(
+          { ...seg, values: firsts.map((k) => seg.values[k]!) },
+          { gamma, lambda },
+        );
+        close(
+          firsts.map((k) => t.advantages[k]!),
+          a.advantages,
+        );
+        close(
+          firsts.map((k) => t.returns[k]!),
+          a.returns,
+        );
+      }),
+      RUNS,
+    );
+  });
+
+  it("λ_w unset is λ_w = λ, bit for bit; λ_w changes only inner tokens' decay", () => {
+    fc.assert(
+      fc.property(segmentArb(), unit, unit, unit, (seg, gamma, lambda, intraGamma) => {
+        const a = tokenGae(seg, { gamma, lambda, intraGamma });
+        const b = tokenGae(seg, { gamma, lambda, intraGamma, intraLambda: lambda });
+        expect(Array.from(a.advantages)).toEqual(Array.from(b.advantages));
+        // λ_w = 0: an inner token's advantage is its one-step TD error γ_w·V(k+1) − V(k).
+        const c = tokenGae(seg, { gamma, lambda, intraGamma, intraLambda: 0 });
+        let o = 0;
+        for (const n of seg.tokenCounts) {
+          for (let k = o; k < o + n - 1; k++)
+            expect(c.advantages[k]).toBeCloseTo(
+              intraGamma * seg.values[k + 1]! - seg.values[k]!,
+              9,
+            );
+          o += n;
+        }
+      }),
+      RUNS,
+    );
+  });
+
   it('γ = 1: NTPO = POAD', () => {
     fc.assert(
       fc.property(segmentArb(), unit, (seg, lambda) => {

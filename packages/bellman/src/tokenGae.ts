@@ -8,7 +8,7 @@ const FN = 'tokenGae';
  *
  * Walking backwards over actions t and, inside each action, over its tokens k:
  * - last token:  δ = r_t + γ·m·V_next − V(k),   g ← δ + γ·λ·m·g   (m = 0 if the episode ended after t)
- * - inner token: δ = γ_w·V(k+1) − V(k),         g ← δ + γ_w·λ·g
+ * - inner token: δ = γ_w·V(k+1) − V(k),         g ← δ + γ_w·λ_w·g   (λ_w = λ unless `intraLambda`)
  *
  * The reward enters only at an action's last token. With γ_w = 1 (the default) this is POAD's
  * BAD backup, which keeps the action-level optimum; γ_w = γ is NTPO; `bootstrap:
@@ -32,6 +32,10 @@ export function tokenGae(
     options.intraGamma === undefined
       ? 1
       : checkUnitInterval(FN, 'options.intraGamma', options.intraGamma);
+  const intraLambda =
+    options.intraLambda === undefined
+      ? lambda
+      : checkUnitInterval(FN, 'options.intraLambda', options.intraLambda);
   const mode = options.bootstrap ?? 'next-first-token';
   if (mode !== 'next-first-token' && mode !== 'next-last-token') {
     throw new TypeError(
@@ -67,6 +71,7 @@ export function tokenGae(
     lambda,
     intraGamma,
     mode === 'next-last-token',
+    intraLambda,
     advantages,
     returns,
   );
@@ -87,12 +92,13 @@ export function tokenGaeKernel(
   lambda: number,
   intraGamma: number,
   nextLast: boolean,
+  intraLambda: number,
   advantages: Float64Array,
   returns: Float64Array,
 ): void {
   let end = 0;
   for (let t = 0; t < counts.length; t++) end += counts[t] as number;
-  const innerDecay = intraGamma * lambda;
+  const innerDecay = intraGamma * intraLambda;
   const outerDecay = gamma * lambda;
   let g = 0;
   // Value the last token of the next action reads: V(o_{t+1}) or ARCHER's next-last-token value.

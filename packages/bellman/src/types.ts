@@ -44,6 +44,12 @@ export interface TokenGaeOptions {
   lambda: number;
   /** γ_w, the discount between tokens of one action: 1 = POAD/BAD (default), γ = NTPO. */
   intraGamma?: number;
+  /**
+   * λ_w, the GAE λ between tokens of one action (default λ, as the papers). With γ_w = λ_w = 1
+   * every token of an action sees the whole action-level GAE of the tokens after it: POAD's
+   * first-token advantage then equals the action-level GAE on first-token values.
+   */
+  intraLambda?: number;
   /** Default `'next-first-token'`. */
   bootstrap?: BootstrapMode;
 }

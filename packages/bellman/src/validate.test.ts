@@ -70,6 +70,12 @@ describe('bad input throws a typed error naming the field', () => {
       /options\.intraGamma/,
     ],
     [
+      'intraLambda < 0',
+      () => tokenGae(base(), { ...opts, intraLambda: -0.1 }),
+      RangeError,
+      /options\.intraLambda/,
+    ],
+    [
       'bad bootstrap mode',
       () => tokenGae(base(), { ...opts, bootstrap: 'x' as never }),
       TypeError,
