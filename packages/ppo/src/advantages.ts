@@ -59,6 +59,9 @@ export function computeAdvantages(buffer: RolloutBuffer, config: PpoConfig): Adv
   const advantages = new Float64Array(size);
   const returns = new Float64Array(size);
   const opts = { gamma: config.gamma, lambda: config.gaeLambda };
+  // Token level: λ_w between an action's tokens (λ unless set).
+  const tokenOpts =
+    config.intraLambda === null ? opts : { ...opts, intraLambda: config.intraLambda };
   for (let n = 0; n < buffer.numEnvs; n++) {
     for (const seg of rolloutSegments(buffer, n, config.truncationAsTermination)) {
       const rewards = seg.steps.map((i) => buffer.rewards[i]!);
@@ -86,10 +89,10 @@ export function computeAdvantages(buffer: RolloutBuffer, config: PpoConfig): Adv
       const segment = { rewards, dones, tokenCounts, values, bootstrapValue: seg.bootstrapValue };
       const r =
         config.algorithm === 'poad'
-          ? poad(segment, opts)
+          ? poad(segment, tokenOpts)
           : config.algorithm === 'archer'
-            ? archer(segment, opts)
-            : ntpo(segment, { ...opts, intraGamma: config.intraGamma ?? config.gamma });
+            ? archer(segment, tokenOpts)
+            : ntpo(segment, { ...tokenOpts, intraGamma: config.intraGamma ?? config.gamma });
       let o = 0;
       for (const i of seg.steps) {
         for (let k = buffer.actionOffsets[i]!; k < buffer.actionOffsets[i + 1]!; k++, o++) {

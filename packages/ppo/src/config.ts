@@ -30,6 +30,11 @@ export interface PpoConfig {
   gaeLambda: number;
   /** NTPO's intra-action discount γ_w; `null` means γ_w = γ. Ignored by poad (1), archer (γ), twosome. */
   intraGamma: number | null;
+  /**
+   * λ_w, the GAE λ between the tokens of one action (poad, ntpo, archer); `null` means λ_w = λ.
+   * With λ_w = 1, POAD's first-token advantage is the action-level GAE (TWOSOME's weight).
+   */
+  intraLambda: number | null;
   /** Treat truncation like termination (no bootstrap), as the original code does. Default false: bootstrap from V(final observation). */
   truncationAsTermination: boolean;
 
@@ -109,6 +114,7 @@ export const defaultConfig: Readonly<PpoConfig> = Object.freeze({
   gamma: 0.95,
   gaeLambda: 0.95,
   intraGamma: null,
+  intraLambda: null,
   truncationAsTermination: false,
   numSteps: 32,
   candidateNormalisation: 'words',
@@ -206,6 +212,7 @@ export function resolveConfig(overrides: Partial<PpoConfig> = {}): PpoConfig {
   inRange(cfg, 'gamma', 0, 1);
   inRange(cfg, 'gaeLambda', 0, 1);
   if (cfg.intraGamma !== null) inRange(cfg, 'intraGamma', 0, 1);
+  if (cfg.intraLambda !== null) inRange(cfg, 'intraLambda', 0, 1);
   for (const k of [
     'numSteps',
     'maxNewTokens',

@@ -106,3 +106,40 @@ describe('NTPO intra-action discount', () => {
     );
   });
 });
+
+describe('inner-action λ (intraLambda)', () => {
+  const v = fixture.token_and_action_gae.find((x) => x.id === 'poad_t3_done_after_0')!;
+  const tokenCounts = v.tok!.map((row) => row.filter((id) => id !== 0).length);
+  const buffer = bufferFromVector({
+    tokenCounts,
+    values: v.V as number[][],
+    rewards: v.r,
+    dones: v.m_next.map((m) => m === 0),
+    bootstrap: v.V_boot,
+  });
+  const run = (algorithm: Algorithm, intraLambda: number | null) =>
+    computeAdvantages(
+      buffer,
+      resolveConfig({ algorithm, gamma: 0.95, gaeLambda: 0.95, intraLambda }),
+    );
+  it('unset is λ; λ_w = 1 gives POAD the action-level GAE at first tokens (TWOSOME on first-token values)', () => {
+    expect(Array.from(run('poad', 0.95).advantages)).toEqual(
+      Array.from(run('poad', null).advantages),
+    );
+    const one = run('poad', 1).advantages;
+    const action = computeAdvantages(
+      buffer,
+      resolveConfig({ algorithm: 'twosome', gamma: 0.95, gaeLambda: 0.95 }),
+    ).advantages;
+    for (let i = 0; i < buffer.size; i++)
+      expect(one[buffer.actionOffsets[i]!]).toBeCloseTo(action[i]!, 12);
+    // It changes something: with λ_w = λ the first tokens differ where actions have several tokens.
+    const lam = run('poad', null).advantages;
+    expect(
+      Array.from({ length: buffer.size }, (_, i) => buffer.actionOffsets[i]!).some(
+        (k, i) => Math.abs(lam[k]! - action[i]!) > 1e-6,
+      ),
+    ).toBe(true);
+    expect(() => resolveConfig({ intraLambda: 1.5 })).toThrow(/intraLambda/);
+  });
+});
