@@ -88,6 +88,14 @@ export function trainingSchema(tasks: readonly string[], defaultTask: string, ta
       max: 1,
       description: 'NTPO intra-action discount γ_w (unset: γ); ignored by poad/archer/twosome',
     },
+    intraLambda: {
+      type: 'number',
+      optional: true,
+      min: 0,
+      max: 1,
+      description:
+        "GAE λ between the tokens of one action, λ_w (unset: λ); 1 gives an action's first token the action-level GAE (TWOSOME's weight); poad/ntpo/archer",
+    },
     entropyCoef: { type: 'number', min: 0, description: 'Entropy bonus coefficient' },
     clip: {
       type: 'number',

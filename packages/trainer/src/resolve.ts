@@ -127,6 +127,7 @@ export function ppoConfigOf(spec: AppSpec, o: TrainingOptions): Partial<PpoConfi
     gamma: o.gamma,
     gaeLambda: o.lambda,
     intraGamma: typeof o.intraGamma === 'number' ? o.intraGamma : null,
+    intraLambda: typeof o.intraLambda === 'number' ? o.intraLambda : null,
     entropyCoef: o.entropyCoef,
     clip: o.clip,
     targetKl: o.targetKl > 0 ? o.targetKl : null,

@@ -1,0 +1,32 @@
+// How command lines resolve into trainer configurations (no training).
+import { describe, expect, it } from 'vitest';
+import { trainingOptionsOf } from '../src/cli.js';
+import { etpoConfigOf, ppoConfigOf } from '../src/resolve.js';
+import { tinyVirtualHomeApp as vh } from './tiny-app.js';
+
+describe('resolved options', () => {
+  it('--intra-lambda reaches the PPO config; unset it is null (λ_w = λ)', async () => {
+    const set = await trainingOptionsOf(vh, ['--intra-lambda', '1']);
+    expect(ppoConfigOf(vh, set)).toMatchObject({ intraLambda: 1, gaeLambda: 0.95 });
+    const unset = await trainingOptionsOf(vh, []);
+    expect(ppoConfigOf(vh, unset).intraLambda).toBeNull();
+    await expect(trainingOptionsOf(vh, ['--intra-lambda', '2'])).rejects.toThrow(/--intra-lambda/);
+  });
+
+  it("--algo etpo: POAD's sampler and rollout settings plus β, τ and the optimiser from the preset", async () => {
+    const o = await trainingOptionsOf(vh, ['--algo', 'etpo', '--tau', '0.02']);
+    expect(o).toMatchObject({ beta: 0.1, tau: 0.02, reference: 'base', optimizer: 'adamw' });
+    expect(ppoConfigOf(vh, o).algorithm).toBe('poad');
+    const c = etpoConfigOf(vh, o);
+    expect(c).toMatchObject({ beta: 0.1, tau: 0.02, optimizer: 'adamw', lr: 5e-4, numSteps: 16 });
+    expect('algorithm' in c).toBe(false);
+    // PPO runs carry no ETPO settings.
+    const p = await trainingOptionsOf(vh, []);
+    expect([p.beta, p.tau, p.reference, p.optimizer]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+  });
+});
