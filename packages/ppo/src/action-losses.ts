@@ -14,7 +14,12 @@ export function actionLevelLosses(
 ): MinibatchLosses {
   const { buffer, advantages, config, policy } = args;
   const flat = Float64Array.from(idx, (i) => advantages.advantages[i]!);
-  const norm = normaliseAdvantages(flat, null, config.advantageNormalisation);
+  const norm = normaliseAdvantages(
+    flat,
+    null,
+    config.advantageNormalisation,
+    new Uint8Array(flat.length).fill(1),
+  );
   const normBySample = new Map<number, number>();
   idx.forEach((i, j) => {
     normBySample.set(i, norm[j]!);

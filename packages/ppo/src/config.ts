@@ -14,7 +14,7 @@ export type CandidateNormalisation = 'words' | 'tokens' | 'none';
 export type TokenSpace = 'vocabulary' | 'labels';
 
 /** How advantages are standardised in each minibatch. */
-export type AdvantageNormalisation = 'masked' | 'nan-trick' | 'none';
+export type AdvantageNormalisation = 'masked' | 'nan-trick' | 'none' | `chunk:${number}`;
 
 /**
  * Every hyper-parameter of a run, in one place. Defaults are `mappo/config.py`'s, with the
@@ -207,7 +207,8 @@ export function resolveConfig(overrides: Partial<PpoConfig> = {}): PpoConfig {
       "'labels' is for token-level algorithms (poad, ntpo, archer); twosome already optimises a distribution over labels. Use tokenSpace 'vocabulary' with twosome.",
     );
   }
-  oneOf(cfg, 'advantageNormalisation', ['masked', 'nan-trick', 'none']);
+  if (!/^chunk:[1-9]\d*$/.test(String(cfg.advantageNormalisation)))
+    oneOf(cfg, 'advantageNormalisation', ['masked', 'nan-trick', 'none', 'chunk:N']);
   oneOf(cfg, 'valueLoss', ['mse', 'huber']);
   inRange(cfg, 'gamma', 0, 1);
   inRange(cfg, 'gaeLambda', 0, 1);

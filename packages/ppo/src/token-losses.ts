@@ -58,7 +58,12 @@ export function tokenLevelLosses(
     );
     o += buffer.actionLength(i);
   }
-  const normFlat = normaliseAdvantages(flat, null, config.advantageNormalisation);
+  const normFlat = normaliseAdvantages(
+    flat,
+    null,
+    config.advantageNormalisation,
+    Array.from(idx, (i) => buffer.actionLength(i)),
+  );
   const normByToken = new Float32Array(buffer.tokenCount);
   o = 0;
   for (const i of idx) {

@@ -10,6 +10,7 @@ import {
   maskedSum,
   normaliseAdvantages,
   policyLoss,
+  resolveConfig,
   valueLoss,
 } from '../src/index.js';
 import { useCpu } from './backend.js';
@@ -95,6 +96,28 @@ describe('advantage normalisation (§7 tppo_adv_norm_nan_trick)', () => {
       { numRuns: 200 },
     );
   });
+  it("'chunk:N' standardises each chunk of N samples with the unbiased σ (hand-computed)", () => {
+    // Five single-entry samples (action level), chunks of 2: [1, 3], [2, 6], [5].
+    // [1, 3]: mean 2, unbiased σ = √2 → ∓1/√2; [2, 6]: mean 4, σ = √8 → ∓1/√2; [5]: alone → 0.
+    const out = normaliseAdvantages([1, 3, 2, 6, 5], null, 'chunk:2', [1, 1, 1, 1, 1]);
+    const h = 1 / Math.SQRT2;
+    [-h, h, -h, h, 0].forEach((x, i) => {
+      expect(out[i]).toBeCloseTo(x, 6);
+    });
+    // Token level: samples of 2 and 1 tokens in one chunk of 2 samples → one group of 3 entries.
+    const tok = normaliseAdvantages([0, 3, 6, 10], null, 'chunk:2', [2, 1, 1]);
+    // [0, 3, 6]: mean 3, unbiased σ = 3 → −1, 0, 1; the last sample is alone → 0.
+    expect(Array.from(tok).map((x) => Number(x.toFixed(6)))).toEqual([-1, 0, 1, 0]);
+    expect(() => normaliseAdvantages([1, 2], null, 'chunk:2')).toThrow(/needs sampleLengths/);
+    expect(() => normaliseAdvantages([1, 2], null, 'chunk:2', [3])).toThrow(/sum to 3/);
+    expect(resolveConfig({ advantageNormalisation: 'chunk:4' }).advantageNormalisation).toBe(
+      'chunk:4',
+    );
+    expect(() => resolveConfig({ advantageNormalisation: 'chunk:0' as 'chunk:1' })).toThrow(
+      /advantageNormalisation.*chunk:N/,
+    );
+  });
+
   it('an all-zero minibatch gives zeros (the original gives NaN)', () => {
     expect(Array.from(normaliseAdvantages([0, 0, 0], null, 'nan-trick'))).toEqual([0, 0, 0]);
     expect(Array.from(normaliseAdvantages([0, 0, 0], null, 'masked'))).toEqual([0, 0, 0]);
