@@ -88,6 +88,13 @@ export function trainingSchema(tasks: readonly string[], defaultTask: string, ta
       max: 1,
       description: 'NTPO intra-action discount γ_w (unset: γ); ignored by poad/archer/twosome',
     },
+    advantageNormalisation: {
+      type: 'string',
+      optional: true,
+      placeholder: 'mode',
+      description:
+        "How a minibatch's advantages are standardised: masked (over real tokens, the default), nan-trick (the POAD code's), none, or chunk:N (the TWOSOME code's: each N consecutive samples on their own, unbiased σ)",
+    },
     intraLambda: {
       type: 'number',
       optional: true,

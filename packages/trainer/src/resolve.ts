@@ -99,6 +99,14 @@ export function resolveTraining(
     return { ...saved, threads, ...explicit } as TrainingOptions;
   }
   const o = resolveOptions(schema, explicit, (e) => presetDefaults(spec, e));
+  if (
+    o.advantageNormalisation !== undefined &&
+    !/^(masked|nan-trick|none|chunk:[1-9]\d*)$/.test(o.advantageNormalisation)
+  ) {
+    throw new OptionError(
+      `--advantage-normalisation ${o.advantageNormalisation}: expected masked, nan-trick, none or chunk:N with N ≥ 1 (e.g. chunk:4)`,
+    );
+  }
   if (o.optimizer === 'lion' && o.algo !== 'etpo') {
     throw new OptionError(
       `--optimizer lion is offered for --algo etpo only; ${o.algo} trains with AdamW (remove --optimizer)`,
@@ -128,6 +136,9 @@ export function ppoConfigOf(spec: AppSpec, o: TrainingOptions): Partial<PpoConfi
     gaeLambda: o.lambda,
     intraGamma: typeof o.intraGamma === 'number' ? o.intraGamma : null,
     intraLambda: typeof o.intraLambda === 'number' ? o.intraLambda : null,
+    ...(o.advantageNormalisation
+      ? { advantageNormalisation: o.advantageNormalisation as PpoConfig['advantageNormalisation'] }
+      : {}),
     entropyCoef: o.entropyCoef,
     clip: o.clip,
     targetKl: o.targetKl > 0 ? o.targetKl : null,

@@ -13,6 +13,22 @@ describe('resolved options', () => {
     await expect(trainingOptionsOf(vh, ['--intra-lambda', '2'])).rejects.toThrow(/--intra-lambda/);
   });
 
+  it('--advantage-normalisation chunk:4 reaches the config; a bad mode is refused with the forms', async () => {
+    const o = await trainingOptionsOf(vh, [
+      '--algo',
+      'twosome',
+      '--advantage-normalisation',
+      'chunk:4',
+    ]);
+    expect(ppoConfigOf(vh, o).advantageNormalisation).toBe('chunk:4');
+    expect('advantageNormalisation' in ppoConfigOf(vh, await trainingOptionsOf(vh, []))).toBe(
+      false,
+    );
+    await expect(trainingOptionsOf(vh, ['--advantage-normalisation', 'chunk:0'])).rejects.toThrow(
+      /expected masked, nan-trick, none or chunk:N/,
+    );
+  });
+
   it("--algo etpo: POAD's sampler and rollout settings plus β, τ and the optimiser from the preset", async () => {
     const o = await trainingOptionsOf(vh, ['--algo', 'etpo', '--tau', '0.02']);
     expect(o).toMatchObject({ beta: 0.1, tau: 0.02, reference: 'base', optimizer: 'adamw' });
