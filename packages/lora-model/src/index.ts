@@ -67,7 +67,7 @@ export type { SamplingOptions } from './sampling.js';
 export { logSoftmaxAt, sampleToken } from './sampling.js';
 // What the trainer calls
 export type { ScoreOptions } from './scoring.js';
-export { scoreContinuations } from './scoring.js';
+export { candidateTokenLogProbs, scoreContinuations } from './scoring.js';
 export type { TokenStats, TokenStatsOptions } from './token-stats.js';
 export { scoreTokens, tokenStats } from './token-stats.js';
 export type { ValueHeadOptions } from './value-head.js';

@@ -233,3 +233,102 @@ export async function scoreContinuations(
   if (opts.prefixSharing === false) return scoreNaive(model, prompts, candidatesPerPrompt, opts);
   return scoreShared(model, prompts, candidatesPerPrompt, opts);
 }
+
+/**
+ * The differentiable form of {@link scoreContinuations} for a training step: log-probs of every
+ * candidate token continuing its prompt, as one flat tensor (prompt-major, then candidate, then
+ * token), with gradients through the adapter. Each prompt runs once (its KV cache is shared by
+ * its candidates, never copied per row); all candidates run in one more pass. Equals scoring
+ * each prompt + candidate sequence in full, to float tolerance. Synchronous: call it inside
+ * `tf.variableGrads`/`tf.tidy`; the result belongs to the caller.
+ */
+export function candidateTokenLogProbs(
+  model: CausalLM,
+  prompts: readonly (readonly number[])[],
+  candidatesPerPrompt: readonly (readonly (readonly number[])[])[],
+  opts: AdapterOption & { training?: boolean } = {},
+): tf.Tensor1D {
+  validate(model, prompts, candidatesPerPrompt);
+  const adapter = model.useAdapter(opts);
+  const nP = prompts.length;
+  const pSeq = Math.max(...prompts.map((p) => p.length));
+  const pIds = new Int32Array(nP * pSeq);
+  prompts.forEach((p, i) => {
+    pIds.set(p as number[], i * pSeq);
+  });
+  const pLens = Int32Array.from(prompts.map((p) => p.length));
+  const maxC = Math.max(1, ...candidatesPerPrompt.map((c) => c.length));
+  // Output order: for each prompt i, candidate j, token k. `firstAt`/`restAt` map each source
+  // (the prompt pass's first-token log-prob, the candidate pass's later ones) to that order.
+  const firstTargets: number[] = [];
+  const firstAt: number[] = [];
+  const restRows: number[] = [];
+  const restTargets: number[] = [];
+  const restAt: number[] = [];
+  let seq = 0;
+  for (const list of candidatesPerPrompt) for (const c of list) seq = Math.max(seq, c.length - 1);
+  const ids = new Int32Array(nP * maxC * Math.max(1, seq));
+  let o = 0;
+  candidatesPerPrompt.forEach((list, i) => {
+    list.forEach((c, j) => {
+      firstTargets.push(c[0] as number);
+      firstAt.push(o++);
+      const r = i * maxC + j;
+      ids.set(c.slice(0, c.length - 1) as number[], r * Math.max(1, seq));
+      for (let k = 1; k < c.length; k++) {
+        restRows.push(r * seq + k - 1);
+        restTargets.push(c[k] as number);
+        restAt.push(o++);
+      }
+    });
+  });
+  const total = o;
+  return tf.tidy(() => {
+    const training = opts.training === true;
+    const prompt = model.forward({
+      ids: pIds,
+      batch: nP,
+      seq: pSeq,
+      adapter,
+      training,
+      wantCache: true,
+      outputRows: Array.from(pLens, (l) => l - 1),
+    });
+    const ownerRows = candidatesPerPrompt.flatMap((list, i) => list.map(() => i));
+    const parts: tf.Tensor1D[] = [
+      gatherLogProbs(
+        model,
+        prompt.hidden,
+        Int32Array.from(ownerRows),
+        Int32Array.from(firstTargets),
+      ),
+    ];
+    const order: number[] = [...firstAt];
+    if (restRows.length > 0) {
+      const pastValid = Int32Array.from(
+        { length: nP * maxC },
+        (_, r) => pLens[Math.floor(r / maxC)]!,
+      );
+      const { hidden } = model.forward({
+        ids,
+        batch: nP * maxC,
+        seq,
+        pastValid,
+        sharedPast: { cache: prompt.cache ?? [], perGroup: maxC },
+        adapter,
+        training,
+      });
+      parts.push(
+        gatherLogProbs(model, hidden, Int32Array.from(restRows), Int32Array.from(restTargets)),
+      );
+      order.push(...restAt);
+    }
+    // Scatter back to prompt/candidate/token order with one gather.
+    const inverse = new Int32Array(total);
+    order.forEach((dest, src) => {
+      inverse[dest] = src;
+    });
+    const all = parts.length === 1 ? parts[0]! : tf.concat(parts);
+    return tf.gather(all, tf.tensor1d(inverse, 'int32')) as tf.Tensor1D;
+  });
+}

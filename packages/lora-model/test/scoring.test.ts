@@ -2,6 +2,8 @@ import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createCausalLM } from '../src/causal-lm.js';
 import { SeededRng } from '../src/rng.js';
+import { candidateTokenLogProbs } from '../src/scoring.js';
+import { tokenStats } from '../src/token-stats.js';
 import { flat, maxAbsDiff, randomIds, tinyConfig, useTestBackend } from './helpers.js';
 
 beforeAll(useTestBackend);
@@ -74,6 +76,54 @@ describe('scoring', () => {
       model.dispose();
     });
   }
+
+  it('candidateTokenLogProbs: the same numbers and LoRA gradients as full-sequence tokenStats, one prompt pass per prompt', async () => {
+    const model = createCausalLM(tinyConfig({ rope_theta: 300 }), {
+      seed: 21,
+      initStd: 0.2,
+      lora: true,
+    });
+    for (const v of model.adapter!.variables())
+      v.assign(tf.randomNormal(v.shape, 0, 0.1, 'float32', 5));
+    const rng = new SeededRng(22);
+    const prompts = ragged(rng, 3, 2, 9);
+    const cands = prompts.map(() => ragged(rng, 1 + Math.floor(rng.next() * 4), 1, 5));
+    cands[1] = [[7], [9, 3]];
+    const rowsP = prompts.flatMap((p, i) => cands[i]!.map(() => p));
+    const rowsA = cands.flat();
+    const weights = tf.randomUniform([rowsA.flat().length], 0, 1, 'float32', 6);
+    const vars = model.adapter!.variables();
+    const f = (lp: () => tf.Tensor1D) =>
+      tf.variableGrads(() => tf.sum(tf.mul(lp(), weights)) as tf.Scalar, vars);
+    const shared = f(() => candidateTokenLogProbs(model, prompts, cands));
+    const full = f(() => tokenStats(model, rowsP, rowsA).logProbs as tf.Tensor1D);
+    expect(Math.abs(shared.value.dataSync()[0]! - full.value.dataSync()[0]!)).toBeLessThan(1e-4);
+    const values = tf.tidy(() => candidateTokenLogProbs(model, prompts, cands));
+    const ref = tf.tidy(() => tokenStats(model, rowsP, rowsA).logProbs);
+    expect(maxAbsDiff(Array.from(values.dataSync()), Array.from(ref.dataSync()))).toBeLessThan(
+      1e-4,
+    );
+    for (const v of vars) {
+      const a = shared.grads[v.name]!.dataSync();
+      const b = full.grads[v.name]!.dataSync();
+      expect(maxAbsDiff(Array.from(a), Array.from(b)), v.name).toBeLessThan(1e-4);
+    }
+    const nonZero = vars.some((v) => shared.grads[v.name]!.dataSync().some((x) => x !== 0));
+    expect(nonZero).toBe(true);
+    const before = tf.memory().numTensors;
+    tf.dispose(tf.tidy(() => candidateTokenLogProbs(model, prompts, cands)));
+    expect(tf.memory().numTensors).toBe(before);
+    tf.dispose([
+      shared.value,
+      full.value,
+      values,
+      ref,
+      weights,
+      ...Object.values(shared.grads),
+      ...Object.values(full.grads),
+    ]);
+    model.dispose();
+  });
 
   it('teacher-forced log-probs and entropies match the plain logits, batched with padding', async () => {
     const model = createCausalLM(tinyConfig(), { seed: 13, initStd: 0.2, lora: true });
