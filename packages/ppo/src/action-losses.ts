@@ -97,7 +97,14 @@ export function actionLevelLosses(
     policyFns.push((logged) => {
       const shape: [number, number] = [rows, width];
       const rowBatch = { prompts: rowPrompts, actions: rowIds, width };
-      const lpRaw = toPadded(policy.scoreTokens(rowBatch).logProbs, rowBatch, 'policy.scoreTokens');
+      // Each prompt once for all its candidates when the policy can; else one row per candidate.
+      const lpRaw = policy.scoreCandidateTokens
+        ? toPadded(
+            policy.scoreCandidateTokens(prompts, Array.from(chunk, (i) => buffer.candidates(i))),
+            rowBatch,
+            'policy.scoreCandidateTokens',
+          )
+        : toPadded(policy.scoreTokens(rowBatch).logProbs, rowBatch, 'policy.scoreTokens');
       const tm = tf.cast(tf.tensor2d(tokMask, shape), 'bool');
       const lp = tf.where(tm, lpRaw, tf.zerosLike(lpRaw));
       // log π̃: summed token log-probs ÷ n(a), softmax over each sample's candidates.

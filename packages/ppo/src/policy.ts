@@ -126,6 +126,17 @@ export interface TokenPolicy {
     options: GenerateOptions,
   ): GeneratedAction | Promise<GeneratedAction>;
   /**
+   * Optional fast path for TWOSOME's update: per-token log-probs of every candidate continuing
+   * its prompt, differentiable w.r.t. the actor variables, flat in prompt, candidate, token
+   * order (`result` = the concatenation of `candidates[j][c]`'s log-probs). Equals
+   * `scoreTokens` on the rows (prompt j, candidate c) to float tolerance; a model can run each
+   * prompt once for all its candidates. Synchronous (runs inside `tf.variableGrads`).
+   */
+  scoreCandidateTokens?(
+    prompts: readonly Int32Array[],
+    candidates: readonly (readonly Int32Array[])[],
+  ): Tensor1D;
+  /**
    * Optional fast path for the TWOSOME sampler: per-token log-probs (full vocabulary,
    * temperature 1) of every candidate continuing its prompt, e.g. with the prompt's KV cache
    * shared by its candidates. Must equal `scoreTokens` on the same rows (to float tolerance).
