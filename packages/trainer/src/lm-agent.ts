@@ -1,6 +1,7 @@
 import type { TextTokenizer } from '@poad/hf-files';
 import {
   type CausalLM,
+  candidateTokenLogProbs,
   generate as generateTokens,
   type LoraAdapter,
   scoreContinuations,
@@ -114,6 +115,18 @@ export class LmPolicy implements TokenPolicy {
       batch.allowed ? { allowed: batch.allowed } : {},
     );
     return { logProbs: s.logProbs, entropies: s.entropies };
+  }
+
+  /** TWOSOME's update: each prompt once, its KV cache shared by its candidates (differentiable). */
+  scoreCandidateTokens(
+    prompts: readonly Int32Array[],
+    candidates: readonly (readonly Int32Array[])[],
+  ): tf.Tensor1D {
+    return candidateTokenLogProbs(
+      this.model,
+      prompts.map((p) => Array.from(p)),
+      candidates.map((c) => c.map((x) => Array.from(x))),
+    );
   }
 
   async scoreCandidates(

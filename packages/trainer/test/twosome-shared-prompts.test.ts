@@ -1,0 +1,65 @@
+// TWOSOME's update through the prompt-shared differentiable scoring equals the one-row-per-
+// candidate update, on a tiny model and an environment written against TextEnv.
+import { makeVecEnv } from '@poad/envs-core';
+import { initBackend, loadCausalLM } from '@poad/lora-model';
+import { PpoTrainer, type TokenPolicy } from '@poad/ppo';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { LmPolicy } from '../src/lm-agent.js';
+import { DoorEnv } from './door-env.js';
+import { tinyModelDir } from './tiny-model.js';
+
+let dir = '';
+beforeAll(async () => {
+  dir = await tinyModelDir();
+  await initBackend('cpu');
+});
+
+async function run(shared: boolean) {
+  const model = await loadCausalLM(dir, { seed: 3, lora: { r: 4, alpha: 8 }, valueHead: true });
+  const lm = new LmPolicy(model, model.tokenizer!);
+  let calls = 0;
+  // The same policy without (or with a counted) prompt-shared scoring.
+  const policy: TokenPolicy = Object.create(lm);
+  Object.defineProperty(policy, 'scoreCandidateTokens', {
+    value: shared
+      ? (p: readonly Int32Array[], c: readonly (readonly Int32Array[])[]) => {
+          calls++;
+          return lm.scoreCandidateTokens(p, c);
+        }
+      : undefined,
+  });
+  const env = makeVecEnv((i) => new DoorEnv(i), 2, { seed: 5 });
+  const trainer = new PpoTrainer({
+    policy,
+    env,
+    config: { algorithm: 'twosome', numSteps: 4, epochs: 1, numMinibatches: 2, seed: 5, lr: 1e-3 },
+  });
+  const reports = [];
+  for (let i = 0; i < 2; i++) reports.push((await trainer.iterate()).update);
+  const weights = model.adapter!.variables().map((v) => Array.from(v.dataSync()));
+  trainer.dispose();
+  model.dispose();
+  await env.close();
+  return { reports, weights, calls };
+}
+
+describe("TWOSOME's update with each prompt run once for its candidates", () => {
+  it('gives the losses and weights of scoring every candidate row in full', async () => {
+    const a = await run(true);
+    const b = await run(false);
+    expect(a.calls).toBeGreaterThan(0);
+    expect(b.calls).toBe(0);
+    a.reports.forEach((r, i) => {
+      const s = b.reports[i]!;
+      for (const k of ['policyLoss', 'valueLoss', 'entropy', 'approxKl'] as const)
+        expect(Math.abs(r[k] - s[k]), `${k}, iteration ${i + 1}`).toBeLessThan(1e-4);
+    });
+    let worst = 0;
+    a.weights.forEach((w, i) => {
+      w.forEach((x, k) => {
+        worst = Math.max(worst, Math.abs(x - b.weights[i]![k]!));
+      });
+    });
+    expect(worst).toBeLessThan(1e-4);
+  });
+});
