@@ -52,7 +52,19 @@ const schema = {
     default: ['poad', 'ntpo', 'twosome'],
     description: 'Algorithms to compare',
   },
-  seeds: { type: 'integer', default: 3, min: 1, description: 'Seeds per setting (1..N)' },
+  seeds: {
+    type: 'integer',
+    default: 3,
+    min: 1,
+    description: 'Seeds per setting (first-seed .. first-seed + N − 1)',
+  },
+  firstSeed: {
+    type: 'integer',
+    default: 1,
+    min: 0,
+    description:
+      'The first seed (e.g. 101 for tuning seeds kept apart from the evaluation seeds 1..N)',
+  },
   intraGammas: {
     type: 'list',
     optional: true,
@@ -333,7 +345,7 @@ export async function compare(argv: readonly string[]): Promise<number> {
   const jobs: Job[] = [];
   for (const s of settings) {
     const g: Group = { label: s.label, runDirs: [] };
-    for (let seed = 1; seed <= o.seeds; seed++) {
+    for (let seed = o.firstSeed; seed < o.firstSeed + o.seeds; seed++) {
       const name = `${s.label.replace(/[^A-Za-z0-9.]+/g, '-')}-s${seed}`;
       g.runDirs.push(join(dir, name));
       jobs.push({

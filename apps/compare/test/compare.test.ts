@@ -229,6 +229,25 @@ describe('npm run compare', () => {
     expect(readFileSync(join(etpo, 'metrics.jsonl'), 'utf8')).toMatch(/"klToReference":/);
   });
 
+  it('--first-seed 7 --seeds 1 trains seed 7 only (tuning seeds apart from evaluation seeds)', async () => {
+    const base = join(out, 'first-seed');
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const code = await compare([
+      ...tiny('virtualhome/food-preparation', 1),
+      '--algos',
+      'poad',
+      '--first-seed',
+      '7',
+      '--out',
+      base,
+    ]);
+    vi.restoreAllMocks();
+    expect(code).toBe(0);
+    const dir = join(base, readdirSync(base)[0]!);
+    expect(readdirSync(dir).filter((d) => d.startsWith('poad-'))).toEqual(['poad-s7']);
+    expect(JSON.parse(readFileSync(join(dir, 'poad-s7', 'config.json'), 'utf8')).seed).toBe(7);
+  });
+
   it('--jobs 2 runs in child processes; --resume keeps finished runs and continues cut-off ones', async () => {
     const base = join(out, 'jobs');
     mkdirSync(base);
