@@ -28,7 +28,7 @@ async function run(shared: boolean) {
         }
       : undefined,
   });
-  const env = makeVecEnv((i) => new DoorEnv(i), 2, { seed: 5 });
+  const env = makeVecEnv(() => new DoorEnv(), 2, { seed: 5 });
   const trainer = new PpoTrainer({
     policy,
     env,
