@@ -3,13 +3,15 @@
 //    observation followed by one valid action label chosen uniformly at random, exactly the
 //    text layout the agent scores ("<observation> <action>"), so the model learns the words
 //    and the format but nothing about which action is good;
-//  - plain descriptive sentences about rooms, objects and cooking (descriptions.ts).
+//  - plain descriptive sentences about rooms, objects and cooking (descriptions.ts);
+//  - for the informative-prior variant only, procedural common sense (common-sense.ts).
 // Lines are de-duplicated, shuffled and split into train and held-out files.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createRng, type TextEnv } from '@poad/envs-core';
 import { createOvercookedEnv, OVERCOOKED_TASKS } from '@poad/envs-overcooked';
 import { createVirtualHomeEnv, VIRTUALHOME_TASKS } from '@poad/envs-virtualhome';
+import { commonSenseText } from './common-sense.js';
 import { descriptiveText } from './descriptions.js';
 
 export interface CorpusOptions {
@@ -18,9 +20,17 @@ export interface CorpusOptions {
   episodes: number;
   /** Descriptive sentences. */
   sentences: number;
+  /**
+   * Lines of procedural common sense (common-sense.ts): 0 for the default model, more for the
+   * informative-prior variant.
+   */
+  commonSense?: number;
   /** Fraction of lines held out for perplexity. */
   heldOut: number;
 }
+
+/** Common-sense lines of the informative-prior variant (as many as descriptive sentences). */
+export const INFORMATIVE_COMMON_SENSE = 20_000;
 
 export const DEFAULT_CORPUS: CorpusOptions = {
   seed: 1,
@@ -62,6 +72,8 @@ export async function buildCorpus(
   }
   const rng = createRng(opts.seed);
   lines.push(...descriptiveText(rng, opts.sentences));
+  // Drawn after the descriptions, so the default model's corpus is unchanged by this option.
+  if (opts.commonSense) lines.push(...commonSenseText(rng, opts.commonSense));
   const unique = [...new Set(lines.map((l) => l.replace(/\s+/g, ' ').trim()))].filter(Boolean);
   for (let i = unique.length - 1; i > 0; i--) {
     const j = rng.int(i + 1);
