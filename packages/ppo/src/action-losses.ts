@@ -100,7 +100,10 @@ export function actionLevelLosses(
       // Each prompt once for all its candidates when the policy can; else one row per candidate.
       const lpRaw = policy.scoreCandidateTokens
         ? toPadded(
-            policy.scoreCandidateTokens(prompts, Array.from(chunk, (i) => buffer.candidates(i))),
+            policy.scoreCandidateTokens(
+              prompts,
+              Array.from(chunk, (i) => buffer.candidates(i)),
+            ),
             rowBatch,
             'policy.scoreCandidateTokens',
           )
