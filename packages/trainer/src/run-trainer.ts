@@ -61,42 +61,24 @@ export function createRunTrainer(spec: RunTrainerSpec): RunTrainer {
     : ppoRunTrainer(new PpoTrainer(spec));
 }
 
-function ppoRunTrainer(t: PpoTrainer): RunTrainer {
+/** What both trainers have in common, behind the {@link RunTrainer} interface. */
+interface TrainerLike<State> {
+  getState(): Promise<State>;
+  setState(state: State): void;
+  counters: TrainerCounters;
+  steps: TextStep[] | null;
+  readonly config: { readonly maxNonFiniteSkips: number };
+}
+
+/** A {@link RunTrainer} over `t` whose iterations `iterate` turns into reports. */
+function runTrainerOf<State>(
+  t: TrainerLike<State>,
+  iterate: () => Promise<RunIterationReport>,
+): RunTrainer {
   return {
-    async iterate() {
-      const r = await t.iterate();
-      const u = r.update;
-      return {
-        iteration: r.iteration,
-        rollout: r.rollout,
-        buffer: r.buffer,
-        minibatches: u.minibatches,
-        nonFiniteSkips: u.nonFiniteSkips,
-        update: {
-          policyLoss: u.policyLoss,
-          valueLoss: u.valueLoss,
-          entropy: u.entropy,
-          approxKl: u.approxKl,
-          clipFraction: u.clipFraction,
-          explainedVariance: u.explainedVariance,
-          actorGradNorm: u.actorGradNorm,
-          criticGradNorm: u.criticGradNorm,
-          minibatches: u.minibatches,
-          skippedMinibatches: u.skippedMinibatches,
-          nonFiniteSkips: u.nonFiniteSkips,
-          rolloutEnvStepsPerSec: r.rollout.envStepsPerSec,
-          rolloutTokensPerSec: r.rollout.tokensPerSec,
-          updateTokensPerSec: u.tokensPerSec,
-        },
-        credit: {
-          level: r.advantages.level,
-          values: r.advantages.advantages,
-          name: 'advantages',
-        },
-      };
-    },
+    iterate,
     getState: () => t.getState(),
-    setState: (s) => t.setState(s as Parameters<PpoTrainer['setState']>[0]),
+    setState: (s) => t.setState(s as State),
     get counters() {
       return t.counters;
     },
@@ -110,51 +92,72 @@ function ppoRunTrainer(t: PpoTrainer): RunTrainer {
   };
 }
 
-function etpoRunTrainer(t: EtpoTrainer): RunTrainer {
-  return {
-    async iterate() {
-      const r = await t.iterate();
-      const u = r.update;
-      // Soft TD error of every token: its soft-BAD target minus the soft value stored for it.
-      const td = new Float64Array(r.targets.length);
-      for (let k = 0; k < td.length; k++) td[k] = r.targets[k]! - r.buffer.values[k]!;
-      return {
-        iteration: r.iteration,
-        rollout: r.rollout,
-        buffer: r.buffer,
+function ppoRunTrainer(t: PpoTrainer): RunTrainer {
+  return runTrainerOf(t, async () => {
+    const r = await t.iterate();
+    const u = r.update;
+    return {
+      iteration: r.iteration,
+      rollout: r.rollout,
+      buffer: r.buffer,
+      minibatches: u.minibatches,
+      nonFiniteSkips: u.nonFiniteSkips,
+      update: {
+        policyLoss: u.policyLoss,
+        valueLoss: u.valueLoss,
+        entropy: u.entropy,
+        approxKl: u.approxKl,
+        clipFraction: u.clipFraction,
+        explainedVariance: u.explainedVariance,
+        actorGradNorm: u.actorGradNorm,
+        criticGradNorm: u.criticGradNorm,
         minibatches: u.minibatches,
+        skippedMinibatches: u.skippedMinibatches,
         nonFiniteSkips: u.nonFiniteSkips,
-        update: {
-          policyLoss: u.policyLoss,
-          valueLoss: u.valueLoss,
-          entropy: u.entropy,
-          approxKl: null,
-          klToReference: u.klToReference,
-          clipFraction: null,
-          explainedVariance: u.explainedVariance,
-          actorGradNorm: u.actorGradNorm,
-          criticGradNorm: u.criticGradNorm,
-          minibatches: u.minibatches,
-          skippedMinibatches: 0,
-          nonFiniteSkips: u.nonFiniteSkips,
-          rolloutEnvStepsPerSec: r.rollout.envStepsPerSec,
-          rolloutTokensPerSec: r.rollout.tokensPerSec,
-          updateTokensPerSec: u.tokensPerSec,
-        },
-        credit: { level: 'token', values: td, name: 'soft TD errors y − V' },
-      };
-    },
-    getState: () => t.getState(),
-    setState: (s) => t.setState(s as Parameters<EtpoTrainer['setState']>[0]),
-    get counters() {
-      return t.counters;
-    },
-    get steps() {
-      return t.steps;
-    },
-    set steps(s) {
-      t.steps = s;
-    },
-    maxNonFiniteSkips: t.config.maxNonFiniteSkips,
-  };
+        rolloutEnvStepsPerSec: r.rollout.envStepsPerSec,
+        rolloutTokensPerSec: r.rollout.tokensPerSec,
+        updateTokensPerSec: u.tokensPerSec,
+      },
+      credit: {
+        level: r.advantages.level,
+        values: r.advantages.advantages,
+        name: 'advantages',
+      },
+    };
+  });
+}
+
+function etpoRunTrainer(t: EtpoTrainer): RunTrainer {
+  return runTrainerOf(t, async () => {
+    const r = await t.iterate();
+    const u = r.update;
+    // Soft TD error of every token: its soft-BAD target minus the soft value stored for it.
+    const td = new Float64Array(r.targets.length);
+    for (let k = 0; k < td.length; k++) td[k] = r.targets[k]! - r.buffer.values[k]!;
+    return {
+      iteration: r.iteration,
+      rollout: r.rollout,
+      buffer: r.buffer,
+      minibatches: u.minibatches,
+      nonFiniteSkips: u.nonFiniteSkips,
+      update: {
+        policyLoss: u.policyLoss,
+        valueLoss: u.valueLoss,
+        entropy: u.entropy,
+        approxKl: null,
+        klToReference: u.klToReference,
+        clipFraction: null,
+        explainedVariance: u.explainedVariance,
+        actorGradNorm: u.actorGradNorm,
+        criticGradNorm: u.criticGradNorm,
+        minibatches: u.minibatches,
+        skippedMinibatches: 0,
+        nonFiniteSkips: u.nonFiniteSkips,
+        rolloutEnvStepsPerSec: r.rollout.envStepsPerSec,
+        rolloutTokensPerSec: r.rollout.tokensPerSec,
+        updateTokensPerSec: u.tokensPerSec,
+      },
+      credit: { level: 'token', values: td, name: 'soft TD errors y − V' },
+    };
+  });
 }
