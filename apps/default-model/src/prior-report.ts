@@ -8,7 +8,12 @@
 // (`default` is the embedded model; after `npm run build:default-model -- --variant
 // informative-prior` the variant is `informative=apps/default-model/build-informative/model`.)
 import { writeFileSync } from 'node:fs';
-import { createVirtualHomeEnv, foodNouns, type VirtualHomeTask } from '@poad/envs-virtualhome';
+import {
+  createVirtualHomeEnv,
+  foodNouns,
+  VIRTUALHOME_TASKS,
+  type VirtualHomeTask,
+} from '@poad/envs-virtualhome';
 import { candidateDistribution, candidateNormaliser } from '@poad/ppo';
 import { createLmAgent, releaseBackend, resolveModelPath } from '@poad/trainer';
 
@@ -22,17 +27,12 @@ export interface PriorRow {
   models: Record<string, { p: number; rank: number }>;
 }
 
-const TASKS = [
-  'food-preparation',
-  'food-preparation/cheese',
-  'food-preparation/hamburger',
-  'food-preparation/apple-pie',
-  'food-preparation/pizza',
-  'food-preparation/washing-plate',
-  'food-preparation/laundry',
-] as const satisfies readonly VirtualHomeTask[];
+/** The food-preparation task and its variants (every VirtualHome task but entertainment). */
+const TASKS = VIRTUALHOME_TASKS.filter(
+  (t): t is Exclude<VirtualHomeTask, 'entertainment'> => t !== 'entertainment',
+);
 
-function optimalPath(task: (typeof TASKS)[number]): string[] {
+function optimalPath(task: Exclude<VirtualHomeTask, 'entertainment'>): string[] {
   const { item, appliance } = foodNouns(task);
   return [
     `walk to the ${item}`,
