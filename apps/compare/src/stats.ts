@@ -1,5 +1,6 @@
 // Statistics of a difference between two groups of seeds: a percentile-bootstrap confidence
 // interval of the difference in means and a two-sided permutation test. Both are seeded.
+import { createRng } from '@poad/envs-core';
 
 /** The difference mean(a) − mean(b) with its interval and test. */
 export interface Difference {
@@ -31,18 +32,6 @@ const mean = (xs: ArrayLike<number>) => {
   for (let i = 0; i < xs.length; i++) s += xs[i]!;
   return s / xs.length;
 };
-
-/** A seeded uniform generator in [0, 1) (mulberry32). */
-function uniform(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The q-quantile of sorted values, linear between order statistics. */
 function quantile(sorted: Float64Array, q: number): number {
@@ -79,7 +68,8 @@ export function compareGroups(
   }
   const resamples = options.resamples ?? 10_000;
   const level = options.level ?? 0.95;
-  const rand = uniform(options.seed);
+  const rng = createRng(options.seed);
+  const rand = () => rng.float();
   const diff = mean(a) - mean(b);
 
   // Percentile bootstrap: resample each group with replacement, keep the difference of means.
