@@ -78,16 +78,20 @@ describe('truncation', () => {
   });
 });
 
-describe('NTPO intra-action discount', () => {
+/** The §7 vector poad_t3_done_after_0 (three actions, a done after the first) as a buffer. */
+const t3Buffer = (() => {
   const v = fixture.token_and_action_gae.find((x) => x.id === 'poad_t3_done_after_0')!;
-  const tokenCounts = v.tok!.map((row) => row.filter((id) => id !== 0).length);
-  const buffer = bufferFromVector({
-    tokenCounts,
+  return bufferFromVector({
+    tokenCounts: v.tok!.map((row) => row.filter((id) => id !== 0).length),
     values: v.V as number[][],
     rewards: v.r,
     dones: v.m_next.map((m) => m === 0),
     bootstrap: v.V_boot,
   });
+})();
+
+describe('NTPO intra-action discount', () => {
+  const buffer = t3Buffer;
   const run = (algorithm: Algorithm, intraGamma: number | null) =>
     computeAdvantages(
       buffer,
@@ -108,15 +112,7 @@ describe('NTPO intra-action discount', () => {
 });
 
 describe('inner-action λ (intraLambda)', () => {
-  const v = fixture.token_and_action_gae.find((x) => x.id === 'poad_t3_done_after_0')!;
-  const tokenCounts = v.tok!.map((row) => row.filter((id) => id !== 0).length);
-  const buffer = bufferFromVector({
-    tokenCounts,
-    values: v.V as number[][],
-    rewards: v.r,
-    dones: v.m_next.map((m) => m === 0),
-    bootstrap: v.V_boot,
-  });
+  const buffer = t3Buffer;
   const run = (algorithm: Algorithm, intraLambda: number | null) =>
     computeAdvantages(
       buffer,
