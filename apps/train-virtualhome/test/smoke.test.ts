@@ -39,12 +39,16 @@ describe('npm run train:virtualhome', () => {
     expect(code).toBe(0);
     for (const flag of [
       '--task <food-preparation|entertainment>',
-      '--algo <poad|ntpo|twosome|archer>',
+      '--algo <poad|ntpo|twosome|archer|etpo>',
       '--seed',
       '--model',
       '--config',
       '--resume',
       '--intra-gamma',
+      '--intra-lambda',
+      '--advantage-normalisation <mode>',
+      '--beta',
+      '--optimizer <adamw|lion>',
       '--lr',
     ]) {
       expect(out).toContain(flag);
