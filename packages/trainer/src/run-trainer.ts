@@ -92,72 +92,77 @@ function runTrainerOf<State>(
   };
 }
 
+/** An update's diagnostics as both trainers give them (null: not defined for the algorithm). */
+interface UpdateColumns {
+  policyLoss: number;
+  valueLoss: number;
+  entropy: number;
+  approxKl: number | null;
+  klToReference?: number;
+  clipFraction: number | null;
+  explainedVariance: number;
+  actorGradNorm: number;
+  criticGradNorm: number;
+  minibatches: number;
+  skippedMinibatches: number;
+  nonFiniteSkips: number;
+  tokensPerSec: number;
+}
+
+/** A trainer's iteration as a {@link RunIterationReport}: metrics columns in a fixed order. */
+function reportOf(
+  r: { iteration: number; rollout: RolloutStats; buffer: RolloutBuffer },
+  u: UpdateColumns,
+  credit: RunIterationReport['credit'],
+): RunIterationReport {
+  return {
+    iteration: r.iteration,
+    rollout: r.rollout,
+    buffer: r.buffer,
+    minibatches: u.minibatches,
+    nonFiniteSkips: u.nonFiniteSkips,
+    update: {
+      policyLoss: u.policyLoss,
+      valueLoss: u.valueLoss,
+      entropy: u.entropy,
+      approxKl: u.approxKl,
+      ...(u.klToReference === undefined ? {} : { klToReference: u.klToReference }),
+      clipFraction: u.clipFraction,
+      explainedVariance: u.explainedVariance,
+      actorGradNorm: u.actorGradNorm,
+      criticGradNorm: u.criticGradNorm,
+      minibatches: u.minibatches,
+      skippedMinibatches: u.skippedMinibatches,
+      nonFiniteSkips: u.nonFiniteSkips,
+      rolloutEnvStepsPerSec: r.rollout.envStepsPerSec,
+      rolloutTokensPerSec: r.rollout.tokensPerSec,
+      updateTokensPerSec: u.tokensPerSec,
+    },
+    credit,
+  };
+}
+
 function ppoRunTrainer(t: PpoTrainer): RunTrainer {
   return runTrainerOf(t, async () => {
     const r = await t.iterate();
-    const u = r.update;
-    return {
-      iteration: r.iteration,
-      rollout: r.rollout,
-      buffer: r.buffer,
-      minibatches: u.minibatches,
-      nonFiniteSkips: u.nonFiniteSkips,
-      update: {
-        policyLoss: u.policyLoss,
-        valueLoss: u.valueLoss,
-        entropy: u.entropy,
-        approxKl: u.approxKl,
-        clipFraction: u.clipFraction,
-        explainedVariance: u.explainedVariance,
-        actorGradNorm: u.actorGradNorm,
-        criticGradNorm: u.criticGradNorm,
-        minibatches: u.minibatches,
-        skippedMinibatches: u.skippedMinibatches,
-        nonFiniteSkips: u.nonFiniteSkips,
-        rolloutEnvStepsPerSec: r.rollout.envStepsPerSec,
-        rolloutTokensPerSec: r.rollout.tokensPerSec,
-        updateTokensPerSec: u.tokensPerSec,
-      },
-      credit: {
-        level: r.advantages.level,
-        values: r.advantages.advantages,
-        name: 'advantages',
-      },
-    };
+    return reportOf(r, r.update, {
+      level: r.advantages.level,
+      values: r.advantages.advantages,
+      name: 'advantages',
+    });
   });
 }
 
 function etpoRunTrainer(t: EtpoTrainer): RunTrainer {
   return runTrainerOf(t, async () => {
     const r = await t.iterate();
-    const u = r.update;
     // Soft TD error of every token: its soft-BAD target minus the soft value stored for it.
     const td = new Float64Array(r.targets.length);
     for (let k = 0; k < td.length; k++) td[k] = r.targets[k]! - r.buffer.values[k]!;
-    return {
-      iteration: r.iteration,
-      rollout: r.rollout,
-      buffer: r.buffer,
-      minibatches: u.minibatches,
-      nonFiniteSkips: u.nonFiniteSkips,
-      update: {
-        policyLoss: u.policyLoss,
-        valueLoss: u.valueLoss,
-        entropy: u.entropy,
-        approxKl: null,
-        klToReference: u.klToReference,
-        clipFraction: null,
-        explainedVariance: u.explainedVariance,
-        actorGradNorm: u.actorGradNorm,
-        criticGradNorm: u.criticGradNorm,
-        minibatches: u.minibatches,
-        skippedMinibatches: 0,
-        nonFiniteSkips: u.nonFiniteSkips,
-        rolloutEnvStepsPerSec: r.rollout.envStepsPerSec,
-        rolloutTokensPerSec: r.rollout.tokensPerSec,
-        updateTokensPerSec: u.tokensPerSec,
-      },
-      credit: { level: 'token', values: td, name: 'soft TD errors y − V' },
-    };
+    return reportOf(
+      r,
+      { ...r.update, approxKl: null, clipFraction: null, skippedMinibatches: 0 },
+      { level: 'token', values: td, name: 'soft TD errors y − V' },
+    );
   });
 }
