@@ -224,10 +224,6 @@ export class EtpoTrainer {
         // The label-restricted token space: π and π̄ renormalised over each position's labels.
         const allowed =
           config.tokenSpace === 'labels' ? flatAllowed(allowedTokenSets(buffer, idx)) : null;
-        const scores = () => {
-          const s = policy.vocabularyScores(batch);
-          return allowed ? restrictScores(s, allowed) : s;
-        };
         const chosenIds: number[] = [];
         const y: number[] = [];
         for (const i of idx)
@@ -257,7 +253,8 @@ export class EtpoTrainer {
           // Actor: Σ π(β·log(π/π̄) − Q), Q held constant.
           let stats: tf.Tensor | null = null;
           const actor = tf.variableGrads(() => {
-            const s = scores();
+            const raw = policy.vocabularyScores(batch);
+            const s = allowed ? restrictScores(raw, allowed) : raw;
             const { pi, logPi, logRatio } = policyTerms(s.policyLogits, s.q, s.reference, beta);
             const entropy = tf.neg(tf.mean(tf.sum(tf.mul(pi, logPi), 1)));
             const kl = tf.mean(tf.sum(tf.mul(pi, logRatio), 1));
