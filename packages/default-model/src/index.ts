@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -18,4 +19,35 @@ export const heldOutTextPath: string = fileURLToPath(new URL('../heldout.txt', i
 /** The first `limit` non-empty lines of the held-out text. */
 export function heldOutLines(limit = 200): string[] {
   return readFileSync(heldOutTextPath, 'utf8').split('\n').filter(Boolean).slice(0, limit);
+}
+
+/**
+ * The folder of the embedded code model of DataSciCoding (`--model default-code`): the default
+ * model's architecture, pretrained on the environment's own prompts followed by scikit-learn
+ * `build_model` bodies, and fix-it prompts followed by corrected bodies. Besides the Hugging Face
+ * files it holds `training.json` and `heldout.jsonl` (held-out `{ prompt, completion }` samples).
+ */
+export const defaultCodeModelPath: string = fileURLToPath(
+  new URL('../models/default-code', import.meta.url),
+);
+
+/** One held-out sample of the code model's corpus: a prompt and the text written after it. */
+export interface HeldOutSample {
+  prompt: string;
+  completion: string;
+}
+
+/** The first `limit` held-out samples of a model folder's `heldout.jsonl` ([] when it has none). */
+export function heldOutSamples(modelDir: string, limit = 64): HeldOutSample[] {
+  let text: string;
+  try {
+    text = readFileSync(join(modelDir, 'heldout.jsonl'), 'utf8');
+  } catch {
+    return [];
+  }
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .slice(0, limit)
+    .map((l) => JSON.parse(l) as HeldOutSample);
 }

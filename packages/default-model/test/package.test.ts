@@ -4,7 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkPublished, installOffline, packedFiles, packInto, runTool } from '@poad/dev-kit';
 import { afterAll, describe, expect, it } from 'vitest';
-import { defaultModelPath, heldOutLines, heldOutTextPath } from '../src/index.js';
+import {
+  defaultCodeModelPath,
+  defaultModelPath,
+  heldOutLines,
+  heldOutSamples,
+  heldOutTextPath,
+} from '../src/index.js';
 
 const pkgDir = new URL('..', import.meta.url).pathname;
 const MODEL_FILES = ['config.json', 'model.safetensors', 'tokenizer.json', 'training.json'];
@@ -33,13 +39,37 @@ describe('@poad/default-model', () => {
     expect(heldOutLines(3)).toEqual(lines.slice(0, 3));
   });
 
+  it('points at the code model: a LLaMA folder of at most 16 MB with held-out samples', () => {
+    const config = JSON.parse(readFileSync(join(defaultCodeModelPath, 'config.json'), 'utf8'));
+    expect(config.model_type).toBe('llama');
+    const tokenizer = JSON.parse(
+      readFileSync(join(defaultCodeModelPath, 'tokenizer.json'), 'utf8'),
+    );
+    expect(Object.keys(tokenizer.model.vocab).length).toBeLessThanOrEqual(config.vocab_size);
+    let bytes = 0;
+    for (const f of MODEL_FILES) bytes += readFileSync(join(defaultCodeModelPath, f)).length;
+    expect(bytes).toBeLessThanOrEqual(16 * 2 ** 20);
+    const samples = heldOutSamples(defaultCodeModelPath, 5);
+    expect(samples).toHaveLength(5);
+    for (const s of samples) {
+      expect(s.prompt).toMatch(/^<PRE> .*def build_model\(x_train/s);
+      expect(s.completion.length).toBeGreaterThan(0);
+    }
+    // A folder without held-out samples has none.
+    expect(heldOutSamples(defaultModelPath)).toEqual([]);
+  });
+
   it('ships the model files, the held-out text and dist only', () => {
     const files = packedFiles(pkgDir);
     for (const f of MODEL_FILES) expect(files).toContain(`model/${f}`);
+    for (const f of [...MODEL_FILES, 'heldout.jsonl'])
+      expect(files).toContain(`models/default-code/${f}`);
     expect(files).toContain('heldout.txt');
     expect(files).toContain('dist/index.cjs');
     expect(
-      files.every((f) => /^(dist|model)\/|^(README\.md|package\.json|heldout\.txt)$/.test(f)),
+      files.every((f) =>
+        /^(dist|model|models\/default-code)\/|^(README\.md|package\.json|heldout\.txt)$/.test(f),
+      ),
     ).toBe(true);
   });
 
@@ -48,7 +78,7 @@ describe('@poad/default-model', () => {
     temp.push(dest);
     const project = await installOffline(await packInto(dest, [pkgDir]));
     temp.push(project);
-    const check = `const ok = require('node:fs').existsSync(require('node:path').join(m.defaultModelPath, 'model.safetensors'));\nconsole.log(JSON.stringify({ ok, inside: m.defaultModelPath.startsWith(process.cwd()), lines: m.heldOutLines().length }));\n`;
+    const check = `const fs = require('node:fs'); const path = require('node:path');\nconst ok = fs.existsSync(path.join(m.defaultModelPath, 'model.safetensors')) && fs.existsSync(path.join(m.defaultCodeModelPath, 'model.safetensors'));\nconsole.log(JSON.stringify({ ok, inside: m.defaultModelPath.startsWith(process.cwd()), lines: m.heldOutLines().length, samples: m.heldOutSamples(m.defaultCodeModelPath, 3).length }));\n`;
     const esm = `import * as m from '@poad/default-model';\nimport { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\n${check}`;
     const cjs = `const m = require('@poad/default-model');\n${check}`;
     writeFileSync(join(project, 'esm.mjs'), esm);
@@ -58,6 +88,7 @@ describe('@poad/default-model', () => {
         ok: true,
         inside: true,
         lines: 200,
+        samples: 3,
       });
     }
   });
