@@ -7,23 +7,39 @@
 // common-sense.ts) into apps/default-model/build-informative/model/, its held-out text inside.
 // It is not shipped: its label-level prior measured no better than the default's
 // (docs/results.md; `npm run prior-report -w @poad/default-model-builder`).
+//   npm run build:default-model -- --variant code
+// builds the code model of DataSciCoding (code-corpus.ts: the environment's prompts and
+// scikit-learn build_model bodies) into packages/default-model/models/default-code/, its
+// held-out samples inside.
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { buildCodeCorpus, DEFAULT_CODE_CORPUS } from './code-corpus.js';
 import { buildCorpus, DEFAULT_CORPUS, INFORMATIVE_COMMON_SENSE } from './corpus.js';
-import { DEFAULT_PRETRAIN, pretrain } from './pretrain.js';
+import { CODE_PRETRAIN, DEFAULT_PRETRAIN, pretrain } from './pretrain.js';
 import { trainTokenizer } from './tokenizer.js';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1]! : fallback;
 };
+/**
+ * Tokens of the code model's tokenizer: the most frequent merges only (left uncapped, every
+ * dataset shape's numbers would become tokens of their own: about 4,700).
+ */
+const CODE_VOCAB = 1024;
+
 const root = resolve(new URL('../../..', import.meta.url).pathname);
 const variant = arg('variant', 'default');
-if (variant !== 'default' && variant !== 'informative-prior') {
-  console.error(`--variant ${variant}: expected default or informative-prior`);
+if (variant !== 'default' && variant !== 'informative-prior' && variant !== 'code') {
+  console.error(`--variant ${variant}: expected default, informative-prior or code`);
   process.exit(2);
 }
 const informative = variant === 'informative-prior';
+const t0 = Date.now();
+if (variant === 'code') {
+  await buildCodeModel();
+  process.exit(0);
+}
 const work = resolve(
   arg('work', join(root, 'apps', 'default-model', informative ? 'build-informative' : 'build')),
 );
@@ -31,8 +47,6 @@ const out = resolve(
   arg('out', informative ? join(work, 'model') : join(root, 'packages', 'default-model', 'model')),
 );
 mkdirSync(join(work, 'corpus'), { recursive: true });
-
-const t0 = Date.now();
 const { train, heldOut } = await buildCorpus({
   ...DEFAULT_CORPUS,
   seed: Number(arg('seed', '1')),
@@ -59,3 +73,44 @@ writeFileSync(
   join(out, 'training.json'),
   `${JSON.stringify({ ...result, variant, corpusLines: train.length, heldOutLines: heldOut.length, totalSeconds: (Date.now() - t0) / 1000, command: `npm run build:default-model${informative ? ' -- --variant informative-prior' : ''}` }, null, 2)}\n`,
 );
+
+/** `--variant code`: the code model of DataSciCoding. */
+async function buildCodeModel(): Promise<void> {
+  const codeWork = resolve(arg('work', join(root, 'apps', 'default-model', 'build-code')));
+  const codeOut = resolve(
+    arg('out', join(root, 'packages', 'default-model', 'models', 'default-code')),
+  );
+  const seed = Number(arg('seed', '1'));
+  mkdirSync(join(codeWork, 'corpus'), { recursive: true });
+  const samples = Number(arg('samples', String(DEFAULT_CODE_CORPUS.samples)));
+  const { train, heldOut } = buildCodeCorpus({ ...DEFAULT_CODE_CORPUS, seed, samples });
+  const jsonl = (xs: typeof train) =>
+    `${xs.map((x) => JSON.stringify({ prompt: x.prompt, completion: x.completion })).join('\n')}\n`;
+  writeFileSync(join(codeWork, 'corpus', 'train.jsonl'), jsonl(train));
+  writeFileSync(join(codeWork, 'corpus', 'heldout.jsonl'), jsonl(heldOut));
+  // The tokenizer learns from the same text, one sample after another.
+  writeFileSync(
+    join(codeWork, 'corpus', 'text.txt'),
+    `${train.map((x) => x.prompt + x.completion).join('\n')}\n`,
+  );
+  console.error(`code corpus: ${train.length} samples (+${heldOut.length} held out)`);
+  writeFileSync(
+    join(codeWork, 'tokenizer.json'),
+    trainTokenizer([join(codeWork, 'corpus', 'text.txt')], CODE_VOCAB),
+  );
+  const result = await pretrain({
+    ...CODE_PRETRAIN,
+    corpusDir: join(codeWork, 'corpus'),
+    tokenizerJson: join(codeWork, 'tokenizer.json'),
+    outDir: codeOut,
+    seed,
+    seconds: Number(arg('seconds', String(CODE_PRETRAIN.seconds))),
+    steps: Number(arg('steps', String(CODE_PRETRAIN.steps))),
+  });
+  // The first 200 held-out samples ship with the model (training runs measure perplexity on them).
+  writeFileSync(join(codeOut, 'heldout.jsonl'), jsonl(heldOut.slice(0, 200)));
+  writeFileSync(
+    join(codeOut, 'training.json'),
+    `${JSON.stringify({ ...result, variant, corpusSamples: train.length, heldOutSamples: heldOut.length, totalSeconds: (Date.now() - t0) / 1000, command: 'npm run build:default-model -- --variant code' }, null, 2)}\n`,
+  );
+}

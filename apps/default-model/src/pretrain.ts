@@ -15,7 +15,17 @@ import * as tf from '@tensorflow/tfjs-core';
 import { Tokenizer } from 'tokenizers';
 
 export interface PretrainOptions {
+  /**
+   * `train.txt` and `heldout.txt` (one text per line, packed into rows of `seqLen`) or, with
+   * `samples`, `train.jsonl` and `heldout.jsonl` (one `{ prompt, completion }` per line).
+   */
   corpusDir: string;
+  /**
+   * Prompt–completion samples, one per row: `<s>` prompt completion `</s>`, each encoded as the
+   * agent encodes them (the prompt with `<s>`, the completion on its own), right-padded, the
+   * loss over every token after `<s>`. Samples longer than `seqLen` tokens are left out.
+   */
+  samples?: boolean;
   tokenizerJson: string;
   outDir: string;
   seed: number;
@@ -45,6 +55,19 @@ export const DEFAULT_PRETRAIN: Omit<PretrainOptions, 'corpusDir' | 'tokenizerJso
   heads: 4,
   kvHeads: 2,
   intermediate: 352,
+};
+
+/**
+ * The code model's pretraining (DataSciCoding): one prompt–completion sample per row, up to 512
+ * tokens (a fix-it prompt with its failed body and the fix), the default model's architecture.
+ */
+export const CODE_PRETRAIN: Omit<PretrainOptions, 'corpusDir' | 'tokenizerJson' | 'outDir'> = {
+  ...DEFAULT_PRETRAIN,
+  samples: true,
+  seconds: 25 * 60,
+  steps: 3000,
+  batch: 8,
+  seqLen: 512,
 };
 
 /** Model config of the default model for a tokenizer of `vocab` tokens. */
@@ -101,14 +124,35 @@ export async function pretrain(
     }
     return out;
   };
-  const train = packRows(await encodeAll(`${o.corpusDir}/train.txt`), o.seqLen);
-  const held = packRows(await encodeAll(`${o.corpusDir}/heldout.txt`), o.seqLen).slice(0, 32);
+  const encodeSamples = async (file: string) => {
+    const samples = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { prompt: string; completion: string });
+    const texts = samples.flatMap((x) => [x.prompt, x.completion]);
+    const ids: number[][] = [];
+    for (let i = 0; i < texts.length; i += 512) {
+      const enc = await tok.encodeBatch(texts.slice(i, i + 512), { addSpecialTokens: false });
+      for (const e of enc) ids.push(Array.from(e.getIds()));
+    }
+    return samples
+      .map((_, i) => [1, ...ids[2 * i]!, ...ids[2 * i + 1]!, 2])
+      .filter((r) => r.length - 1 <= o.seqLen);
+  };
+  const train = o.samples
+    ? await encodeSamples(`${o.corpusDir}/train.jsonl`)
+    : packRows(await encodeAll(`${o.corpusDir}/train.txt`), o.seqLen);
+  const held = (
+    o.samples
+      ? await encodeSamples(`${o.corpusDir}/heldout.jsonl`)
+      : packRows(await encodeAll(`${o.corpusDir}/heldout.txt`), o.seqLen)
+  ).slice(0, 32);
   const vocab = JSON.parse(tokenizerText).model.vocab;
   const config = defaultModelConfig(o, Object.keys(vocab).length);
   const model = createCausalLM(config, { seed: o.seed, fullFineTune: true });
   const vars = model.policyVariables();
   log(
-    `model: ${vars.reduce((a, v) => a + v.size, 0).toLocaleString()} parameters; ${train.length} training rows of ${o.seqLen} tokens`,
+    `model: ${vars.reduce((a, v) => a + v.size, 0).toLocaleString()} parameters; ${train.length} training rows of ${o.samples ? `up to ${o.seqLen}` : o.seqLen} tokens`,
   );
   const opt = tf.train.adam(o.lr, 0.9, 0.95, 1e-8);
   const lossOf = (rows: number[][]) => {

@@ -13,8 +13,11 @@ interface RawBpe {
   model: { vocab: Record<string, number>; merges: ([string, string] | string)[] };
 }
 
-/** Trains on `files` and returns the tokenizer.json text. */
-export function trainTokenizer(files: string[]): string {
+/**
+ * Trains on `files` and returns the tokenizer.json text. `maxVocab` keeps only the most frequent
+ * merges (BPE learns them in order of frequency, so any prefix of the list is a valid tokenizer).
+ */
+export function trainTokenizer(files: string[], maxVocab = Number.POSITIVE_INFINITY): string {
   const t = new Tokenizer(BPE.empty());
   t.setPreTokenizer(byteLevelPreTokenizer(false, true));
   // (The native trainer prints a few blank progress lines straight to the terminal.)
@@ -23,22 +26,22 @@ export function trainTokenizer(files: string[]): string {
   try {
     t.save(join(dir, 'raw.json'), false);
     const raw = JSON.parse(readFileSync(join(dir, 'raw.json'), 'utf8')) as RawBpe;
-    return JSON.stringify(rebuild(raw), null, 1);
+    return JSON.stringify(rebuild(raw, maxVocab), null, 1);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-function rebuild(raw: RawBpe): unknown {
+function rebuild(raw: RawBpe, maxVocab: number): unknown {
   const vocab: Record<string, number> = {};
   const add = (tok: string) => {
     if (!(tok in vocab)) vocab[tok] = Object.keys(vocab).length;
   };
   SPECIAL_TOKENS.forEach(add);
   for (const ch of [...byteLevelAlphabet()].sort()) add(ch);
-  const merges = raw.model.merges.map((m) =>
-    Array.isArray(m) ? m : (m.split(' ') as [string, string]),
-  );
+  const merges = raw.model.merges
+    .map((m) => (Array.isArray(m) ? m : (m.split(' ') as [string, string])))
+    .slice(0, Math.max(0, maxVocab - Object.keys(vocab).length));
   for (const [a, b] of merges) add(a + b);
   return {
     version: '1.0',
