@@ -10,6 +10,8 @@ export interface AppSpec {
   command: string;
   /** Preset family of `@poad/ppo`. */
   family: PresetEnv;
+  /** The `--model` default (`'default'` unless set, e.g. `'default-code'` for DataSciCoding). */
+  defaultModel?: string;
   /** One line for `--help`. */
   summary: string;
   /** Task names the app accepts for `--task`. */
@@ -28,8 +30,20 @@ export interface AppSpec {
   extraOptions?: OptionsSchema;
   /** Checks app-specific options before any work starts; throws OptionError naming the fix. */
   validate?(options: Record<string, unknown>): void;
-  /** Called after every iteration, e.g. to keep the best program found so far. */
-  onIteration?(report: RunIterationReport, runDir: string, agent: Agent): Promise<void>;
+  /**
+   * Checks the inputs that need reading (e.g. a dataset file) after `validate` and before the
+   * model is loaded; throws OptionError naming the problem and the fix.
+   */
+  prepare?(options: Record<string, unknown>): Promise<void>;
+  /**
+   * Called after every iteration, before its metrics row is written, e.g. to keep the best
+   * program found so far; the numbers it returns become extra columns of that row.
+   */
+  onIteration?(
+    report: RunIterationReport,
+    runDir: string,
+    agent: Agent,
+  ): Promise<Record<string, number> | void>;
   /** Best achievable logged (discounted) return of a task, for "steps to 90% of optimum". */
   optimalReturn?(task: string): number | undefined;
   /** Tasks an evaluation covers for a trained task (itself first, then unseen variants). */

@@ -64,6 +64,7 @@ function schemasOf(spec: AppSpec) {
     spec.tasks,
     spec.defaultTask,
     spec.taskOption ? capitalise(spec.taskOption) : 'Task',
+    spec.defaultModel,
   );
   const schema = { ...base, ...(spec.extraOptions ?? {}) } as typeof base;
   const taskKey = spec.taskOption ?? 'task';
@@ -140,6 +141,7 @@ export async function runCli(
       throw new OptionError(
         `${mode} needs --resume RUN_DIR (the run whose latest checkpoint to ${mode === 'eval' ? 'evaluate' : 'play'})`,
       );
+    if (mode === 'train') await spec.prepare?.(o);
     // Refuse a run directory another process is training before loading the model (train
     // takes the lock itself; eval and play only read and take none).
     if (mode === 'train' && o.resume) {

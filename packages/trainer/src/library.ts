@@ -134,6 +134,7 @@ function specOf(
   return {
     command: 'train()',
     family,
+    defaultModel: family === 'datascicoding' ? 'default-code' : 'default',
     summary: name,
     tasks: [name],
     defaultTask: name,
@@ -143,7 +144,12 @@ function specOf(
     optimalReturn: () => extra.optimalReturn,
     evalTasks: () => [name],
     ...(extra.onIteration
-      ? { onIteration: (report, runDir) => Promise.resolve(extra.onIteration!(report, runDir)) }
+      ? {
+          onIteration: async (report, runDir) => {
+            await extra.onIteration!(report, runDir);
+            return undefined;
+          },
+        }
       : {}),
     examples: [],
   };
@@ -155,7 +161,7 @@ function explicitOptions(
   values: Record<string, unknown>,
   where: string,
 ): Record<string, unknown> {
-  const schema = trainingSchema(spec.tasks, spec.defaultTask) as Record<
+  const schema = trainingSchema(spec.tasks, spec.defaultTask, 'Task', spec.defaultModel) as Record<
     string,
     Parameters<typeof coerceOption>[1]
   >;
@@ -197,7 +203,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     );
   }
   const spec = specOf(options, familyOf(options.env, options.family ?? savedFamily), options);
-  const schema = trainingSchema(spec.tasks, spec.defaultTask);
+  const schema = trainingSchema(spec.tasks, spec.defaultTask, 'Task', spec.defaultModel);
   const o = {
     ...resolveTraining(
       spec,

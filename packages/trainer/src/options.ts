@@ -5,7 +5,12 @@ import type { OptionsSchema } from '@poad/run-kit';
  * of the chosen environment family, algorithm and `--preset` (see presets.ts), then a config
  * file, then the command line.
  */
-export function trainingSchema(tasks: readonly string[], defaultTask: string, taskLabel = 'Task') {
+export function trainingSchema(
+  tasks: readonly string[],
+  defaultTask: string,
+  taskLabel = 'Task',
+  defaultModel = 'default',
+) {
   return {
     task: {
       type: 'enum',
@@ -35,10 +40,10 @@ export function trainingSchema(tasks: readonly string[], defaultTask: string, ta
     },
     model: {
       type: 'string',
-      default: 'default',
+      default: defaultModel,
       placeholder: 'dir',
       description:
-        "Hugging Face model folder (config.json, model.safetensors, tokenizer.json); 'default' is the embedded default model (@poad/default-model)",
+        "Hugging Face model folder (config.json, model.safetensors, tokenizer.json); 'default' is the embedded default model, 'default-code' its code model for DataSciCoding (@poad/default-model)",
     },
     backend: {
       type: 'enum',

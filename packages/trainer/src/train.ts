@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { heldOutLines } from '@poad/default-model';
+import { heldOutLines, heldOutSamples } from '@poad/default-model';
 import { makeVecEnv, type VecEnvState } from '@poad/envs-core';
 import { assertFiniteCheckpoint } from '@poad/ppo';
 import {
@@ -23,6 +23,7 @@ import type { Agent } from './agent.js';
 import type { AppSpec } from './app.js';
 import { writeTokenCredit } from './credit.js';
 import { evaluateAll, evaluateTask } from './evaluate.js';
+import { resolveModelPath } from './model-path.js';
 import { writeLearningCurve } from './plots.js';
 import { etpoConfigOf, ppoConfigOf, type TrainingOptions } from './resolve.js';
 import { createRunTrainer, type RunIterationReport } from './run-trainer.js';
@@ -149,7 +150,7 @@ async function trainLocked(
     log(`run directory: ${runDir}`);
   }
   const metrics = MetricsLog.open(runDir, { upToIteration: done });
-  if (!resuming || done === 0) await recordPerplexity(runDir, agent, 'before');
+  if (!resuming || done === 0) await recordPerplexity(runDir, agent, 'before', o.model);
 
   const interrupts = trapInterrupts((signal) =>
     log(
@@ -198,7 +199,8 @@ async function trainLocked(
         );
       }
       const wall = wallBefore + (Date.now() - started) / 1000;
-      metrics.append(metricsRow(report, trainer.counters.envSteps, wall));
+      const extra = await spec.onIteration?.(report, runDir, agent);
+      metrics.append({ ...metricsRow(report, trainer.counters.envSteps, wall), ...extra });
       for (const e of report.rollout.episodes)
         recent.push({
           ret: e.discountedReturn,
@@ -211,7 +213,6 @@ async function trainLocked(
         `${spec.envId(o.task)} — ${o.algo}, seed ${o.seed}`,
       );
       await writeTokenCredit(runDir, report, agent, 6);
-      await spec.onIteration?.(report, runDir, agent);
       if (done % o.checkpointEvery === 0 || done === total || interrupts.requested)
         await save(done);
       bar?.update(done, {
@@ -264,7 +265,7 @@ async function trainLocked(
     return { runDir, iterations: done, interrupted: true };
   }
   await env.close();
-  await recordPerplexity(runDir, agent, 'after');
+  await recordPerplexity(runDir, agent, 'after', o.model);
   const results = await evaluateAll(spec, agent, { ...o, config, options: o }, log);
   if (o.evalEpisodes > 0)
     writeJsonAtomicSync(join(runDir, 'eval.json'), {
@@ -289,13 +290,24 @@ function progressFields(
   };
 }
 
+/**
+ * The text perplexity is measured on: a model folder's own held-out samples (`heldout.jsonl`,
+ * prompt and completion as one text, as the code model ships them), else the held-out lines of
+ * the embedded default model.
+ */
+export function heldOutTextsOf(model: string): string[] {
+  const samples = heldOutSamples(resolveModelPath(model));
+  return samples.length > 0 ? samples.map((s) => s.prompt + s.completion) : heldOutLines();
+}
+
 async function recordPerplexity(
   runDir: string,
   agent: Agent,
   when: 'before' | 'after',
+  model: string,
 ): Promise<void> {
   const file = join(runDir, 'perplexity.json');
-  const heldOut = heldOutLines();
+  const heldOut = heldOutTextsOf(model);
   if (heldOut.length === 0) return;
   const prev = existsSync(file)
     ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>)

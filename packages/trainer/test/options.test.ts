@@ -46,3 +46,17 @@ describe('resolved options', () => {
     ]);
   });
 });
+
+describe('the model option', () => {
+  it("an app's defaultModel is the --model default; 'default-code' names the embedded code model", async () => {
+    const { defaultCodeModelPath, defaultModelPath } = await import('@poad/default-model');
+    const { resolveModelPath } = await import('../src/model-path.js');
+    expect((await trainingOptionsOf(vh, [])).model).toBe('default');
+    const code = { ...vh, defaultModel: 'default-code' };
+    expect((await trainingOptionsOf(code, [])).model).toBe('default-code');
+    expect((await trainingOptionsOf(code, ['--model', 'default'])).model).toBe('default');
+    expect(resolveModelPath('default-code')).toBe(defaultCodeModelPath);
+    expect(resolveModelPath('default')).toBe(defaultModelPath);
+    expect(resolveModelPath('default-code')).not.toBe(defaultModelPath);
+  });
+});
