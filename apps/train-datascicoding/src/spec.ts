@@ -1,12 +1,15 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import {
   BUILTIN_DATASETS,
   createDataSciCodingEnv,
   type DatasetSpec,
+  loadDataset,
 } from '@poad/envs-datascicoding';
-import { OptionError, writeJsonAtomicSync } from '@poad/run-kit';
+import { OptionError } from '@poad/run-kit';
 import type { AppSpec } from '@poad/trainer';
+import { recordPrograms } from './programs.js';
+
+/** The token a generated program ends with (`</s>` of the embedded models' tokenizers). */
+const STOP_TOKEN = 2;
 
 /** Dataset spec of the resolved options: a built-in dataset, or `--csv FILE --target COLUMN`. */
 export function datasetOf(task: string, o: Record<string, unknown> = {}): DatasetSpec {
@@ -28,6 +31,7 @@ export function datasetOf(task: string, o: Record<string, unknown> = {}): Datase
 export const dataSciApp: AppSpec = {
   command: 'train:datascicoding',
   family: 'datascicoding',
+  defaultModel: 'default-code',
   summary:
     'Train a code-writing agent: it writes the body of build_model(x_train, y_train), which runs in a sandboxed Python (scikit-learn) and is scored by mean ROC AUC over 5 splits (-1 on failure).',
   taskOption: 'dataset',
@@ -45,6 +49,23 @@ export const dataSciApp: AppSpec = {
     }
     if (o.task !== 'csv' && (o.csv !== undefined || o.target !== undefined)) {
       throw new OptionError('--csv and --target go with --dataset csv');
+    }
+  },
+  async prepare(o) {
+    // The dataset is read and split once here, before the model loads (the environments reuse
+    // it): a missing target column, a single class or a dataset too small to split stops now.
+    try {
+      await loadDataset(datasetOf(String(o.task), o));
+    } catch (err) {
+      const name = (err as Error).name;
+      if (
+        name === 'DatasetError' ||
+        name === 'DataSciOptionError' ||
+        name === 'PythonUnavailableError'
+      ) {
+        throw new OptionError((err as Error).message);
+      }
+      throw err;
     }
   },
   extraOptions: {
@@ -68,20 +89,20 @@ export const dataSciApp: AppSpec = {
     },
   },
   async onIteration(report, runDir, agent) {
-    // Keep the best program found so far (and its score) in the run directory.
-    const file = join(runDir, 'best.json');
-    let best = existsSync(file)
-      ? (JSON.parse(readFileSync(file, 'utf8')) as { reward: number }).reward
-      : Number.NEGATIVE_INFINITY;
+    // Every program of the iteration, in the order they were scored (sample i = t·N + n), with
+    // the best program so far, the code-evolution page and the code curves (programs.ts).
     const { buffer } = report;
-    for (let i = 0; i < buffer.rewards.length; i++) {
-      const reward = buffer.rewards[i]!;
-      if (!(reward > best)) continue;
-      best = reward;
+    const before = (report.iteration - 1) * buffer.size;
+    const programs = [];
+    for (let i = 0; i < buffer.size; i++) {
       const ids = Array.from(buffer.action(i));
+      if (ids.at(-1) === STOP_TOKEN) ids.pop();
       const body = (await Promise.all(ids.map((t) => agent.tokenText(t)))).join('');
-      writeJsonAtomicSync(file, { reward, iteration: report.iteration, body });
+      programs.push({ reward: buffer.rewards[i]!, body, envStep: before + i + 1 });
     }
+    const title = `${runDir.split(/[\\/]/).at(-1)}: programs written during training`;
+    const s = recordPrograms(runDir, title, report.iteration, programs);
+    return { programsRun: s.programsRun, bestReward: s.bestReward };
   },
   examples: [
     'npm run train:datascicoding -- --dataset breast_cancer',

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultModelPath as DEFAULT_MODEL } from '@poad/default-model';
@@ -10,12 +10,10 @@ afterAll(() => rmSync(runs, { recursive: true, force: true }));
 const app = 'apps/train-datascicoding/src/main.ts';
 
 describe('npm run train:datascicoding', () => {
-  it('generates programs, scores them in the sandbox, keeps the best, and resumes', async () => {
+  it('generates programs with the code model, scores them in the sandbox, records them, and resumes', async () => {
     const args = [
       '--dataset',
       'iris',
-      '--model',
-      DEFAULT_MODEL,
       '--runs',
       runs,
       '--run-name',
@@ -24,17 +22,29 @@ describe('npm run train:datascicoding', () => {
       '2',
       '--num-steps',
       '2',
-      '--max-new-tokens',
-      '16',
       '--eval-episodes',
       '1',
       '--quiet',
     ];
     const a = await spawnApp(app, [...args, '--max-iterations', '1']).done;
     expect(a.code, a.out).toBe(0);
-    const best = JSON.parse(readFileSync(join(runs, 'ds', 'best.json'), 'utf8'));
-    expect(typeof best.body).toBe('string');
-    expect(best.reward).toBeGreaterThanOrEqual(-1);
+    const dir = join(runs, 'ds');
+    expect(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).model).toBe('default-code');
+    const programs = readFileSync(join(dir, 'programs.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(programs.map((p) => p.envStep)).toEqual([1, 2, 3, 4]);
+    // The code model writes scikit-learn code; its programs mostly run (reward = ROC AUC).
+    expect(programs.every((p) => /sklearn/.test(p.body))).toBe(true);
+    expect(programs.some((p) => p.ran && p.reward > 0.5)).toBe(true);
+    const best = JSON.parse(readFileSync(join(dir, 'best.json'), 'utf8'));
+    expect(best.reward).toBe(Math.max(...programs.map((p) => p.reward)));
+    expect(readFileSync(join(dir, 'code-evolution.html'), 'utf8')).toContain('<section>');
+    expect(readFileSync(join(dir, 'code-curves.svg'), 'utf8')).toContain('<svg');
+    const row = JSON.parse(readFileSync(join(dir, 'metrics.jsonl'), 'utf8').trim());
+    expect(row.programsRun).toBe(programs.filter((p) => p.ran).length / 4);
+    expect(row.bestReward).toBe(best.reward);
     const b = await spawnApp(app, [
       '--resume',
       join(runs, 'ds'),
@@ -44,6 +54,8 @@ describe('npm run train:datascicoding', () => {
     ]).done;
     expect(b.code, b.out).toBe(0);
     expect(existsSync(join(runs, 'ds', 'checkpoints', 'iter-00000002'))).toBe(true);
+    const after = readFileSync(join(dir, 'programs.jsonl'), 'utf8').trim().split('\n');
+    expect(after.map((l) => JSON.parse(l).envStep)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
   });
 
   it('--algo etpo trains on generated programs (open action space): soft-Q metrics, best program, checkpoint with the critic adapters', async () => {
@@ -79,6 +91,47 @@ describe('npm run train:datascicoding', () => {
     const model = join(dir, 'checkpoints', 'iter-00000001', 'model');
     for (const sub of ['critic', 'target'])
       expect(existsSync(join(model, sub, 'adapter_model.safetensors'))).toBe(true);
+  });
+
+  const refused = async (csv: string, target = 'label') => {
+    const file = join(runs, `bad-${Math.random().toString(36).slice(2)}.csv`);
+    writeFileSync(file, csv);
+    const r = await spawnApp(app, [
+      '--dataset',
+      'csv',
+      '--csv',
+      file,
+      '--target',
+      target,
+      '--runs',
+      runs,
+      '--quiet',
+    ]).done;
+    expect(r.code, r.out).toBe(2);
+    // Refused before the model loads (the backend line comes after loading it).
+    expect(r.out).not.toMatch(/backend:/);
+    return r.out;
+  };
+  const rows = (n: number, label: (i: number) => string) =>
+    `a,b,label\n${Array.from({ length: n }, (_, i) => `${i},${(i * 7) % 5},${label(i)}`).join('\n')}\n`;
+
+  it('refuses a CSV without the target column, naming the columns', async () => {
+    expect(
+      await refused(
+        rows(40, (i) => String(i % 2)),
+        'outcome',
+      ),
+    ).toMatch(/has no column\(s\) outcome; columns are: a, b, label/);
+  });
+
+  it('refuses a target with one class', async () => {
+    expect(await refused(rows(40, () => 'yes'))).toMatch(/single class \(yes\)/);
+  });
+
+  it('refuses a dataset too small to split into halves that each hold two classes', async () => {
+    // 9 rows with one of another class: some random half lacks it.
+    expect(await refused(rows(10, (i) => (i === 3 ? 'b' : 'a')))).toMatch(/too small to split/);
+    expect(await refused(rows(3, (i) => String(i % 2)))).toMatch(/at least 4 are needed/);
   });
 
   it('--dataset csv without --csv/--target is rejected with the fix', async () => {

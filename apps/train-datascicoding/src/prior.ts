@@ -1,0 +1,234 @@
+// The untrained policy's programs: for each dataset, sample programs from the first prompt of
+// an episode exactly as a training run does (same prompt, generation settings and stop token),
+// score each in the sandbox, and report the share that ran, the mean reward (a failure counts
+// −1), the mean and best ROC AUC of those that ran, why the others failed, and which estimators
+// it chose.
+//
+//   npm run prior -w @poad/train-datascicoding -- [--model default-code] [--samples 64]
+//     [--datasets iris,wine,breast_cancer,digits,csv] [--temperature T --top-k K] [--out FILE]
+import { writeFileSync } from 'node:fs';
+import {
+  type DatasetSpec,
+  evaluateProgram,
+  infillPrompt,
+  initialPrompt,
+  loadDataset,
+} from '@poad/envs-datascicoding';
+import {
+  formatHelp,
+  OptionError,
+  type OptionsSchema,
+  ProgressBar,
+  parseArgs,
+  resolveOptions,
+} from '@poad/run-kit';
+import { createLmAgent, releaseBackend, resolveModelPath, runPreset } from '@poad/trainer';
+import { dataSciApp, datasetOf } from './spec.js';
+
+/** The CSV the measurements use besides the built-in datasets. */
+export const PLANT_HEALTH = {
+  csv: new URL('../data/plant_health.csv', import.meta.url).pathname,
+  target: 'health',
+};
+
+const small = runPreset('datascicoding', 'poad', 'small').config;
+
+const schema = {
+  model: {
+    type: 'string',
+    default: 'default-code',
+    placeholder: 'dir',
+    description: "Model folder; 'default-code' is the embedded code model",
+  },
+  datasets: {
+    type: 'list',
+    default: ['iris', 'wine', 'breast_cancer', 'digits', 'csv'],
+    description: "Datasets; 'csv' is data/plant_health.csv (target health)",
+  },
+  samples: { type: 'integer', default: 64, min: 1, description: 'Programs per dataset' },
+  temperature: {
+    type: 'number',
+    default: small.temperature,
+    min: 0,
+    description: 'Sampling temperature (0: greedy)',
+  },
+  topK: { type: 'integer', default: small.topK, min: 0, description: 'Top-k (0: off)' },
+  maxNewTokens: {
+    type: 'integer',
+    default: small.maxNewTokens,
+    min: 1,
+    description: 'Longest program in tokens',
+  },
+  seed: { type: 'integer', default: 1, min: 0, description: 'Seed of the sampling' },
+  out: {
+    type: 'string',
+    optional: true,
+    placeholder: 'file',
+    description: 'JSON of every program',
+  },
+} satisfies OptionsSchema;
+
+/** One sampled program and its evaluation. */
+export interface PriorProgram {
+  body: string;
+  tokens: number;
+  ok: boolean;
+  auc: number | null;
+  reason: string | null;
+}
+
+/** Figures of one dataset. */
+export interface PriorSummary {
+  dataset: string;
+  samples: number;
+  ran: number;
+  meanReward: number;
+  meanAuc: number | null;
+  bestAuc: number | null;
+  distinct: number;
+  reasons: Record<string, number>;
+  estimators: Record<string, number>;
+}
+
+/** The estimator a program chose (the last scikit-learn class it constructs, e.g. in a pipeline). */
+export function chosenEstimator(body: string): string {
+  const classes = [
+    ...body.matchAll(/\b([A-Z][A-Za-z]*(?:Classifier|Regression|NB|Analysis|CV))\(/g),
+  ];
+  const outer = classes.find((m) =>
+    /^(VotingClassifier|StackingClassifier|BaggingClassifier|CalibratedClassifierCV)$/.test(m[1]!),
+  );
+  return outer?.[1] ?? classes.at(-1)?.[1] ?? 'none';
+}
+
+/** Summarises the programs of one dataset. */
+export function summarise(dataset: string, programs: readonly PriorProgram[]): PriorSummary {
+  const ran = programs.filter((p) => p.ok);
+  const count = (xs: readonly string[]) =>
+    Object.fromEntries(
+      [...new Set(xs)]
+        .map((x) => [x, xs.filter((y) => y === x).length] as const)
+        .sort((a, b) => b[1] - a[1]),
+    );
+  const aucs = ran.map((p) => p.auc as number);
+  return {
+    dataset,
+    samples: programs.length,
+    ran: ran.length / programs.length,
+    meanReward: programs.reduce((s, p) => s + (p.ok ? (p.auc as number) : -1), 0) / programs.length,
+    meanAuc: aucs.length ? aucs.reduce((a, b) => a + b, 0) / aucs.length : null,
+    bestAuc: aucs.length ? Math.max(...aucs) : null,
+    distinct: new Set(programs.map((p) => p.body)).size,
+    reasons: count(programs.filter((p) => !p.ok).map((p) => p.reason ?? 'unknown')),
+    estimators: count(programs.map((p) => chosenEstimator(p.body))),
+  };
+}
+
+/** The summaries as a Markdown table. */
+export function priorTable(rows: readonly PriorSummary[]): string {
+  const f = (x: number | null, d = 3) => (x === null ? '–' : x.toFixed(d));
+  return [
+    '| dataset | programs | share that ran | mean reward | mean AUC (ran) | best AUC | distinct | failures |',
+    '|---|---|---|---|---|---|---|---|',
+    ...rows.map(
+      (r) =>
+        `| ${r.dataset} | ${r.samples} | ${(100 * r.ran).toFixed(0)}% | ${f(r.meanReward)} | ${f(r.meanAuc)} | ${f(r.bestAuc)} | ${r.distinct} | ${Object.entries(
+          r.reasons,
+        )
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')} |`,
+    ),
+  ].join('\n');
+}
+
+async function main(argv: readonly string[]): Promise<void> {
+  const parsed = parseArgs(argv, schema);
+  if (parsed.help) {
+    process.stdout.write(
+      formatHelp(schema, {
+        usage: 'npm run prior -w @poad/train-datascicoding -- [options]',
+        summary:
+          "Samples programs from the untrained policy on each dataset's first prompt and scores them in the sandbox: share that ran, mean reward, mean and best ROC AUC.",
+      }),
+    );
+    return;
+  }
+  const o = resolveOptions(schema, parsed.explicit);
+  const specs: { name: string; spec: DatasetSpec }[] = o.datasets.map((d) => {
+    if (d === 'csv') return { name: 'plant_health.csv', spec: PLANT_HEALTH };
+    if (!dataSciApp.tasks.includes(d)) {
+      throw new OptionError(
+        `--datasets: unknown dataset ${d}; choose from ${dataSciApp.tasks.join(', ')}`,
+      );
+    }
+    return { name: d, spec: datasetOf(d) };
+  });
+  const agent = await createLmAgent({
+    model: resolveModelPath(o.model),
+    backend: 'auto',
+    seed: o.seed,
+    lora: { r: 8, alpha: 16 },
+    stopTokenIds: [2],
+  });
+  const policy = agent.policy as unknown as {
+    encodePrompt(o: string): Promise<Int32Array>;
+    generate: NonNullable<typeof agent.policy.generate>;
+  };
+  let state = o.seed >>> 0;
+  const random = () => {
+    state = (Math.imul(state ^ (state >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0;
+    return state / 2 ** 32;
+  };
+  const summaries: PriorSummary[] = [];
+  const all: Record<string, PriorProgram[]> = {};
+  for (const { name, spec } of specs) {
+    const data = await loadDataset(spec);
+    // The observation a training episode starts with (the env's reset).
+    const prompt = infillPrompt(initialPrompt({ title: data.title, n: data.n, d: data.d }));
+    const ids = await policy.encodePrompt(prompt);
+    const bar = new ProgressBar({ total: o.samples, unit: 'programs', label: name });
+    let scored = 0;
+    const pending: Promise<PriorProgram>[] = [];
+    for (let i = 0; i < o.samples; i++) {
+      const g = await policy.generate(ids, {
+        maxTokens: o.maxNewTokens,
+        temperature: o.temperature,
+        topK: o.topK,
+        greedy: o.temperature === 0,
+        random,
+      });
+      pending.push(
+        evaluateProgram(data, g.text).then((e) => {
+          bar.update(++scored);
+          return {
+            body: g.text,
+            tokens: g.tokenIds.length,
+            ok: e.ok,
+            auc: e.ok ? e.auc : null,
+            reason: e.ok ? null : (e.reason ?? null),
+          };
+        }),
+      );
+    }
+    const programs = await Promise.all(pending);
+    bar.finish();
+    all[name] = programs;
+    summaries.push(summarise(name, programs));
+  }
+  agent.dispose();
+  process.stdout.write(`${priorTable(summaries)}\n`);
+  if (o.out) {
+    writeFileSync(o.out, `${JSON.stringify({ options: o, summaries, programs: all }, null, 2)}\n`);
+  }
+  await releaseBackend();
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main(process.argv.slice(2)).catch((err) => {
+    if (err instanceof OptionError) {
+      process.stderr.write(`error: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  });
+}
