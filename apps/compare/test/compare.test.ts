@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { defaultModelPath as DEFAULT_MODEL } from '@poad/default-model';
 import { spawnApp, waitFor } from '@poad/dev-kit';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { archiveComparison } from '../src/archive.js';
 import { compare } from '../src/main.js';
 import {
   type GroupSummary,
@@ -332,6 +333,15 @@ describe('npm run compare', () => {
       // An algorithm comparison: NTPO with γ_w unset, i.e. γ_w = γ = 0.95.
       expect(await compare([...common, '--algos', 'ntpo', '--out', join(base, 'a')])).toBe(0);
       const a = join(base, 'a', readdirSync(join(base, 'a'))[0]!);
+      // Its archive (finished runs without checkpoints) is what the ablation reuses.
+      const arch = join(base, 'a-archive');
+      expect(archiveComparison(a, arch)).toEqual(['ntpo-s1']);
+      expect(existsSync(join(a, 'ntpo-s1', 'checkpoints'))).toBe(true);
+      expect(existsSync(join(arch, 'ntpo-s1', 'checkpoints'))).toBe(false);
+      expect(existsSync(join(arch, 'compare.json'))).toBe(true);
+      expect(() => archiveComparison(join(a, 'ntpo-s1'), join(base, 'x'))).toThrow(
+        /not a comparison folder/,
+      );
       // The γ_w ablation takes γ_w = 0.95 from it and trains only γ_w = 0.9.
       msgs.length = 0;
       const args = [
@@ -339,13 +349,13 @@ describe('npm run compare', () => {
         '--intra-gammas',
         '0.95,0.9',
         '--reuse',
-        a,
+        arch,
         '--out',
         join(base, 'b'),
       ];
       expect(await compare(args)).toBe(0);
       const b = join(base, 'b', readdirSync(join(base, 'b'))[0]!);
-      expect(msgs.join('')).toContain(`reused ntpo γw=0.95, seed 1 (ntpo-w-0.95-s1) from ${a}`);
+      expect(msgs.join('')).toContain(`reused ntpo γw=0.95, seed 1 (ntpo-w-0.95-s1) from ${arch}`);
       expect(msgs.join('')).not.toContain('reused ntpo γw=0.9,');
       const metrics = (d: string) => readFileSync(join(d, 'metrics.jsonl'), 'utf8');
       expect(metrics(join(b, 'ntpo-w-0.95-s1'))).toBe(metrics(join(a, 'ntpo-s1')));
@@ -357,9 +367,9 @@ describe('npm run compare', () => {
         runName: 'ntpo-w-0.9-s1',
       });
       const summary = JSON.parse(readFileSync(join(b, 'summary.json'), 'utf8'));
-      expect(summary.reused).toEqual({ 'ntpo-w-0.95-s1': join(a, 'ntpo-s1') });
+      expect(summary.reused).toEqual({ 'ntpo-w-0.95-s1': join(arch, 'ntpo-s1') });
       expect(readFileSync(join(b, 'report.md'), 'utf8')).toContain(
-        `- ntpo-w-0.95-s1 ← ${join(a, 'ntpo-s1')}`,
+        `- ntpo-w-0.95-s1 ← ${join(arch, 'ntpo-s1')}`,
       );
       // Another seed or learning rate is another run: nothing to reuse.
       msgs.length = 0;
