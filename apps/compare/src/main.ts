@@ -23,7 +23,15 @@ import { dataSciApp } from '@poad/train-datascicoding/src/spec.js';
 import { overcookedApp } from '@poad/train-overcooked/src/spec.js';
 import { virtualHomeApp } from '@poad/train-virtualhome/src/spec.js';
 import { type AppSpec, releaseBackend, runCli, trainingOptionsOf } from '@poad/trainer';
-import { type Group, groupCurve, markdown, pairwiseDifferences, summarise } from './report.js';
+import {
+  type Group,
+  groupCurve,
+  markdown,
+  type ProgramSummary,
+  pairwiseDifferences,
+  programSummary,
+  summarise,
+} from './report.js';
 import { copyRun, finished, reusableRuns, reusedFrom, settingsKey } from './reuse.js';
 
 const APPS: Record<string, AppSpec> = {
@@ -418,6 +426,27 @@ export async function compare(argv: readonly string[]): Promise<number> {
     writeFileAtomicSync(join(dir, `${base}.svg`), svg);
     writeFileAtomicSync(join(dir, `${base}.png`), await svgToPng(svg));
   }
+  // DataSciCoding runs also log their programs' mean reward, share that ran and best reward.
+  const programs = groups
+    .map((g) => programSummary(g))
+    .filter((p): p is ProgramSummary => p !== null);
+  if (programs.length === groups.length && groups.length > 0) {
+    const charts = {
+      meanReward: ['mean-reward', 'mean reward of the sampled programs (failure −1)', 'reward'],
+      programsRun: ['programs-run', 'share of programs that ran', 'share'],
+      bestReward: ['best-reward', 'best reward so far', 'ROC AUC'],
+    } as const;
+    for (const [key, [base, title, yLabel]] of Object.entries(charts)) {
+      const svg = lineChartSvg({
+        title: `${o.env}: ${title} (mean ± std over seeds)`,
+        xLabel: 'environment steps',
+        yLabel,
+        series: groups.map((g) => groupCurve(g, key as keyof typeof charts)),
+      });
+      writeFileAtomicSync(join(dir, `${base}.svg`), svg);
+      writeFileAtomicSync(join(dir, `${base}.png`), await svgToPng(svg));
+    }
+  }
   const command = `npm run compare -- ${original.join(' ')}${o.resume ? ` (then --resume ${basename(dir)}${o.reportOnly ? ' --report-only: finished runs only' : ''})` : ''}`;
   const reused = reusedFrom(groups.flatMap((g) => g.runDirs));
   writeJsonAtomicSync(join(dir, 'summary.json'), {
@@ -427,10 +456,11 @@ export async function compare(argv: readonly string[]): Promise<number> {
     summaries,
     differences: pairwiseDifferences(summaries),
     reused,
+    programs,
   });
   writeFileAtomicSync(
     join(dir, 'report.md'),
-    markdown(`Comparison on ${o.env}`, command, summaries, optimum, reused),
+    markdown(`Comparison on ${o.env}`, command, summaries, optimum, reused, programs),
   );
   process.stderr.write(`\nreport: ${join(dir, 'report.md')}\n`);
   return 0;

@@ -32,6 +32,10 @@ interface Row {
   episodeLength?: number | null;
   wallSeconds?: number;
   labelMass?: number | null;
+  /** DataSciCoding runs: mean reward of the iteration's programs, share that ran, best so far. */
+  meanReward?: number | null;
+  programsRun?: number | null;
+  bestReward?: number | null;
 }
 
 /** One run of a group, for the per-run table. */
@@ -68,7 +72,7 @@ export function readRows(runDir: string): Row[] {
 /** Running mean over the last `k` iterations that finished episodes (carried forward). */
 export function smoothed(
   rows: readonly Row[],
-  key: 'episodeReturn' | 'successRate' | 'episodeLength' | 'labelMass',
+  key: 'episodeReturn' | 'successRate' | 'episodeLength' | 'labelMass' | ProgramMetric,
   k = 5,
 ): number[] {
   const seen: number[] = [];
@@ -134,11 +138,15 @@ export function summariseRun(runDir: string, trainTask: string): RunSummary {
   };
 }
 
+/** Per-iteration figures of the programs a DataSciCoding run wrote (metrics columns). */
+export type ProgramMetric = 'meanReward' | 'programsRun' | 'bestReward';
+
 /** Mean ± std curves of a group on its common env-step grid. */
-export function groupCurve(g: Group, key: 'episodeReturn' | 'successRate'): Series {
+export function groupCurve(g: Group, key: 'episodeReturn' | 'successRate' | ProgramMetric): Series {
   const all = g.runDirs.map(readRows);
   const len = Math.min(...all.map((r) => r.length));
-  const curves = all.map((rows) => smoothed(rows, key).slice(0, len));
+  // The best reward so far is already a running figure; the others are averaged over 5 iterations.
+  const curves = all.map((rows) => smoothed(rows, key, key === 'bestReward' ? 1 : 5).slice(0, len));
   const points: [number, number][] = [];
   const spread: number[] = [];
   for (let i = 0; i < len; i++) {
@@ -176,6 +184,58 @@ export function summarise(g: Group, trainTask: string, optimum: number | undefin
     ),
     runs: g.runDirs.map((d) => summariseRun(d, trainTask)),
   };
+}
+
+/** What a group's DataSciCoding programs did: at the start, at the end, and the best one. */
+export interface ProgramSummary {
+  label: string;
+  /** Mean reward of the programs of the first / last 5 iterations: mean ± std over seeds. */
+  startReward: [number, number];
+  finalReward: [number, number];
+  /** Share of programs that ran in the first / last 5 iterations: mean ± std over seeds. */
+  startRun: [number, number];
+  finalRun: [number, number];
+  /** Best reward of any program of the run: mean ± std over seeds. */
+  best: [number, number];
+}
+
+/** The program figures of a group, or null when its runs did not log them (not DataSciCoding). */
+export function programSummary(g: Group, k = 5): ProgramSummary | null {
+  const all = g.runDirs.map(readRows);
+  if (all.some((rows) => rows.length === 0 || typeof rows[0]!.meanReward !== 'number')) return null;
+  const window = (rows: Row[], key: ProgramMetric, from: 'start' | 'end') => {
+    const part = from === 'start' ? rows.slice(0, k) : rows.slice(-k);
+    return mean(part.map((r) => r[key] as number));
+  };
+  const ms = (xs: number[]): [number, number] => [mean(xs), std(xs)];
+  return {
+    label: g.label,
+    startReward: ms(all.map((r) => window(r, 'meanReward', 'start'))),
+    finalReward: ms(all.map((r) => window(r, 'meanReward', 'end'))),
+    startRun: ms(all.map((r) => window(r, 'programsRun', 'start'))),
+    finalRun: ms(all.map((r) => window(r, 'programsRun', 'end'))),
+    best: ms(all.map((r) => r.at(-1)!.bestReward as number)),
+  };
+}
+
+/** The programs table of a DataSciCoding comparison. */
+export function programsMarkdown(rows: readonly ProgramSummary[]): string[] {
+  if (rows.length === 0) return [];
+  const f = ([m, s]: [number, number]) => `${m.toFixed(3)} ± ${s.toFixed(3)}`;
+  const p = ([m, s]: [number, number]) => `${(100 * m).toFixed(0)}% ± ${(100 * s).toFixed(0)}%`;
+  return [
+    '',
+    '## Programs (DataSciCoding)',
+    '',
+    'Mean reward of the sampled programs (a failure counts −1) and share that ran, over the first and the last 5 iterations, and the best reward of the run; mean ± std over seeds. Curves: mean-reward.png, programs-run.png, best-reward.png.',
+    '',
+    '| run | mean reward, first 5 iterations | mean reward, last 5 | ran, first 5 | ran, last 5 | best reward |',
+    '|---|---|---|---|---|---|',
+    ...rows.map(
+      (r) =>
+        `| ${r.label} | ${f(r.startReward)} | ${f(r.finalReward)} | ${p(r.startRun)} | ${p(r.finalRun)} | ${f(r.best)} |`,
+    ),
+  ];
 }
 
 /** The per-pair comparison of the report: A − B on each metric over their seeds. */
@@ -268,6 +328,7 @@ export function markdown(
   summaries: readonly GroupSummary[],
   optimum: number | undefined,
   reused: Readonly<Record<string, string>> = {},
+  programs: readonly ProgramSummary[] = [],
 ): string {
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   const lines = [
@@ -288,6 +349,7 @@ export function markdown(
     }),
   ];
   lines.push(...differencesMarkdown(pairwiseDifferences(summaries)));
+  lines.push(...programsMarkdown(programs));
   const tasks = [...new Set(summaries.flatMap((s) => Object.keys(s.generalisation)))];
   if (tasks.length > 1) {
     lines.push(
