@@ -137,7 +137,7 @@ export function codeEvolutionHtml(title: string, rows: readonly ProgramRow[]): s
           `<div class="l ${d.op === '+' ? 'add' : d.op === '-' ? 'del' : ''}"><span class="op">${d.op}</span>${esc(d.text)}</div>`,
       )
       .join('');
-    const reward = r.ran ? `reward ${r.reward.toFixed(4)}` : `failed (reward ${r.reward})`;
+    const reward = r.ran ? `reward ${r.reward.toFixed(5)}` : `failed (reward ${r.reward})`;
     const what = k === 0 ? 'first program' : `change from the previous best`;
     return `<section><h2>#${k + 1} · env step ${r.envStep} · iteration ${r.iteration} · ${reward}</h2><p>${what}</p><pre>${lines}</pre></section>`;
   });
