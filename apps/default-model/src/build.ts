@@ -3,10 +3,11 @@
 // corpus (random play + descriptions) -> BPE tokenizer -> pretraining -> the model folder of
 // @poad/default-model (packages/default-model/model/, held-out text beside it).
 //   npm run build:default-model -- --variant informative-prior
-// builds the informative-prior variant instead (the corpus adds procedural common sense,
-// common-sense.ts) into apps/default-model/build-informative/model/, its held-out text inside.
-// It is not shipped: its label-level prior measured no better than the default's
-// (docs/results.md; `npm run prior-report -w @poad/default-model-builder`).
+// builds the informative-prior variant instead (the corpus adds procedural common sense and
+// demonstrations in the environment's layout on foods no task uses, common-sense.ts) into
+// packages/default-model/models/informative-prior/, its held-out text inside; the same 910
+// pretraining steps as the committed default model, whatever the machine's speed. Its
+// label-level prior: `npm run prior-report -w @poad/default-model-builder` (docs/results.md).
 //   npm run build:default-model -- --variant code
 // builds the code model of DataSciCoding (code-corpus.ts: the environment's prompts and
 // scikit-learn build_model bodies) into packages/default-model/models/default-code/, its
@@ -14,7 +15,12 @@
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { buildCodeCorpus, DEFAULT_CODE_CORPUS } from './code-corpus.js';
-import { buildCorpus, DEFAULT_CORPUS, INFORMATIVE_COMMON_SENSE } from './corpus.js';
+import {
+  buildCorpus,
+  DEFAULT_CORPUS,
+  INFORMATIVE_COMMON_SENSE,
+  INFORMATIVE_DEMONSTRATIONS,
+} from './corpus.js';
 import { CODE_PRETRAIN, DEFAULT_PRETRAIN, pretrain } from './pretrain.js';
 import { trainTokenizer } from './tokenizer.js';
 
@@ -28,6 +34,9 @@ const arg = (name: string, fallback: string) => {
  */
 const CODE_VOCAB = 1024;
 
+/** The informative-prior variant pretrains as many steps as the committed default model did. */
+const INFORMATIVE_STEPS = 910;
+const INFORMATIVE_SECONDS = 3600;
 const root = resolve(new URL('../../..', import.meta.url).pathname);
 const variant = arg('variant', 'default');
 if (variant !== 'default' && variant !== 'informative-prior' && variant !== 'code') {
@@ -44,13 +53,18 @@ const work = resolve(
   arg('work', join(root, 'apps', 'default-model', informative ? 'build-informative' : 'build')),
 );
 const out = resolve(
-  arg('out', informative ? join(work, 'model') : join(root, 'packages', 'default-model', 'model')),
+  arg(
+    'out',
+    join(root, 'packages', 'default-model', informative ? 'models/informative-prior' : 'model'),
+  ),
 );
 mkdirSync(join(work, 'corpus'), { recursive: true });
 const { train, heldOut } = await buildCorpus({
   ...DEFAULT_CORPUS,
   seed: Number(arg('seed', '1')),
-  ...(informative ? { commonSense: INFORMATIVE_COMMON_SENSE } : {}),
+  ...(informative
+    ? { commonSense: INFORMATIVE_COMMON_SENSE, demonstrations: INFORMATIVE_DEMONSTRATIONS }
+    : {}),
 });
 writeFileSync(join(work, 'corpus', 'train.txt'), `${train.join('\n')}\n`);
 writeFileSync(join(work, 'corpus', 'heldout.txt'), `${heldOut.join('\n')}\n`);
@@ -62,8 +76,10 @@ const result = await pretrain({
   tokenizerJson: join(work, 'tokenizer.json'),
   outDir: out,
   seed: Number(arg('seed', '1')),
-  seconds: Number(arg('seconds', String(DEFAULT_PRETRAIN.seconds))),
-  steps: Number(arg('steps', String(DEFAULT_PRETRAIN.steps))),
+  seconds: Number(
+    arg('seconds', String(informative ? INFORMATIVE_SECONDS : DEFAULT_PRETRAIN.seconds)),
+  ),
+  steps: Number(arg('steps', String(informative ? INFORMATIVE_STEPS : DEFAULT_PRETRAIN.steps))),
 });
 copyFileSync(
   join(work, 'corpus', 'heldout.txt'),

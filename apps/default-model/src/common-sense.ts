@@ -4,7 +4,9 @@ import type { Rng } from '@poad/envs-core';
 // appliances, containers and food in general (open a door before putting something in, close it
 // and switch the appliance on to heat, hold a thing before putting it somewhere, chop before
 // serving), written as rules and as step-by-step procedures in the verb forms the environments'
-// action labels use. It stands in for what a large pretrained model knows about kitchens.
+// action labels use, and as demonstrations in the environment's own layout on foods and
+// appliances no task uses (layoutDemonstrations). It stands in for what a large pretrained
+// model knows about kitchens.
 //
 // It never states a task's solution: no line pairs a food of VirtualHome's food-preparation task
 // or its evaluation variants (pancake, cheese, hamburger, apple pie, pizza) with the microwave,
@@ -192,4 +194,80 @@ export function commonSenseText(rng: Rng, count: number): string[] {
     out.push(make(rng));
   }
   return out;
+}
+
+/** The nouns of food-preparation's own observations, replaced in the demonstrations below. */
+const TASK_ITEM = 'pancake';
+const TASK_APPLIANCE = 'microwave';
+
+/**
+ * The sensible next step in a food-preparation observation (pancake and microwave): go to the
+ * kitchen, walk to the item, grab it, walk to the appliance, open it, put the item in, close it.
+ */
+export function sensibleNextStep(observation: string): string {
+  const [item, appliance] = [TASK_ITEM, TASK_APPLIANCE];
+  if (!observation.includes('You are in the kitchen.')) return 'walk to the kitchen';
+  if (observation.includes(`the ${item} is inside it`)) {
+    return observation.includes(`You are not next to`)
+      ? `walk to the ${appliance}`
+      : `close the ${appliance}`;
+  }
+  if (observation.includes(`You are holding the ${item}.`)) {
+    if (observation.includes(`You are not next to the ${appliance}.`)) {
+      return `walk to the ${appliance}`;
+    }
+    if (observation.includes(`The ${appliance} door is shut.`)) return `open the ${appliance}`;
+    return `put the ${item} in the ${appliance}`;
+  }
+  return observation.includes(`and the ${item}.`) ||
+    observation.includes(`You are standing next to the ${item}.`)
+    ? `grab the ${item}`
+    : `walk to the ${item}`;
+}
+
+/**
+ * Demonstrations in the environment's own layout ("<observation> <action>") on foods and
+ * heating appliances that no task uses: states are visited by random play in food-preparation,
+ * then its nouns are replaced (pancake → e.g. soup, microwave → e.g. oven) and the line ends
+ * with the sensible next step instead of the random one. A task food never appears with the
+ * microwave, and no variant's item or appliance (dishes, dishwasher, clothes, washing machine)
+ * appears at all, so no line states a task's solution; what carries over is the procedure.
+ */
+export async function layoutDemonstrations(
+  rng: Rng,
+  episodes: number,
+  env: {
+    reset(o: { seed: number }): Promise<{
+      observation: string;
+      actions: readonly string[] | null;
+      terminated: boolean;
+      truncated: boolean;
+    }>;
+    step(a: string): Promise<{
+      observation: string;
+      actions: readonly string[] | null;
+      terminated: boolean;
+      truncated: boolean;
+    }>;
+  },
+): Promise<string[]> {
+  const lines: string[] = [];
+  for (let e = 0; e < episodes; e++) {
+    const appliance = rng.choice(heaters);
+    const item = foodFor(rng, appliance, heatableFoods);
+    const swap = (s: string) => s.replaceAll(TASK_ITEM, item).replaceAll(TASK_APPLIANCE, appliance);
+    let step = await env.reset({ seed: 50_000 + e });
+    for (let t = 0; t < 30 && !(step.terminated || step.truncated); t++) {
+      const actions = step.actions;
+      if (!actions || actions.length === 0) break;
+      const next = sensibleNextStep(step.observation);
+      if (!actions.includes(next)) {
+        throw new Error(`sensibleNextStep: ${next} is not offered in: ${step.observation}`);
+      }
+      lines.push(`${swap(step.observation)} ${swap(next)}`);
+      // Half the time the sensible step, else a random one: states off the path are visited too.
+      step = await env.step(rng.float() < 0.5 ? next : rng.choice(actions));
+    }
+  }
+  return lines;
 }

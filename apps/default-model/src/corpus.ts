@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { createRng, type TextEnv } from '@poad/envs-core';
 import { createOvercookedEnv, OVERCOOKED_TASKS } from '@poad/envs-overcooked';
 import { createVirtualHomeEnv, VIRTUALHOME_TASKS } from '@poad/envs-virtualhome';
-import { commonSenseText } from './common-sense.js';
+import { commonSenseText, layoutDemonstrations } from './common-sense.js';
 import { descriptiveText } from './descriptions.js';
 
 export interface CorpusOptions {
@@ -25,12 +25,20 @@ export interface CorpusOptions {
    * informative-prior variant.
    */
   commonSense?: number;
+  /**
+   * Episodes of demonstrations in the environment's layout on foods and appliances no task uses
+   * (common-sense.ts `layoutDemonstrations`): 0 for the default model.
+   */
+  demonstrations?: number;
   /** Fraction of lines held out for perplexity. */
   heldOut: number;
 }
 
 /** Common-sense lines of the informative-prior variant (as many as descriptive sentences). */
 export const INFORMATIVE_COMMON_SENSE = 20_000;
+
+/** Demonstration episodes of the informative-prior variant (layoutDemonstrations). */
+export const INFORMATIVE_DEMONSTRATIONS = 400;
 
 export const DEFAULT_CORPUS: CorpusOptions = {
   seed: 1,
@@ -74,13 +82,35 @@ export async function buildCorpus(
   lines.push(...descriptiveText(rng, opts.sentences));
   // Drawn after the descriptions, so the default model's corpus is unchanged by this option.
   if (opts.commonSense) lines.push(...commonSenseText(rng, opts.commonSense));
+  const demos = opts.demonstrations
+    ? await layoutDemonstrations(rng, opts.demonstrations, createVirtualHomeEnv('food-preparation'))
+    : [];
+  lines.push(...demos);
   const unique = [...new Set(lines.map((l) => l.replace(/\s+/g, ' ').trim()))].filter(Boolean);
-  for (let i = unique.length - 1; i > 0; i--) {
-    const j = rng.int(i + 1);
-    [unique[i], unique[j]] = [unique[j]!, unique[i]!];
-  }
+  shuffle(unique, rng);
   const nHeld = Math.max(1, Math.round(unique.length * opts.heldOut));
-  return { heldOut: unique.slice(0, nHeld), train: unique.slice(nHeld) };
+  const heldOut = unique.slice(0, nHeld);
+  const train = unique.slice(nHeld);
+  if (demos.length > 0) {
+    // Demonstrations keep how often play visits each state (the common states many times), as a
+    // text seen again and again would; only those whose line is in the training split.
+    const inTrain = new Set(train);
+    const seen = new Set<string>();
+    for (const d of demos) {
+      if (!inTrain.has(d)) continue;
+      if (seen.has(d)) train.push(d);
+      else seen.add(d);
+    }
+    shuffle(train, rng);
+  }
+  return { heldOut, train };
+}
+
+function shuffle(xs: string[], rng: ReturnType<typeof createRng>): void {
+  for (let i = xs.length - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    [xs[i], xs[j]] = [xs[j]!, xs[i]!];
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -5,8 +5,8 @@
 // count, softmax over the labels).
 //
 //   npm run prior-report -w @poad/default-model-builder [-- --models default,NAME=DIR,… --out FILE.json]
-// (`default` is the embedded model; after `npm run build:default-model -- --variant
-// informative-prior` the variant is `informative=apps/default-model/build-informative/model`.)
+// (`default` is the embedded model, `informative-prior` its informative-prior variant, e.g.
+// `--models default,informative=informative-prior`; `NAME=DIR` takes any model folder.)
 import { writeFileSync } from 'node:fs';
 import {
   createVirtualHomeEnv,

@@ -1,6 +1,12 @@
 import { createRng } from '@poad/envs-core';
+import { createVirtualHomeEnv } from '@poad/envs-virtualhome';
 import { describe, expect, it } from 'vitest';
-import { commonSenseText, TASK_FOODS } from '../src/common-sense.js';
+import {
+  commonSenseText,
+  layoutDemonstrations,
+  sensibleNextStep,
+  TASK_FOODS,
+} from '../src/common-sense.js';
 import { buildCorpus } from '../src/corpus.js';
 
 const small = { seed: 3, episodes: 3, sentences: 300, heldOut: 0.1 };
@@ -39,5 +45,59 @@ describe('procedural common sense (informative-prior variant)', () => {
     const all = new Set([...rich.train, ...rich.heldOut]);
     for (const l of [...base.train, ...base.heldOut]) expect(all.has(l)).toBe(true);
     expect(all.size).toBeGreaterThan(base.train.length + base.heldOut.length + 100);
+  });
+
+  it("the sensible next step follows food-preparation's optimal path from its first observation", async () => {
+    const env = createVirtualHomeEnv('food-preparation');
+    let step = await env.reset({ seed: 3 });
+    const taken: string[] = [];
+    while (!step.terminated && taken.length < 10) {
+      const next = sensibleNextStep(step.observation);
+      expect(step.actions).toContain(next);
+      taken.push(next);
+      step = await env.step(next);
+    }
+    expect(step.reward).toBe(1);
+    expect(taken).toEqual([
+      'walk to the pancake',
+      'grab the pancake',
+      'walk to the microwave',
+      'open the microwave',
+      'put the pancake in the microwave',
+      'close the microwave',
+    ]);
+  });
+
+  it('demonstrations are in the layout the agent scores, on foods and appliances no task uses', async () => {
+    const lines = await layoutDemonstrations(
+      createRng(2),
+      60,
+      createVirtualHomeEnv('food-preparation'),
+    );
+    expect(lines.length).toBeGreaterThan(200);
+    for (const l of lines) {
+      expect(l.startsWith('The house has four rooms:'), l).toBe(true);
+      const m = /To heat up the (.+) in the (.+), your next step is to (.+)$/.exec(l);
+      expect(m, l).not.toBeNull();
+      const [, item, appliance, action] = m!;
+      expect(['microwave', 'oven', 'toaster oven']).toContain(appliance);
+      expect(TASK_FOODS as readonly string[]).not.toContain(item);
+      expect(/pancake|dishes|clothes|dishwasher|washing machine/.test(l), l).toBe(false);
+      expect(
+        [
+          'walk to the kitchen',
+          `walk to the ${item}`,
+          `grab the ${item}`,
+          `walk to the ${appliance}`,
+          `open the ${appliance}`,
+          `put the ${item} in the ${appliance}`,
+          `close the ${appliance}`,
+        ],
+        l,
+      ).toContain(action);
+    }
+    // Off-path states too: another room, the item already inside with the door open.
+    expect(lines.some((l) => l.endsWith('walk to the kitchen'))).toBe(true);
+    expect(lines.some((l) => /inside it\..*close the/.test(l))).toBe(true);
   });
 });

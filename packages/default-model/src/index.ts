@@ -31,6 +31,17 @@ export const defaultCodeModelPath: string = fileURLToPath(
   new URL('../models/default-code', import.meta.url),
 );
 
+/**
+ * The folder of the informative-prior variant of the default model (`--model informative-prior`):
+ * the same architecture and pretraining steps, with procedural common sense about kitchens and
+ * demonstrations in VirtualHome's own layout on foods and appliances no task uses added to the
+ * corpus, so that its prior ranks sensible actions higher than the default model's does.
+ * `heldout.txt` inside is its corpus's held-out text.
+ */
+export const informativePriorModelPath: string = fileURLToPath(
+  new URL('../models/informative-prior', import.meta.url),
+);
+
 /** One held-out sample of the code model's corpus: a prompt and the text written after it. */
 export interface HeldOutSample {
   prompt: string;

@@ -10,6 +10,7 @@ import {
   heldOutLines,
   heldOutSamples,
   heldOutTextPath,
+  informativePriorModelPath,
 } from '../src/index.js';
 
 const pkgDir = new URL('..', import.meta.url).pathname;
@@ -55,6 +56,14 @@ describe('@poad/default-model', () => {
       expect(s.prompt).toMatch(/^<PRE> .*def build_model\(x_train/s);
       expect(s.completion.length).toBeGreaterThan(0);
     }
+    // The informative-prior variant: the default model's architecture, its own tokenizer.
+    const inf = JSON.parse(readFileSync(join(informativePriorModelPath, 'config.json'), 'utf8'));
+    expect(inf.hidden_size).toBe(
+      JSON.parse(readFileSync(join(defaultModelPath, 'config.json'), 'utf8')).hidden_size,
+    );
+    expect(
+      JSON.parse(readFileSync(join(informativePriorModelPath, 'training.json'), 'utf8')).steps,
+    ).toBe(910);
     // A folder without held-out samples has none.
     expect(heldOutSamples(defaultModelPath)).toEqual([]);
   });
@@ -64,11 +73,15 @@ describe('@poad/default-model', () => {
     for (const f of MODEL_FILES) expect(files).toContain(`model/${f}`);
     for (const f of [...MODEL_FILES, 'heldout.jsonl'])
       expect(files).toContain(`models/default-code/${f}`);
+    for (const f of [...MODEL_FILES, 'heldout.txt'])
+      expect(files).toContain(`models/informative-prior/${f}`);
     expect(files).toContain('heldout.txt');
     expect(files).toContain('dist/index.cjs');
     expect(
       files.every((f) =>
-        /^(dist|model|models\/default-code)\/|^(README\.md|package\.json|heldout\.txt)$/.test(f),
+        /^(dist|model|models\/(default-code|informative-prior))\/|^(README\.md|package\.json|heldout\.txt)$/.test(
+          f,
+        ),
       ),
     ).toBe(true);
   });

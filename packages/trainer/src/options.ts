@@ -43,7 +43,7 @@ export function trainingSchema(
       default: defaultModel,
       placeholder: 'dir',
       description:
-        "Hugging Face model folder (config.json, model.safetensors, tokenizer.json); 'default' is the embedded default model, 'default-code' its code model for DataSciCoding (@poad/default-model)",
+        "Hugging Face model folder (config.json, model.safetensors, tokenizer.json); 'default' is the embedded default model, 'default-code' its code model for DataSciCoding, 'informative-prior' its variant with common sense in the corpus (@poad/default-model)",
     },
     backend: {
       type: 'enum',

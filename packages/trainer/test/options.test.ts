@@ -49,7 +49,9 @@ describe('resolved options', () => {
 
 describe('the model option', () => {
   it("an app's defaultModel is the --model default; 'default-code' names the embedded code model", async () => {
-    const { defaultCodeModelPath, defaultModelPath } = await import('@poad/default-model');
+    const { defaultCodeModelPath, defaultModelPath, informativePriorModelPath } = await import(
+      '@poad/default-model'
+    );
     const { resolveModelPath } = await import('../src/model-path.js');
     expect((await trainingOptionsOf(vh, [])).model).toBe('default');
     const code = { ...vh, defaultModel: 'default-code' };
@@ -58,5 +60,6 @@ describe('the model option', () => {
     expect(resolveModelPath('default-code')).toBe(defaultCodeModelPath);
     expect(resolveModelPath('default')).toBe(defaultModelPath);
     expect(resolveModelPath('default-code')).not.toBe(defaultModelPath);
+    expect(resolveModelPath('informative-prior')).toBe(informativePriorModelPath);
   });
 });
