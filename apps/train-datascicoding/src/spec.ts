@@ -1,4 +1,5 @@
 import {
+  assertSplittable,
   BUILTIN_DATASETS,
   createDataSciCodingEnv,
   type DatasetSpec,
@@ -55,7 +56,7 @@ export const dataSciApp: AppSpec = {
     // The dataset is read and split once here, before the model loads (the environments reuse
     // it): a missing target column, a single class or a dataset too small to split stops now.
     try {
-      await loadDataset(datasetOf(String(o.task), o));
+      assertSplittable(await loadDataset(datasetOf(String(o.task), o)));
     } catch (err) {
       const name = (err as Error).name;
       if (

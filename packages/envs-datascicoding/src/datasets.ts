@@ -170,6 +170,28 @@ function normalise(spec: DatasetSpec): NormalisedSpec {
   );
 }
 
+/**
+ * Throws a DatasetError when a split of `dataset` cannot be scored: every one of the random 50/50
+ * splits needs two classes in its training half (to fit a classifier) and in its test half (for
+ * a ROC AUC). The environment checks this when it loads its dataset.
+ */
+export function assertSplittable(dataset: Dataset): void {
+  for (const [i, split] of dataset.splits.entries()) {
+    for (const [half, rows] of [
+      ['training', split.train],
+      ['test', split.test],
+    ] as const) {
+      const classes = new Set(rows.map((r) => dataset.y[r]));
+      if (classes.size < 2) {
+        throw new DatasetError(
+          dataset.name,
+          `too small to split: with ${dataset.n} rows, the ${half} half of random split ${i} holds a single class; every split needs two classes in both halves (use more rows, or merge or drop rare classes).`,
+        );
+      }
+    }
+  }
+}
+
 const cache = new Map<string, Promise<Dataset>>();
 
 /**

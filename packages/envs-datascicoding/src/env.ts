@@ -6,6 +6,7 @@ import {
   type TextStep,
 } from '@poad/envs-core';
 import {
+  assertSplittable,
   checkDatasetSpec,
   type Dataset,
   type DatasetSpec,
@@ -97,6 +98,7 @@ export function createDataSciCodingEnv(
     data ??= (async () => {
       await checkPython(python);
       const loaded = await loadDataset(spec, python);
+      assertSplittable(loaded);
       await chooseIsolation(options.isolation ?? 'auto', python, options.tmpDir);
       return loaded;
     })();

@@ -8,6 +8,7 @@ export type {
   OpenMLDatasetSpec,
 } from './datasets.js';
 export {
+  assertSplittable,
   BUILTIN_DATASETS,
   DEFAULT_MAX_ROWS,
   datasetName,

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  assertSplittable,
   checkPython,
   DataSciOptionError,
   DatasetError,
@@ -159,5 +160,38 @@ describe('Python availability', () => {
   it('reports versions when everything is there', async () => {
     const info = await checkPython(PYTHON);
     expect(info.sklearn).toMatch(/^\d+\.\d+/);
+  });
+});
+
+describe('assertSplittable', () => {
+  const dataset = (y: number[], splits: { train: number[]; test: number[] }[]) => ({
+    name: 'tiny',
+    title: 'tiny',
+    n: y.length,
+    d: 1,
+    classes: ['a', 'b'],
+    x: new Float64Array(y.length),
+    y: Int32Array.from(y),
+    splits,
+  });
+
+  it('accepts splits with two classes in both halves and names the first half without', () => {
+    expect(() =>
+      assertSplittable(dataset([0, 1, 0, 1], [{ train: [0, 1], test: [2, 3] }])),
+    ).not.toThrow();
+    const bad = dataset(
+      [0, 1, 0, 1],
+      [
+        { train: [0, 1], test: [2, 3] },
+        { train: [0, 2], test: [1, 3] },
+      ],
+    );
+    expect(() => assertSplittable(bad)).toThrow(DatasetError);
+    expect(() => assertSplittable(bad)).toThrow(
+      /too small to split: with 4 rows, the training half of random split 1 holds a single class/,
+    );
+    expect(() =>
+      assertSplittable(dataset([0, 1, 1, 1], [{ train: [0, 1], test: [2, 3] }])),
+    ).toThrow(/the test half of random split 0/);
   });
 });
