@@ -32,8 +32,8 @@ const TASKS = VIRTUALHOME_TASKS.filter(
   (t): t is Exclude<VirtualHomeTask, 'entertainment'> => t !== 'entertainment',
 );
 
-function optimalPath(task: Exclude<VirtualHomeTask, 'entertainment'>): string[] {
-  const { item, appliance } = foodNouns(task);
+/** The optimal labels of a food-preparation-like task with these nouns, in order. */
+export function optimalLabels(item: string, appliance: string): string[] {
   return [
     `walk to the ${item}`,
     `grab the ${item}`,
@@ -42,6 +42,11 @@ function optimalPath(task: Exclude<VirtualHomeTask, 'entertainment'>): string[] 
     `put the ${item} in the ${appliance}`,
     `close the ${appliance}`,
   ];
+}
+
+function optimalPath(task: Exclude<VirtualHomeTask, 'entertainment'>): string[] {
+  const { item, appliance } = foodNouns(task);
+  return optimalLabels(item, appliance);
 }
 
 /** `NAME=DIR` or a `--model` value (its own name). */
