@@ -1,9 +1,7 @@
 import {
-  assertSplittable,
   BUILTIN_DATASETS,
   createDataSciCodingEnv,
   type DatasetSpec,
-  loadDataset,
 } from '@poad/envs-datascicoding';
 import { OptionError } from '@poad/run-kit';
 import type { AppSpec } from '@poad/trainer';
@@ -53,10 +51,11 @@ export const dataSciApp: AppSpec = {
     }
   },
   async prepare(o) {
-    // The dataset is read and split once here, before the model loads (the environments reuse
-    // it): a missing target column, a single class or a dataset too small to split stops now.
+    // The environment's own loading (Python, the dataset, its splits) runs here, before the
+    // model loads, and is cached for the environments of the run: a missing target column, a
+    // single class or a dataset too small to split stops now.
     try {
-      assertSplittable(await loadDataset(datasetOf(String(o.task), o)));
+      await createDataSciCodingEnv(datasetOf(String(o.task), o)).dataset();
     } catch (err) {
       const name = (err as Error).name;
       if (
