@@ -2,8 +2,9 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CheckpointError } from './errors.js';
-import { readPeftAdapter, validatePeftTensors, writePeftAdapter } from './peft.js';
+import { readPeftAdapter, writePeftAdapter } from './peft.js';
 import { loraScaling, type PeftAdapterConfig, parsePeftAdapterConfig } from './peft-config.js';
+import { peftAdapterFiles, validatePeftTensors } from './peft-files.js';
 import { parsePeftKey, peftKey } from './peft-keys.js';
 import { serializeSafetensors, type TensorInput } from './safetensors-write.js';
 import { f32Bits, randomNormal, tinyConfig, withTempDir } from './test-helpers.js';
@@ -89,6 +90,12 @@ describe('writePeftAdapter → readPeftAdapter', () => {
         'adapter_config.json',
         'adapter_model.safetensors',
       ]);
+      // The folder holds exactly the contents peftAdapterFiles gives in memory.
+      const inMemory = peftAdapterFiles(config, tensors, { baseConfig: base });
+      expect(await readFile(join(dir, 'adapter_config.json'), 'utf8')).toBe(inMemory.config);
+      expect(new Uint8Array(await readFile(join(dir, 'adapter_model.safetensors')))).toEqual(
+        inMemory.weights,
+      );
       const written = JSON.parse(await readFile(join(dir, 'adapter_config.json'), 'utf8'));
       expect(written).toEqual({
         base_model_name_or_path: 'tiny-llama',

@@ -1,0 +1,32 @@
+import { build } from 'esbuild';
+import { describe, expect, it } from 'vitest';
+import * as browser from './browser.js';
+import * as node from './index.js';
+
+describe('the browser entry', () => {
+  it('bundles for a browser without any Node built-in', async () => {
+    const out = await build({
+      entryPoints: [new URL('./browser.ts', import.meta.url).pathname],
+      bundle: true,
+      write: false,
+      platform: 'browser',
+      format: 'esm',
+      logLevel: 'silent',
+    }).catch((e: { errors?: { text: string }[] }) => e);
+    const errors = 'errors' in out ? (out.errors ?? []).map((e) => e.text) : [];
+    expect(errors).toEqual([]);
+  });
+
+  it('is a subset of the Node entry with the same functions', () => {
+    const names = Object.keys(browser);
+    expect(names).toContain('tokenizerFromJson');
+    expect(names).toContain('peftAdapterFiles');
+    for (const name of names) {
+      expect((node as Record<string, unknown>)[name], name).toBe(
+        (browser as Record<string, unknown>)[name],
+      );
+    }
+    expect(names).not.toContain('loadTokenizer');
+    expect(names).not.toContain('readCheckpoint');
+  });
+});
