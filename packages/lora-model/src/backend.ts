@@ -5,6 +5,7 @@ import { type FusedOps, setFusedOps } from './fused.js';
 import { registerGradients } from './gradients.js';
 import { registerSegmentSumKernel } from './kernels.js';
 import { describeAdapter, type GpuAdapterReport } from './webgpu/adapter.js';
+import { dawnGpuSource } from './webgpu/dawn.js';
 import { startWebGpu, stopWebGpu, tryHardwareWebGpu } from './webgpu/start.js';
 
 export { BackendUnavailableError } from './errors.js';
@@ -135,7 +136,7 @@ function webGpuInfo(adapter: GpuAdapterReport): BackendInfo {
 }
 
 async function tryHardwareGpu(): Promise<BackendInfo | null> {
-  const adapter = await tryHardwareWebGpu();
+  const adapter = await tryHardwareWebGpu(dawnGpuSource);
   return adapter ? webGpuInfo(adapter) : null;
 }
 
@@ -203,6 +204,7 @@ export async function initBackend(
       info = webGpuInfo(
         await startWebGpu(
           options.allowSoftwareAdapter ?? process.env.POAD_WEBGPU_ALLOW_SOFTWARE === '1',
+          dawnGpuSource,
         ),
       );
       break;

@@ -2,10 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   CheckpointError,
-  type LlamaConfig,
   loadTokenizer,
-  type PeftAdapterConfig,
-  parseLlamaConfig,
   peftKey,
   readCheckpoint,
   readPeftAdapter,
@@ -15,9 +12,15 @@ import {
   writeSafetensorsFile,
 } from '@poad/hf-files';
 import { type CausalLM, type CausalLMOptions, causalLMFromTensors } from './causal-lm.js';
-import { type ModelConfig, toHFConfig } from './config.js';
+import type { ModelConfig } from './config.js';
 import { ModelConfigError } from './errors.js';
 import { LoraAdapter } from './lora.js';
+import {
+  llamaConfigOf,
+  peftAdapterOf,
+  type SaveAdapterOptions,
+  VALUE_HEAD_FILE,
+} from './model-files.js';
 import { ValueHead } from './value-head.js';
 import {
   type HostTensor,
@@ -29,9 +32,6 @@ import {
   transposeHost,
 } from './weights.js';
 
-/** File name of the saved critic head. */
-export const VALUE_HEAD_FILE = 'value_head.safetensors';
-
 /** Options of {@link loadCausalLM}. */
 export interface LoadCausalLMOptions extends Omit<CausalLMOptions, 'initStd'> {
   /** Load a PEFT adapter from this folder after the base model. */
@@ -40,11 +40,6 @@ export interface LoadCausalLMOptions extends Omit<CausalLMOptions, 'initStd'> {
   valueHeadDir?: string;
   /** Load `tokenizer.json` (when present) into `model.tokenizer`. Default true. */
   tokenizer?: boolean;
-}
-
-/** The model's configuration as a validated Hugging Face `config.json` object. */
-export function llamaConfigOf(model: CausalLM): LlamaConfig {
-  return parseLlamaConfig({ ...model.sourceConfig, ...toHFConfig(model.config) }, 'config.json');
 }
 
 /**
@@ -130,17 +125,6 @@ export async function saveCausalLM(
   );
 }
 
-/** Options of {@link saveAdapter}. */
-export interface SaveAdapterOptions {
-  /** Recorded as `base_model_name_or_path` in `adapter_config.json`. */
-  baseModelNameOrPath?: string | null;
-  /**
-   * The adapter to write, when not the attached one (e.g. ETPO's critic, a second adapter on the
-   * same base model).
-   */
-  adapter?: LoraAdapter;
-}
-
 /**
  * Write the attached LoRA adapter (or `options.adapter`) in PEFT's format
  * (`adapter_config.json` + `adapter_model.safetensors`, [r, in] and [out, r] weights) so Python
@@ -151,42 +135,7 @@ export async function saveAdapter(
   dir: string,
   options: SaveAdapterOptions = {},
 ): Promise<void> {
-  const ad = options.adapter ?? model.adapter;
-  if (!ad)
-    throw new ModelConfigError(
-      'adapter',
-      'the model has no LoRA adapter to save; call addLora() first',
-    );
-  const tensors = new Map<string, HostTensor>();
-  const r = ad.config.r;
-  for (const [layer, entry] of ad.layers.entries()) {
-    for (const m of MODULE_NAMES) {
-      const pair = entry[m];
-      if (!pair) continue;
-      const [inD, outD] = moduleShape(model.config, m);
-      tensors.set(peftKey(layer, m, 'A'), {
-        shape: [r, inD],
-        data: transposeHost(await readFloats(pair.A), inD, r),
-      });
-      tensors.set(peftKey(layer, m, 'B'), {
-        shape: [outD, r],
-        data: transposeHost(await readFloats(pair.B), r, outD),
-      });
-    }
-  }
-  const config: PeftAdapterConfig = {
-    peft_type: 'LORA',
-    task_type: 'CAUSAL_LM',
-    r,
-    lora_alpha: ad.config.alpha,
-    lora_dropout: ad.config.dropout,
-    target_modules: [...ad.config.targetModules],
-    bias: 'none',
-    fan_in_fan_out: false,
-    base_model_name_or_path: options.baseModelNameOrPath ?? null,
-    layers_to_transform: ad.config.layers ?? null,
-    use_rslora: ad.config.useRslora === true,
-  };
+  const { config, tensors } = await peftAdapterOf(model, options);
   await writePeftAdapter(dir, config, tensors, { baseConfig: llamaConfigOf(model) });
 }
 

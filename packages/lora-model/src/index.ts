@@ -6,18 +6,12 @@
  * yourself) first.
  */
 
-// Backends and kernels
+// Backends (Node: tfjs-node, Dawn's WebGPU, wasm with @poad/tfjs-native, cpu)
 export type { BackendChoice, BackendInfo, BackendOptions } from './backend.js';
 export { initBackend, releaseBackend } from './backend.js';
-export type { BatchMatMulRoute } from './batch-matmul.js';
-export { batchMatMul, depthwiseBatchMatMul, setBatchMatMulRoute } from './batch-matmul.js';
-// The model
-export type { AdapterOption, CausalLMOptions } from './causal-lm.js';
-export { CausalLM, causalLMFromTensors, createCausalLM } from './causal-lm.js';
-// Files
-export type { LoadCausalLMOptions, SaveAdapterOptions, SaveCausalLMOptions } from './checkpoint.js';
+// Model folders on disk
+export type { LoadCausalLMOptions, SaveCausalLMOptions } from './checkpoint.js';
 export {
-  llamaConfigOf,
   loadAdapter,
   loadCausalLM,
   loadValueHead,
@@ -25,63 +19,5 @@ export {
   saveAdapter,
   saveCausalLM,
   saveValueHead,
-  VALUE_HEAD_FILE,
 } from './checkpoint.js';
-// Configuration and errors
-export type { HFModelConfig, ModelConfig } from './config.js';
-export { resolveModelConfig, toHFConfig } from './config.js';
-export type { DecoderInput, DecoderOutput, KVCache, KVEntry } from './decoder.js';
-export { decoderForward, lmHead } from './decoder.js';
-export type { WebGpuMissing } from './errors.js';
-export {
-  BackendUnavailableError,
-  GpuDeviceError,
-  ModelConfigError,
-  ModelInputError,
-  WebGpuUnavailableError,
-} from './errors.js';
-export type { BaseFeatures } from './features.js';
-export { baseFeatures, promptFeatures, promptValues, tokenValues, valuesOf } from './features.js';
-export type { FusedOps } from './fused.js';
-export { activeFusedOps, setFusedOps } from './fused.js';
-export type { GenerateOptions, GenerateResult } from './generate.js';
-export { generate } from './generate.js';
-export { reduceTo, registerGradients } from './gradients.js';
-export { registerSegmentSumKernel } from './kernels.js';
-export { rmsNorm, swiGlu } from './layers.js';
-export type { LinearWeight } from './linear.js';
-export {
-  frozenMatMul,
-  frozenWeight,
-  linear,
-  trainableMatMul,
-  transposedProductsAreFast,
-} from './linear.js';
-export type { LogProbStats } from './log-prob-stats.js';
-export { logProbStats, targetLogProbs } from './log-prob-stats.js';
-// LoRA and the critic
-export type { LoraConfig, LoraPair } from './lora.js';
-export { DEFAULT_LORA_CONFIG, LoraAdapter, resolveLoraConfig } from './lora.js';
-export { SeededRng } from './rng.js';
-export type { SamplingOptions } from './sampling.js';
-export { logSoftmaxAt, sampleToken } from './sampling.js';
-// What the trainer calls
-export type { ScoreOptions } from './scoring.js';
-export { candidateTokenLogProbs, scoreContinuations } from './scoring.js';
-export type { TokenStats, TokenStatsOptions } from './token-stats.js';
-export { scoreTokens, tokenStats } from './token-stats.js';
-export type { ValueHeadOptions } from './value-head.js';
-export { ValueHead, valueHeadKey } from './value-head.js';
-export type { GpuAdapterReport } from './webgpu/adapter.js';
-export { webGpuFusedOps } from './webgpu/fused-ops.js';
-export type { HostTensor, LayerWeights, ModelWeights, ModuleName } from './weights.js';
-export {
-  buildWeights,
-  expectedTensorShapes,
-  exportWeights,
-  MODULE_NAMES,
-  modulePath,
-  randomHostTensors,
-  readFloats,
-  WeightShapeError,
-} from './weights.js';
+export * from './core.js';

@@ -2,7 +2,8 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it, vi } from 'vitest';
 import { WebGpuUnavailableError } from '../src/errors.js';
-import { isSoftwareAdapter, noAdapterError } from '../src/webgpu/adapter.js';
+import { isSoftwareAdapter } from '../src/webgpu/adapter.js';
+import { noAdapterError } from '../src/webgpu/dawn.js';
 
 // Each case starts Node processes that load Dawn.
 vi.setConfig({ testTimeout: 60_000 });

@@ -1,12 +1,9 @@
-import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { WebGpuUnavailableError } from '../errors.js';
 
 /*
- * WebGPU in Node through Dawn (the optional `webgpu` package, which ships dawn.node): create
- * `navigator.gpu`, choose an adapter, open a device with the adapter's largest buffer limits, and,
- * when no adapter is usable, say which piece is missing. Browsers already have `navigator.gpu`;
- * nothing here runs there except adapter selection.
+ * Choosing a WebGPU adapter and opening a device with the adapter's largest buffer limits, on any
+ * `navigator.gpu`: a browser's own, or Dawn's in Node (dawn.ts creates that one and explains a
+ * missing adapter from the machine's Vulkan set-up).
  */
 
 /** The few WebGPU interfaces this file touches (kept structural: no @webgpu/types needed). */
@@ -37,7 +34,7 @@ export interface GpuAdapterLike {
     requiredLimits?: Record<string, number>;
   }): Promise<GpuDeviceLike>;
 }
-interface GpuLike {
+export interface GpuLike {
   requestAdapter(options?: { powerPreference?: string }): Promise<GpuAdapterLike | null>;
 }
 
@@ -71,8 +68,6 @@ const MAX_LIMITS = [
 /** Optional features worth having when the adapter offers them. */
 const WANTED_FEATURES = ['timestamp-query', 'shader-f16', 'subgroups'] as const;
 
-const DAWN = 'webgpu';
-
 /** True for a CPU implementation of WebGPU. */
 export function isSoftwareAdapter(a: GpuAdapterLike): boolean {
   const info = a.info ?? {};
@@ -83,121 +78,6 @@ export function isSoftwareAdapter(a: GpuAdapterLike): boolean {
   );
 }
 
-/** `navigator.gpu`, created through Dawn in Node when the runtime has none. */
-async function navigatorGpu(): Promise<GpuLike> {
-  const g = globalThis as { navigator?: { gpu?: GpuLike } };
-  if (g.navigator?.gpu) return g.navigator.gpu;
-  let dawn: { create(flags: string[]): GpuLike; globals: Record<string, unknown> };
-  try {
-    dawn = (await import(/* @vite-ignore */ DAWN)) as typeof dawn;
-  } catch (e) {
-    throw new WebGpuUnavailableError(
-      'module',
-      `the optional package "webgpu" (Dawn for Node) could not be loaded (${(e as Error).message.split('\n')[0]}); install it with: npm install webgpu@0.6 — it ships dawn.node for Linux x64/arm64, macOS and Windows`,
-    );
-  }
-  // WebGPU's constants (GPUBufferUsage, GPUMapMode, …) as globals, as in a browser.
-  for (const [k, v] of Object.entries(dawn.globals)) {
-    if (!(k in globalThis)) (globalThis as Record<string, unknown>)[k] = v;
-  }
-  const gpu = dawn.create([]);
-  // Node 21+ defines a read-only `navigator`; define `gpu` on it, or create one on Node 20.
-  if (g.navigator) Object.defineProperty(g.navigator, 'gpu', { value: gpu, configurable: true });
-  else Object.defineProperty(globalThis, 'navigator', { value: { gpu }, configurable: true });
-  return gpu;
-}
-
-const LIB_DIRS = [
-  '/usr/lib/x86_64-linux-gnu',
-  '/usr/lib/aarch64-linux-gnu',
-  '/lib/x86_64-linux-gnu',
-  '/lib/aarch64-linux-gnu',
-  '/usr/lib64',
-  '/usr/lib',
-  '/usr/local/lib',
-];
-const ICD_DIRS = [
-  '/usr/share/vulkan/icd.d',
-  '/etc/vulkan/icd.d',
-  '/usr/local/share/vulkan/icd.d',
-  '/usr/local/nvidia/share/vulkan/icd.d',
-];
-
-function envPaths(name: string): string[] {
-  return (process.env[name] ?? '').split(':').filter((p) => p.length > 0);
-}
-
-/** Where the Vulkan loader is, or null when none is found where the dynamic linker looks. */
-function vulkanLoader(): string | null {
-  for (const dir of [...envPaths('LD_LIBRARY_PATH'), ...LIB_DIRS]) {
-    const f = join(dir, 'libvulkan.so.1');
-    if (existsSync(f)) return f;
-  }
-  return null;
-}
-
-/** Vulkan driver manifests (ICD files) the loader would read. */
-function vulkanDrivers(): string[] {
-  const explicit = [...envPaths('VK_DRIVER_FILES'), ...envPaths('VK_ICD_FILENAMES')];
-  if (explicit.length > 0) return explicit.filter((f) => existsSync(f));
-  const found: string[] = [];
-  for (const dir of ICD_DIRS) {
-    try {
-      for (const f of readdirSync(dir)) if (f.endsWith('.json')) found.push(join(dir, f));
-    } catch {
-      // not there
-    }
-  }
-  return found;
-}
-
-/** What is known about the machine when Dawn returns no adapter. */
-export interface NoAdapterFacts {
-  platform: string;
-  /** Path of libvulkan.so.1, or null when the dynamic linker's directories lack it. */
-  loader: string | null;
-  /** Vulkan driver manifests found. */
-  drivers: string[];
-}
-
-/** The error for "Dawn returned no adapter", naming the piece that is most likely missing. */
-export function noAdapterError(
-  facts: NoAdapterFacts = {
-    platform: process.platform,
-    loader: vulkanLoader(),
-    drivers: vulkanDrivers(),
-  },
-): WebGpuUnavailableError {
-  if (facts.platform === 'darwin') {
-    return new WebGpuUnavailableError(
-      'driver',
-      'Dawn found no Metal adapter; WebGPU needs macOS 11 or later on a Mac with Metal support',
-    );
-  }
-  if (facts.platform === 'win32') {
-    return new WebGpuUnavailableError(
-      'driver',
-      'Dawn found no D3D12 or Vulkan adapter; install or update the GPU driver',
-    );
-  }
-  if (!facts.loader) {
-    return new WebGpuUnavailableError(
-      'vulkan-loader',
-      'no Vulkan loader (libvulkan.so.1) was found, and Dawn needs it on Linux: install it (Debian/Ubuntu: apt-get install libvulkan1; Fedora: dnf install vulkan-loader) together with the GPU driver',
-    );
-  }
-  if (facts.drivers.length === 0) {
-    return new WebGpuUnavailableError(
-      'driver',
-      `the Vulkan loader found no GPU driver (no ICD file in ${ICD_DIRS.join(', ')} or $VK_DRIVER_FILES): install the driver's Vulkan part — NVIDIA: the proprietary driver (it installs nvidia_icd.json; if that file lives elsewhere, set VK_DRIVER_FILES to its path); AMD/Intel: mesa-vulkan-drivers`,
-    );
-  }
-  return new WebGpuUnavailableError(
-    'driver',
-    `Vulkan drivers are installed (${facts.drivers.join(', ')}) but Dawn accepted none of them: check that \`vulkaninfo --summary\` lists the GPU and update the driver (Debian 12's own Mesa 22 lavapipe is too old for Dawn; bookworm-backports' Mesa 25 works)`,
-  );
-}
-
 /** The adapter's description in one line, e.g. "nvidia hopper (NVIDIA H100 80GB HBM3)". */
 export function describeAdapter(r: GpuAdapterReport): string {
   const name = [r.vendor, r.architecture].filter((s) => s.length > 0).join(' ') || 'unknown';
@@ -205,11 +85,13 @@ export function describeAdapter(r: GpuAdapterReport): string {
   return `${name}${detail ? ` (${detail})` : ''}${r.software ? ', software' : ''}`;
 }
 
-/** The hardware adapter if there is one, else a software adapter, else an error naming the gap. */
-export async function findAdapter(): Promise<GpuAdapterLike> {
-  const gpu = await navigatorGpu();
+/**
+ * The hardware adapter of `gpu` if there is one, else a software adapter; `noAdapter` makes the
+ * error for none at all (it names the missing piece where the runtime can tell).
+ */
+export async function findAdapter(gpu: GpuLike, noAdapter: () => Error): Promise<GpuAdapterLike> {
   const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
-  if (!adapter) throw noAdapterError();
+  if (!adapter) throw noAdapter();
   return adapter;
 }
 

@@ -6,15 +6,27 @@ import {
   type GpuAdapterLike,
   type GpuAdapterReport,
   type GpuDeviceLike,
+  type GpuLike,
   isSoftwareAdapter,
   openDevice,
   softwareAdapterError,
 } from './adapter.js';
 import { registerWebGpuKernels, webGpuFusedOps } from './fused-ops.js';
 
-const TFJS_WEBGPU = '@tensorflow/tfjs-backend-webgpu';
+/** `@tensorflow/tfjs-backend-webgpu`'s module, as far as it is used here. */
+export type WebGpuBackendModule = {
+  WebGPUBackend: new (device: unknown, info?: unknown) => tf.KernelBackend;
+};
 
-type BackendModule = { WebGPUBackend: new (device: unknown, info?: unknown) => tf.KernelBackend };
+/**
+ * Where WebGPU comes from in a runtime: `navigator.gpu` (a browser's own, or Dawn's in Node), the
+ * error for "no adapter at all", and TF.js's webgpu backend module.
+ */
+export interface GpuSource {
+  gpu(): Promise<GpuLike>;
+  noAdapter(): Error;
+  backendModule(): Promise<WebGpuBackendModule>;
+}
 
 /**
  * The backend on `device`, whose reads fail once the device reported an error: WebGPU reports
@@ -22,7 +34,7 @@ type BackendModule = { WebGPUBackend: new (device: unknown, info?: unknown) => t
  * them are garbage, so a training step must not go on with them.
  */
 function guardedBackend(
-  mod: BackendModule,
+  mod: WebGpuBackendModule,
   device: GpuDeviceLike,
   info: unknown,
 ): tf.KernelBackend {
@@ -51,23 +63,12 @@ function guardedBackend(
 /** The open device, kept so that {@link stopWebGpu} can release it. */
 let active: { device: GpuDeviceLike; report: GpuAdapterReport } | null = null;
 
-async function backendModule(): Promise<BackendModule> {
-  try {
-    return (await import(/* @vite-ignore */ TFJS_WEBGPU)) as BackendModule;
-  } catch (e) {
-    throw new WebGpuUnavailableError(
-      'module',
-      `the optional package "${TFJS_WEBGPU}" could not be loaded (${(e as Error).message.split('\n')[0]}); install it with: npm install ${TFJS_WEBGPU}@4.22.0 (the version of @tensorflow/tfjs-core)`,
-    );
-  }
-}
-
 /**
  * Make TF.js's webgpu backend run on `adapter`: open a device with the adapter's buffer maxima,
  * register the backend on it, activate it, and install the package's WGSL kernels and fused ops.
  */
-async function start(adapter: GpuAdapterLike): Promise<GpuAdapterReport> {
-  const mod = await backendModule();
+async function start(adapter: GpuAdapterLike, source: GpuSource): Promise<GpuAdapterReport> {
+  const mod = await source.backendModule();
   const { device, report } = await openDevice(adapter);
   // The package registers a factory of its own when it sees navigator.gpu; ours uses our device.
   if (tf.findBackendFactory('webgpu')) tf.removeBackend('webgpu');
@@ -88,9 +89,7 @@ async function start(adapter: GpuAdapterLike): Promise<GpuAdapterReport> {
   }
   void device.lost.then((info) => {
     if (active?.device === device && info.reason !== 'destroyed') {
-      process.stderr.write(
-        `webgpu: the GPU device was lost (${info.message ?? 'no reason given'})\n`,
-      );
+      console.error(`webgpu: the GPU device was lost (${info.message ?? 'no reason given'})`);
     }
   });
   active = { device, report };
@@ -103,7 +102,10 @@ async function start(adapter: GpuAdapterLike): Promise<GpuAdapterReport> {
  * Activate the webgpu backend, opening it on first use. A software adapter is refused unless
  * `allowSoftware`; errors name the missing piece ({@link WebGpuUnavailableError}).
  */
-export async function startWebGpu(allowSoftware: boolean): Promise<GpuAdapterReport> {
+export async function startWebGpu(
+  allowSoftware: boolean,
+  source: GpuSource,
+): Promise<GpuAdapterReport> {
   if (active) {
     if (active.report.software && !allowSoftware) {
       throw new WebGpuUnavailableError(
@@ -114,17 +116,17 @@ export async function startWebGpu(allowSoftware: boolean): Promise<GpuAdapterRep
     await tf.setBackend('webgpu');
     return active.report;
   }
-  const adapter = await findAdapter();
+  const adapter = await findAdapter(await source.gpu(), () => source.noAdapter());
   if (isSoftwareAdapter(adapter) && !allowSoftware) throw softwareAdapterError(adapter);
-  return start(adapter);
+  return start(adapter, source);
 }
 
 /** The webgpu backend on a hardware adapter, or null (nothing activated) when there is none. */
-export async function tryHardwareWebGpu(): Promise<GpuAdapterReport | null> {
+export async function tryHardwareWebGpu(source: GpuSource): Promise<GpuAdapterReport | null> {
   try {
-    if (active) return active.report.software ? null : await startWebGpu(false);
-    const adapter = await findAdapter();
-    return isSoftwareAdapter(adapter) ? null : await start(adapter);
+    if (active) return active.report.software ? null : await startWebGpu(false, source);
+    const adapter = await findAdapter(await source.gpu(), () => source.noAdapter());
+    return isSoftwareAdapter(adapter) ? null : await start(adapter, source);
   } catch {
     return null;
   }

@@ -1,0 +1,146 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { WebGpuUnavailableError } from '../errors.js';
+import type { GpuLike } from './adapter.js';
+import type { GpuSource, WebGpuBackendModule } from './start.js';
+
+/*
+ * WebGPU in Node through Dawn (the optional `webgpu` package, which ships dawn.node): create
+ * `navigator.gpu`, and, when Dawn returns no adapter, say which piece of the machine's set-up is
+ * missing. Browsers have their own `navigator.gpu` and never load this file.
+ */
+
+const DAWN = 'webgpu';
+
+/** `navigator.gpu`, created through Dawn in Node when the runtime has none. */
+export async function navigatorGpu(): Promise<GpuLike> {
+  const g = globalThis as { navigator?: { gpu?: GpuLike } };
+  if (g.navigator?.gpu) return g.navigator.gpu;
+  let dawn: { create(flags: string[]): GpuLike; globals: Record<string, unknown> };
+  try {
+    dawn = (await import(/* @vite-ignore */ DAWN)) as typeof dawn;
+  } catch (e) {
+    throw new WebGpuUnavailableError(
+      'module',
+      `the optional package "webgpu" (Dawn for Node) could not be loaded (${(e as Error).message.split('\n')[0]}); install it with: npm install webgpu@0.6 — it ships dawn.node for Linux x64/arm64, macOS and Windows`,
+    );
+  }
+  // WebGPU's constants (GPUBufferUsage, GPUMapMode, …) as globals, as in a browser.
+  for (const [k, v] of Object.entries(dawn.globals)) {
+    if (!(k in globalThis)) (globalThis as Record<string, unknown>)[k] = v;
+  }
+  const gpu = dawn.create([]);
+  // Node 21+ defines a read-only `navigator`; define `gpu` on it, or create one on Node 20.
+  if (g.navigator) Object.defineProperty(g.navigator, 'gpu', { value: gpu, configurable: true });
+  else Object.defineProperty(globalThis, 'navigator', { value: { gpu }, configurable: true });
+  return gpu;
+}
+
+const LIB_DIRS = [
+  '/usr/lib/x86_64-linux-gnu',
+  '/usr/lib/aarch64-linux-gnu',
+  '/lib/x86_64-linux-gnu',
+  '/lib/aarch64-linux-gnu',
+  '/usr/lib64',
+  '/usr/lib',
+  '/usr/local/lib',
+];
+const ICD_DIRS = [
+  '/usr/share/vulkan/icd.d',
+  '/etc/vulkan/icd.d',
+  '/usr/local/share/vulkan/icd.d',
+  '/usr/local/nvidia/share/vulkan/icd.d',
+];
+
+function envPaths(name: string): string[] {
+  return (process.env[name] ?? '').split(':').filter((p) => p.length > 0);
+}
+
+/** Where the Vulkan loader is, or null when none is found where the dynamic linker looks. */
+function vulkanLoader(): string | null {
+  for (const dir of [...envPaths('LD_LIBRARY_PATH'), ...LIB_DIRS]) {
+    const f = join(dir, 'libvulkan.so.1');
+    if (existsSync(f)) return f;
+  }
+  return null;
+}
+
+/** Vulkan driver manifests (ICD files) the loader would read. */
+function vulkanDrivers(): string[] {
+  const explicit = [...envPaths('VK_DRIVER_FILES'), ...envPaths('VK_ICD_FILENAMES')];
+  if (explicit.length > 0) return explicit.filter((f) => existsSync(f));
+  const found: string[] = [];
+  for (const dir of ICD_DIRS) {
+    try {
+      for (const f of readdirSync(dir)) if (f.endsWith('.json')) found.push(join(dir, f));
+    } catch {
+      // not there
+    }
+  }
+  return found;
+}
+
+/** What is known about the machine when Dawn returns no adapter. */
+export interface NoAdapterFacts {
+  platform: string;
+  /** Path of libvulkan.so.1, or null when the dynamic linker's directories lack it. */
+  loader: string | null;
+  /** Vulkan driver manifests found. */
+  drivers: string[];
+}
+
+/** The error for "Dawn returned no adapter", naming the piece that is most likely missing. */
+export function noAdapterError(
+  facts: NoAdapterFacts = {
+    platform: process.platform,
+    loader: vulkanLoader(),
+    drivers: vulkanDrivers(),
+  },
+): WebGpuUnavailableError {
+  if (facts.platform === 'darwin') {
+    return new WebGpuUnavailableError(
+      'driver',
+      'Dawn found no Metal adapter; WebGPU needs macOS 11 or later on a Mac with Metal support',
+    );
+  }
+  if (facts.platform === 'win32') {
+    return new WebGpuUnavailableError(
+      'driver',
+      'Dawn found no D3D12 or Vulkan adapter; install or update the GPU driver',
+    );
+  }
+  if (!facts.loader) {
+    return new WebGpuUnavailableError(
+      'vulkan-loader',
+      'no Vulkan loader (libvulkan.so.1) was found, and Dawn needs it on Linux: install it (Debian/Ubuntu: apt-get install libvulkan1; Fedora: dnf install vulkan-loader) together with the GPU driver',
+    );
+  }
+  if (facts.drivers.length === 0) {
+    return new WebGpuUnavailableError(
+      'driver',
+      `the Vulkan loader found no GPU driver (no ICD file in ${ICD_DIRS.join(', ')} or $VK_DRIVER_FILES): install the driver's Vulkan part — NVIDIA: the proprietary driver (it installs nvidia_icd.json; if that file lives elsewhere, set VK_DRIVER_FILES to its path); AMD/Intel: mesa-vulkan-drivers`,
+    );
+  }
+  return new WebGpuUnavailableError(
+    'driver',
+    `Vulkan drivers are installed (${facts.drivers.join(', ')}) but Dawn accepted none of them: check that \`vulkaninfo --summary\` lists the GPU and update the driver (Debian 12's own Mesa 22 lavapipe is too old for Dawn; bookworm-backports' Mesa 25 works)`,
+  );
+}
+
+const TFJS_WEBGPU = '@tensorflow/tfjs-backend-webgpu';
+
+/** WebGPU in Node: Dawn's `navigator.gpu`, Vulkan diagnostics, the optional backend package. */
+export const dawnGpuSource: GpuSource = {
+  gpu: navigatorGpu,
+  noAdapter: () => noAdapterError(),
+  async backendModule() {
+    try {
+      return (await import(/* @vite-ignore */ TFJS_WEBGPU)) as WebGpuBackendModule;
+    } catch (e) {
+      throw new WebGpuUnavailableError(
+        'module',
+        `the optional package "${TFJS_WEBGPU}" could not be loaded (${(e as Error).message.split('\n')[0]}); install it with: npm install ${TFJS_WEBGPU}@4.22.0 (the version of @tensorflow/tfjs-core)`,
+      );
+    }
+  },
+};
