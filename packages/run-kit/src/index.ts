@@ -10,6 +10,7 @@ export {
   saveCheckpoint,
   saveCheckpointWith,
 } from './checkpoint.js';
+export { metricsCsv } from './csv.js';
 export {
   loadConfigFile,
   parseConfigText,
@@ -31,7 +32,8 @@ export {
   resolveOptions,
 } from './options.js';
 export type { LineChart, Series, TokenCreditRow } from './plot.js';
-export { lineChartSvg, svgToPng, ticks, tokenCreditSvg } from './plot.js';
+export { lineChartSvg, ticks, tokenCreditSvg } from './plot.js';
+export { svgToPng } from './png.js';
 export type { ProgressOptions } from './progress.js';
 export { formatDuration, ProgressBar } from './progress.js';
 export { createRunDir, runName } from './runDir.js';

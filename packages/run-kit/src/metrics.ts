@@ -1,8 +1,10 @@
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { metricsCsv } from './csv.js';
 import { writeFileAtomicSync } from './files.js';
+import type { MetricsRow } from './metrics-row.js';
 
-export type MetricsRow = Record<string, number | string | boolean | null>;
+export type { MetricsRow } from './metrics-row.js';
 
 /**
  * Per-iteration metrics in a run directory: one JSON object per line in `metrics.jsonl`
@@ -51,14 +53,6 @@ export class MetricsLog {
   }
 
   private writeCsv(): void {
-    const cols: string[] = [];
-    for (const r of this.rows) for (const k of Object.keys(r)) if (!cols.includes(k)) cols.push(k);
-    const cell = (v: unknown) => {
-      if (v === null || v === undefined) return '';
-      const s = String(v);
-      return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-    };
-    const lines = [cols.join(','), ...this.rows.map((r) => cols.map((c) => cell(r[c])).join(','))];
-    writeFileAtomicSync(join(this.dir, 'metrics.csv'), `${lines.join('\n')}\n`);
+    writeFileAtomicSync(join(this.dir, 'metrics.csv'), metricsCsv(this.rows));
   }
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { lineChartSvg, svgToPng, ticks, tokenCreditSvg } from './plot.js';
+import { lineChartSvg, ticks, tokenCreditSvg } from './plot.js';
+import { svgToPng } from './png.js';
 import { formatDuration, ProgressBar } from './progress.js';
 
 describe('plots', () => {
