@@ -18,8 +18,8 @@ export interface PlayedEpisode {
  * end of the episode or after `maxSteps` actions.
  */
 export async function playEpisode(
-  spec: AppSpec,
-  agent: Agent,
+  spec: Pick<AppSpec, 'makeEnv'>,
+  agent: Pick<Agent, 'policy'>,
   task: string,
   o: {
     greedy: boolean;

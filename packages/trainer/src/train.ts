@@ -12,7 +12,6 @@ import {
   loadCheckpoint,
   lockRunDir,
   MetricsLog,
-  type MetricsRow,
   ProgressBar,
   runName,
   saveCheckpointWith,
@@ -23,10 +22,11 @@ import type { Agent } from './agent.js';
 import type { AppSpec } from './app.js';
 import { writeTokenCredit } from './credit.js';
 import { evaluateAll, evaluateTask } from './evaluate.js';
+import { metricsRow } from './metrics-row.js';
 import { resolveModelPath } from './model-path.js';
 import { writeLearningCurve } from './plots.js';
 import { etpoConfigOf, ppoConfigOf, type TrainingOptions } from './resolve.js';
-import { createRunTrainer, type RunIterationReport } from './run-trainer.js';
+import { createRunTrainer } from './run-trainer.js';
 import { readState, writeState } from './state-file.js';
 
 export interface TrainResult {
@@ -39,29 +39,6 @@ export interface TrainResult {
 export function plannedIterations(o: TrainingOptions): number {
   const fromSteps = Math.max(1, Math.floor(o.envSteps / (o.envs * o.numSteps)));
   return o.maxIterations ? Math.min(o.maxIterations, fromSteps) : fromSteps;
-}
-
-/** One metrics row per iteration: the rollout's finished episodes and every update diagnostic. */
-export function metricsRow(
-  report: RunIterationReport,
-  envSteps: number,
-  wallSeconds: number,
-): MetricsRow {
-  const eps = report.rollout.episodes;
-  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
-  const withSuccess = eps.filter((e) => typeof e.success === 'boolean');
-  return {
-    iteration: report.iteration,
-    envSteps,
-    wallSeconds: Number(wallSeconds.toFixed(2)),
-    episodes: eps.length,
-    episodeReturn: mean(eps.map((e) => e.discountedReturn)),
-    episodeLength: mean(eps.map((e) => e.length)),
-    successRate: withSuccess.length ? mean(withSuccess.map((e) => (e.success ? 1 : 0))) : null,
-    meanReward: report.rollout.meanReward,
-    labelMass: report.rollout.labelMass,
-    ...report.update,
-  };
 }
 
 /**

@@ -1,0 +1,25 @@
+import type { MetricsRow } from '@poad/run-kit';
+import type { RunIterationReport } from './run-trainer.js';
+
+/** One metrics row per iteration: the rollout's finished episodes and every update diagnostic. */
+export function metricsRow(
+  report: RunIterationReport,
+  envSteps: number,
+  wallSeconds: number,
+): MetricsRow {
+  const eps = report.rollout.episodes;
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
+  const withSuccess = eps.filter((e) => typeof e.success === 'boolean');
+  return {
+    iteration: report.iteration,
+    envSteps,
+    wallSeconds: Number(wallSeconds.toFixed(2)),
+    episodes: eps.length,
+    episodeReturn: mean(eps.map((e) => e.discountedReturn)),
+    episodeLength: mean(eps.map((e) => e.length)),
+    successRate: withSuccess.length ? mean(withSuccess.map((e) => (e.success ? 1 : 0))) : null,
+    meanReward: report.rollout.meanReward,
+    labelMass: report.rollout.labelMass,
+    ...report.update,
+  };
+}
