@@ -28,8 +28,11 @@ describe('the browser entry', () => {
   });
 
   it('writes metrics as CSV: union of columns, empty cells for null, quoted text', () => {
-    expect(metricsCsv([{ a: 1, b: null }, { a: 2, c: 'x,"y"' }])).toBe(
-      'a,b,c\n1,,\n2,,"x,""y"""\n',
-    );
+    expect(
+      metricsCsv([
+        { a: 1, b: null },
+        { a: 2, c: 'x,"y"' },
+      ]),
+    ).toBe('a,b,c\n1,,\n2,,"x,""y"""\n');
   });
 });
