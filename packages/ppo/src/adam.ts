@@ -54,8 +54,10 @@ export class Adam {
     this.beta2 = options.beta2 ?? 0.999;
     this.eps = options.eps ?? 1e-5;
     this.weightDecay = options.weightDecay ?? 0;
-    this.m = variables.map((x) => tf.variable(tf.zerosLike(x), false));
-    this.v = variables.map((x) => tf.variable(tf.zerosLike(x), false));
+    // tidy frees the zeros each variable is made from (a variable copies its initial value).
+    const zeros = (x: tf.Variable) => tf.tidy(() => tf.variable(tf.zerosLike(x), false));
+    this.m = variables.map(zeros);
+    this.v = variables.map(zeros);
   }
 
   /** Number of steps taken. */

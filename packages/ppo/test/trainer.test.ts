@@ -389,6 +389,20 @@ describe('memory', () => {
     }
   });
 
+  it('a trainer created and disposed leaves no tensor behind', async () => {
+    const { trainer } = setup(small);
+    await trainer.iterate();
+    const before = tf.memory().numTensors;
+    const second = new PpoTrainer({
+      policy: trainer.policy,
+      env: trainer.env,
+      config: small,
+    });
+    expect(tf.memory().numTensors).toBeGreaterThan(before);
+    second.dispose();
+    expect(tf.memory().numTensors).toBe(before);
+  });
+
   it('no tensor leaks across trainer iterations', async () => {
     const { trainer } = setup(small);
     await trainer.iterate();
