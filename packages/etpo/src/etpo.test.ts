@@ -75,6 +75,18 @@ describe('softStats', () => {
   });
 });
 
+describe('Lion', () => {
+  it('created and disposed, leaves no tensor behind', () => {
+    const vars = [tf.variable(tf.ones([3, 2])), tf.variable(tf.zeros([4]))];
+    const before = tf.memory().numTensors;
+    const opt = new Lion(vars, { lr: 1e-4 });
+    expect(tf.memory().numTensors).toBe(before + 2);
+    opt.dispose();
+    expect(tf.memory().numTensors).toBe(before);
+    tf.dispose(vars);
+  });
+});
+
 describe('the label-restricted token space', () => {
   it('renormalises π and π̄ over the allowed ids (hand computation) and leaves others untouched', () => {
     // Vocabulary of 4; row 0 allows {1, 3}, row 1 allows only {2}, row 2 everything.

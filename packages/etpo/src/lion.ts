@@ -49,7 +49,8 @@ export class Lion {
     this.beta1 = options.beta1 ?? 0.9;
     this.beta2 = options.beta2 ?? 0.99;
     this.weightDecay = options.weightDecay ?? 0;
-    this.m = variables.map((x) => tf.variable(tf.zerosLike(x), false));
+    // tidy frees the zeros each variable is made from (a variable copies its initial value).
+    this.m = variables.map((x) => tf.tidy(() => tf.variable(tf.zerosLike(x), false)));
   }
 
   get stepCount(): number {
