@@ -47,6 +47,8 @@ export interface RunTrainer {
   steps: TextStep[] | null;
   /** Largest run of non-finite minibatches before the run stops. */
   readonly maxNonFiniteSkips: number;
+  /** Frees the optimisers' tensors (the policy and the environments are the caller's). */
+  dispose(): void;
 }
 
 /** What {@link createRunTrainer} needs: the algorithm and its trainer's configuration. */
@@ -68,6 +70,7 @@ interface TrainerLike<State> {
   counters: TrainerCounters;
   steps: TextStep[] | null;
   readonly config: { readonly maxNonFiniteSkips: number };
+  dispose(): void;
 }
 
 /** A {@link RunTrainer} over `t` whose iterations `iterate` turns into reports. */
@@ -89,6 +92,7 @@ function runTrainerOf<State>(
       t.steps = s;
     },
     maxNonFiniteSkips: t.config.maxNonFiniteSkips,
+    dispose: () => t.dispose(),
   };
 }
 
