@@ -20,6 +20,11 @@ export * from './core.js';
 export interface LoadCausalLMOptions extends Omit<CausalLMOptions, 'initStd'> {
   /** Load `tokenizer.json` (when served) into `model.tokenizer`. Default true. */
   tokenizer?: boolean;
+  /**
+   * Fetch `tokenizer_config.json` for the special token names (default true; a 404 is fine, but
+   * browsers log it: pass false for a folder known to have none).
+   */
+  tokenizerConfig?: boolean;
   /** The fetch to use (default `globalThis.fetch`). */
   fetch?: typeof fetch;
 }
@@ -70,11 +75,11 @@ export async function loadCausalLM(
     options.tokenizer === false
       ? null
       : get(f, `${root}tokenizer.json`, true).then((r) => r?.text() ?? null),
-    options.tokenizer === false
+    options.tokenizer === false || options.tokenizerConfig === false
       ? null
       : get(f, `${root}tokenizer_config.json`, true).then((r) => r?.text() ?? null),
   ]);
-  const { tokenizer: _t, fetch: _f, ...modelOptions } = options;
+  const { tokenizer: _t, tokenizerConfig: _c, fetch: _f, ...modelOptions } = options;
   return causalLMFromFiles(
     {
       config,
