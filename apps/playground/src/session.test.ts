@@ -1,0 +1,95 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { defaultModelPath } from '@poad/default-model';
+import { causalLMFromFiles, initBackend } from '@poad/lora-model';
+import * as tf from '@tensorflow/tfjs-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { checkSettings, Session, type SessionSettings } from './session.js';
+import { crc32, readZip, writeZip } from './zip.js';
+
+const file = (f: string) => readFileSync(join(defaultModelPath, f));
+const load = async (o: Parameters<Parameters<typeof Session.create>[1]>[0]) =>
+  causalLMFromFiles(
+    {
+      config: file('config.json').toString('utf8'),
+      weights: new Uint8Array(file('model.safetensors')),
+      tokenizer: file('tokenizer.json').toString('utf8'),
+    },
+    o,
+  );
+const SMALL: SessionSettings = {
+  env: 'virtualhome',
+  task: 'food-preparation',
+  algo: 'poad',
+  seed: 3,
+  envs: 2,
+  numSteps: 4,
+};
+const numbers = (r: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(r).filter(([k]) => !/wallSeconds|PerSec/.test(k)));
+
+beforeAll(async () => {
+  process.env.POAD_NATIVE_KERNELS = '0';
+  await initBackend('wasm', { threads: 1 });
+});
+
+describe('zip', () => {
+  it('round-trips files and checks their CRC', () => {
+    expect(crc32(new TextEncoder().encode('123456789'))).toBe(0xcbf43926);
+    const zip = writeZip([
+      { name: 'a.txt', data: 'hello' },
+      { name: 'dir/b.bin', data: new Uint8Array([0, 1, 2, 255]) },
+    ]);
+    const files = readZip(zip);
+    expect(new TextDecoder().decode(files.get('a.txt'))).toBe('hello');
+    expect([...files.get('dir/b.bin')!]).toEqual([0, 1, 2, 255]);
+    const damaged = zip.slice();
+    damaged[36] = damaged[36]! ^ 1; // a byte of a.txt's contents (after 30 + 5 header bytes)
+    expect(() => readZip(damaged)).toThrow(/a\.txt is damaged/);
+    expect(() => readZip(new Uint8Array(10))).toThrow(/not a zip file/);
+  });
+});
+
+describe('Session', () => {
+  it('refuses settings the playground does not offer, naming the field', () => {
+    expect(() => checkSettings({ ...SMALL, task: 'cooking' })).toThrow(
+      /unknown VirtualHome task "cooking"/,
+    );
+    expect(() =>
+      checkSettings({ ...SMALL, env: 'overcooked', task: 'tomato-salad', algo: 'archer' }),
+    ).toThrow(/archer is not offered for Overcooked/);
+    expect(() => checkSettings({ ...SMALL, envs: 0 })).toThrow(/envs must be a positive integer/);
+  });
+
+  it('a saved and reloaded run continues exactly as the uninterrupted one, without leaking tensors', async () => {
+    const whole = await Session.create(SMALL, load);
+    for (let i = 0; i < 3; i++) await whole.iterate();
+    const expected = whole.metrics.map(numbers);
+    whole.dispose();
+
+    const before = tf.memory().numTensors;
+    const first = await Session.create(SMALL, load);
+    await first.iterate();
+    await first.iterate();
+    const zip = await first.checkpoint();
+    first.dispose();
+    expect(Session.settingsOf(zip)).toEqual(SMALL);
+    const second = await Session.create(Session.settingsOf(zip), load);
+    await second.restore(zip);
+    expect(second.iteration).toBe(2);
+    await second.iterate();
+    expect(second.metrics.map(numbers)).toEqual(expected);
+    const csv = second.metricsCsv().trim().split('\n');
+    expect(csv).toHaveLength(4);
+    const played = await second.play(true, 7);
+    expect(played.steps.length).toBeGreaterThan(0);
+    expect(played.steps[0]!.actions.reduce((a, x) => a + x.prob, 0)).toBeCloseTo(1, 5);
+    const adapter = readZip(await second.adapterZip());
+    expect([...adapter.keys()].sort()).toEqual([
+      'adapter_config.json',
+      'adapter_model.safetensors',
+    ]);
+    second.dispose();
+    expect(tf.memory().numTensors).toBe(before);
+  }, 600_000);
+});
