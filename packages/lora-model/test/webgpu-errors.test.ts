@@ -73,6 +73,8 @@ describe('initBackend("webgpu") errors', () => {
     expect(isSoftwareAdapter(a({ architecture: 'software' }))).toBe(true);
     expect(isSoftwareAdapter(a({ description: 'llvmpipe: Mesa 25' }))).toBe(true);
     expect(isSoftwareAdapter(a({ device: 'SwiftShader Device' }))).toBe(true);
+    // Chromium's own WebGPU names SwiftShader in the architecture only.
+    expect(isSoftwareAdapter(a({ vendor: 'google', architecture: 'swiftshader' }))).toBe(true);
     expect(isSoftwareAdapter(a({ vendor: 'nvidia' }, true))).toBe(true);
     expect(
       isSoftwareAdapter(

@@ -73,8 +73,9 @@ export function isSoftwareAdapter(a: GpuAdapterLike): boolean {
   const info = a.info ?? {};
   if (a.isFallbackAdapter === true || info.isFallbackAdapter === true) return true;
   if (info.architecture === 'software') return true;
+  // Chromium names SwiftShader in the architecture only (vendor "google").
   return /llvmpipe|lavapipe|swiftshader|\bwarp\b|basic render/i.test(
-    `${info.device ?? ''} ${info.description ?? ''}`,
+    `${info.architecture ?? ''} ${info.device ?? ''} ${info.description ?? ''}`,
   );
 }
 
