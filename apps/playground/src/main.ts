@@ -83,10 +83,16 @@ for (const [key, el] of [
   }
 }
 
-/** Threads of the wasm backend from the URL (?threads=4); default: the browser's core count. */
-function threadsParam(): { threads?: number } {
+/**
+ * Backend options from the URL: `?threads=4` (wasm threads; default the browser's core count),
+ * `?allowSoftware=1` (accept a software WebGPU adapter such as SwiftShader, for tests).
+ */
+function backendParams(): { threads?: number; allowSoftwareAdapter?: boolean } {
   const t = Number(params.get('threads'));
-  return Number.isInteger(t) && t > 0 ? { threads: t } : {};
+  return {
+    ...(Number.isInteger(t) && t > 0 ? { threads: t } : {}),
+    ...(params.get('allowSoftware') === '1' ? { allowSoftwareAdapter: true } : {}),
+  };
 }
 
 function settings(): SessionSettings {
@@ -243,7 +249,7 @@ function ensureWorker(): boolean {
       settings: settings(),
       backend: backendSel.value as BackendChoice,
       modelUrl: MODEL_URL,
-      ...threadsParam(),
+      ...backendParams(),
     });
     return true;
   } catch (e) {
@@ -296,7 +302,7 @@ loadIn.addEventListener('change', async () => {
       zip,
       backend: backendSel.value as BackendChoice,
       modelUrl: MODEL_URL,
-      ...threadsParam(),
+      ...backendParams(),
     },
     [zip.buffer],
   );

@@ -5,6 +5,16 @@ import type { IterationSummary, SessionSettings } from './session.js';
 
 export type BackendChoice = 'auto' | 'webgpu' | 'wasm' | 'cpu';
 
+/** Which backend the worker starts and where the model is served. */
+export interface BackendRequest {
+  backend: BackendChoice;
+  modelUrl: string;
+  /** Threads of the wasm backend. */
+  threads?: number;
+  /** Accept a software WebGPU adapter (SwiftShader): slow, for tests. */
+  allowSoftwareAdapter?: boolean;
+}
+
 export type ToWorker =
   | {
       type: 'init';

@@ -4,7 +4,7 @@ import { learningCurveSvg, tokenCreditSvg } from '@poad/trainer';
 import wasmPlain from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm?url';
 import wasmSimd from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm?url';
 import wasmThreaded from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm?url';
-import type { BackendChoice, FromWorker, ToWorker } from './protocol.js';
+import type { BackendRequest, FromWorker, ToWorker } from './protocol.js';
 import { ENVIRONMENTS, Session, type SessionSettings } from './session.js';
 
 // The training worker: owns the TF.js backend, the model and the session, so that the page stays
@@ -19,9 +19,10 @@ let busy = false;
 
 const post = (m: FromWorker, transfer: Transferable[] = []) => self.postMessage(m, transfer);
 
-function startBackend(choice: BackendChoice, threads: number | undefined) {
-  backendReady ??= initBackend(choice, {
-    ...(threads ? { threads } : {}),
+function startBackend(r: BackendRequest) {
+  backendReady ??= initBackend(r.backend, {
+    ...(r.threads ? { threads: r.threads } : {}),
+    allowSoftwareAdapter: r.allowSoftwareAdapter === true,
     wasmPaths: {
       'tfjs-backend-wasm.wasm': wasmPlain,
       'tfjs-backend-wasm-simd.wasm': wasmSimd,
@@ -35,20 +36,15 @@ function title(s: SessionSettings): string {
   return `${s.algo.toUpperCase()} on ${ENVIRONMENTS[s.env].label} ${s.task}, seed ${s.seed}`;
 }
 
-async function open(
-  settings: SessionSettings,
-  backend: BackendChoice,
-  modelUrl: string,
-  threads: number | undefined,
-) {
+async function open(settings: SessionSettings, r: BackendRequest) {
   post({ type: 'status', text: 'starting the backend…' });
-  const info = await startBackend(backend, threads);
+  const info = await startBackend(r);
   post({ type: 'status', text: `loading the model on ${info.description}…` });
   session?.dispose();
   session = null;
   // The embedded model has no tokenizer_config.json (no request that would only 404).
   const s = await Session.create(settings, (o) =>
-    loadCausalLM(modelUrl, { ...o, tokenizerConfig: false }),
+    loadCausalLM(r.modelUrl, { ...o, tokenizerConfig: false }),
   );
   session = s;
   return { info, s };
@@ -83,7 +79,7 @@ async function trainLoop(): Promise<void> {
 async function handle(m: ToWorker): Promise<void> {
   switch (m.type) {
     case 'init': {
-      const { info, s } = await open(m.settings, m.backend, m.modelUrl, m.threads);
+      const { info, s } = await open(m.settings, m);
       post({
         type: 'ready',
         settings: s.settings,
@@ -95,7 +91,7 @@ async function handle(m: ToWorker): Promise<void> {
     }
     case 'load': {
       const settings = Session.settingsOf(m.zip);
-      const { info, s } = await open(settings, m.backend, m.modelUrl, m.threads);
+      const { info, s } = await open(settings, m);
       await s.restore(m.zip);
       post({
         type: 'ready',
@@ -161,6 +157,8 @@ async function drain(): Promise<void> {
       await handle(m);
     } catch (err) {
       running = false;
+      // Without a session, what was queued behind a failed start cannot run.
+      if (m.type === 'init' || m.type === 'load') queue.length = 0;
       post({ type: 'error', message: (err as Error).message ?? String(err) });
     }
   }
