@@ -27,7 +27,10 @@ export interface BrowserBackendInfo {
   description: string;
   /** Threads of the wasm backend. */
   threads?: number;
-  /** Why wasm runs on one thread, when it does (e.g. the page is not cross-origin isolated). */
+  /**
+   * Why wasm runs on one thread, when it does: the page is not cross-origin isolated, the browser
+   * has no wasm threads, or too few cores (tfjs-backend-wasm uses at most half the logical cores).
+   */
   singleThreadReason?: string;
   /** The GPU adapter, on `webgpu`. */
   adapter?: GpuAdapterReport;
@@ -42,7 +45,10 @@ export interface BrowserBackendOptions {
    * `import u from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm?url'`).
    */
   wasmPaths?: string | Record<string, string>;
-  /** Threads of the wasm backend (default: the browser's `hardwareConcurrency`, at most 8). */
+  /**
+   * Threads of the wasm backend (default: the browser's `hardwareConcurrency`, at most 8;
+   * tfjs-backend-wasm caps it at half the logical cores).
+   */
   threads?: number;
   /** Accept a software WebGPU adapter (SwiftShader, WARP, lavapipe) for `webgpu`. */
   allowSoftwareAdapter?: boolean;
@@ -93,11 +99,17 @@ async function startWasm(options: BrowserBackendOptions): Promise<BrowserBackend
   const simd = (await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT')) === true;
   const multi = (await tf.env().getAsync('WASM_HAS_MULTITHREAD_SUPPORT')) === true;
   const threads = multi ? wasm.getThreadsCount() : 1;
-  const singleThreadReason = multi
-    ? undefined
-    : isolated
-      ? 'this browser has no wasm threads'
-      : 'the page is not cross-origin isolated (serve it with Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp)';
+  // tfjs-backend-wasm caps its thread pool at half the logical cores (its backend.cc).
+  const singleThreadReason =
+    threads > 1
+      ? undefined
+      : !multi
+        ? isolated
+          ? 'this browser has no wasm threads'
+          : 'the page is not cross-origin isolated (serve it with Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp)'
+        : wanted === 1
+          ? 'one thread was asked for'
+          : `tfjs-backend-wasm uses at most half of the logical cores, and this browser reports ${cores ?? 'an unknown number'}`;
   return {
     backend: 'wasm',
     source: '@tensorflow/tfjs-backend-wasm',

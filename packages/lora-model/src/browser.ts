@@ -67,7 +67,8 @@ export async function loadCausalLM(
 ): Promise<CausalLM> {
   const f = options.fetch ?? globalThis.fetch.bind(globalThis);
   const root = base.endsWith('/') ? base : `${base}/`;
-  const [config, weights, tokenizer, tokenizerConfig] = await Promise.all([
+  // Fetched together; a failure is reported for the first file in this order, whatever finished first.
+  const settled = await Promise.allSettled([
     get(f, `${root}config.json`, false).then((r) => r!.text()),
     get(f, `${root}model.safetensors`, false).then(
       async (r) => new Uint8Array(await r!.arrayBuffer()),
@@ -79,6 +80,11 @@ export async function loadCausalLM(
       ? null
       : get(f, `${root}tokenizer_config.json`, true).then((r) => r?.text() ?? null),
   ]);
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed) throw (failed as PromiseRejectedResult).reason;
+  const [config, weights, tokenizer, tokenizerConfig] = settled.map(
+    (r) => (r as PromiseFulfilledResult<unknown>).value,
+  ) as [string, Uint8Array, string | null, string | null];
   const { tokenizer: _t, tokenizerConfig: _c, fetch: _f, ...modelOptions } = options;
   return causalLMFromFiles(
     {
