@@ -112,8 +112,11 @@ describe('the playground page in headless Chromium', () => {
 
     const backend = await text('backend-info');
     expect(backend).toMatch(/^wasm \((SIMD|no SIMD), \d+ threads?\)/);
-    // The server sends COOP/COEP, so the page is cross-origin isolated and wasm may use threads.
+    // The server sends COOP/COEP, so the page is cross-origin isolated and wasm may use threads:
+    // this test asks for one (threads=1, to compare with Node bit for bit), and the page says why
+    // it runs one.
     expect(await page.evaluate(() => crossOriginIsolated)).toBe(true);
+    expect(backend).toMatch(/1 thread\) — one thread: one thread was asked for$/);
 
     // The learning curve has points (a polyline per series; a circle for a single point).
     const points = await curvePoints();
