@@ -46,5 +46,4 @@ export default defineConfig({
   build: { target: 'es2022', chunkSizeWarningLimit: 4096 },
   server: { headers: isolation },
   preview: { headers: isolation },
-  optimizeDeps: { exclude: ['@tensorflow/tfjs-backend-wasm'] },
 });
