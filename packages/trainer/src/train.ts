@@ -235,6 +235,8 @@ async function trainLocked(
   } finally {
     bar?.finish();
     interrupts.dispose();
+    // The optimisers' moments; the counters read below are plain numbers.
+    trainer.dispose();
   }
   if (interrupts.requested && done < total) {
     log(`stopped after iteration ${done}/${total}; continue with --resume ${runDir}`);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { registerEnv, unregisterEnv } from '@poad/envs-core';
 import { readPeftAdapter } from '@poad/hf-files';
+import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluate, play, train } from '../src/index.js';
 import { DOOR_LABELS, DoorEnv } from './door-env.js';
@@ -92,7 +93,11 @@ describe('train()', () => {
   it('trains a registered environment by its id', async () => {
     registerEnv('test/doors', () => new DoorEnv(), { actionSpace: 'discrete' });
     try {
+      // A finished train() leaves no tensor behind (model, adapter, value head, optimisers).
+      await train({ ...base(), env: 'test/doors', maxIterations: 1, evalEpisodes: 0 });
+      const live = tf.memory().numTensors;
       const r = await train({ ...base(), env: 'test/doors', maxIterations: 1, evalEpisodes: 0 });
+      expect(tf.memory().numTensors).toBe(live);
       expect(r.iterations).toBe(1);
       expect(r.runDir.startsWith(join(runs, 'test-doors-poad-s1-'))).toBe(true);
       expect(existsSync(join(r.runDir, 'eval.json'))).toBe(false);
