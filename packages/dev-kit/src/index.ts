@@ -1,3 +1,4 @@
+export { bundleForBrowser } from './browser-bundle.js';
 export {
   checkPublished,
   exampleFiles,

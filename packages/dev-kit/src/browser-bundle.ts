@@ -1,0 +1,30 @@
+import { build } from 'esbuild';
+
+/**
+ * Bundles `entry` (a source file) as a browser would get it: esbuild with `platform: 'browser'`
+ * and the `browser` export condition, so workspace packages resolve to their browser entries.
+ * Returns esbuild's errors (a Node built-in anywhere in the graph is one: "Could not resolve
+ * \"node:fs\"") and the bundle's text. `external` names packages left as imports.
+ */
+export async function bundleForBrowser(
+  entry: string,
+  external: string[] = [],
+): Promise<{ errors: string[]; code: string }> {
+  try {
+    const out = await build({
+      entryPoints: [entry],
+      bundle: true,
+      write: false,
+      platform: 'browser',
+      format: 'esm',
+      conditions: ['browser'],
+      logLevel: 'silent',
+      external,
+    });
+    return { errors: [], code: out.outputFiles[0]?.text ?? '' };
+  } catch (e) {
+    const errors = (e as { errors?: { text: string }[] }).errors;
+    if (!errors) throw e;
+    return { errors: errors.map((x) => x.text), code: '' };
+  }
+}
