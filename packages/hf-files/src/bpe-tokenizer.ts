@@ -1,4 +1,5 @@
 import { CheckpointError } from './errors.js';
+import { specialTokenIds } from './special-tokens.js';
 import type { SpecialTokenOptions, TextTokenizer } from './tokenizer.js';
 
 // A byte-level BPE tokenizer in plain TypeScript (no native code, no Node built-ins), for
@@ -43,14 +44,6 @@ function unsupported(file: string, what: string): CheckpointError {
     file,
     `${what} is not supported by the built-in byte-level BPE tokenizer (it reads byte-level BPE files such as GPT-2's and the default models'); in Node, loadTokenizer uses the native tokenizers package, which reads every tokenizer.json`,
   );
-}
-
-function tokenName(v: unknown): string | undefined {
-  if (typeof v === 'string') return v;
-  if (typeof v === 'object' && v !== null && typeof (v as Json).content === 'string') {
-    return (v as Json).content as string;
-  }
-  return undefined;
 }
 
 /** Options of {@link tokenizerFromJson}. */
@@ -290,33 +283,13 @@ export function tokenizerFromJson(
   };
 
   // Special token ids, as loadTokenizer finds them.
-  const config = options.tokenizerConfig ?? {};
-  const idOf = (
-    given: string | number | undefined,
-    fromConfig: unknown,
-    what: string,
-  ): number | undefined => {
-    if (typeof given === 'number') {
-      if (!Number.isSafeInteger(given) || given < 0 || given >= vocabSize) {
-        throw new CheckpointError(
-          'tokenizer',
-          file,
-          `${what} id ${given} is outside the vocabulary of ${vocabSize}`,
-        );
-      }
-      return given;
-    }
-    const name = given ?? tokenName(fromConfig);
-    if (name === undefined) return undefined;
-    const id = tokenToId(name);
-    if (id === undefined) {
-      throw new CheckpointError('tokenizer', file, `${what} "${name}" is not in the vocabulary`);
-    }
-    return id;
-  };
-  const bosId = idOf(options.bosToken, config.bos_token, 'BOS token');
-  const eosId = idOf(options.eosToken, config.eos_token, 'EOS token');
-  const padId = idOf(options.padToken, config.pad_token, 'padding token');
+  const { bosId, eosId, padId } = specialTokenIds(
+    options,
+    options.tokenizerConfig ?? {},
+    tokenToId,
+    vocabSize,
+    file,
+  );
   const text = typeof source === 'string' ? source : JSON.stringify(source);
 
   return {

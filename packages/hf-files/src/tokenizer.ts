@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { CheckpointError } from './errors.js';
 import { isFile, readTextFile } from './json-file.js';
+import { specialTokenIds } from './special-tokens.js';
 
 /** A text tokenizer: text ↔ token ids, plus the ids of its special tokens. */
 export interface TextTokenizer {
@@ -63,14 +64,6 @@ export function withByteLevelDecoder(json: Json): Json {
     ...json,
     decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
   };
-}
-
-function tokenName(v: unknown): string | undefined {
-  if (typeof v === 'string') return v;
-  if (typeof v === 'object' && v !== null && typeof (v as Json).content === 'string') {
-    return (v as Json).content as string;
-  }
-  return undefined;
 }
 
 async function resolveSource(
@@ -140,32 +133,13 @@ export async function loadTokenizer(
     }
   }
   const vocabSize = tok.getVocabSize(true);
-  const idOf = (
-    given: string | number | undefined,
-    fromConfig: unknown,
-    what: string,
-  ): number | undefined => {
-    if (typeof given === 'number') {
-      if (!Number.isSafeInteger(given) || given < 0 || given >= vocabSize) {
-        throw new CheckpointError(
-          'tokenizer',
-          file,
-          `${what} id ${given} is outside the vocabulary of ${vocabSize}`,
-        );
-      }
-      return given;
-    }
-    const name = given ?? tokenName(fromConfig);
-    if (name === undefined) return undefined;
-    const id = tok.tokenToId(name);
-    if (id == null) {
-      throw new CheckpointError('tokenizer', file, `${what} "${name}" is not in the vocabulary`);
-    }
-    return id;
-  };
-  const bosId = idOf(options.bosToken, special.bos_token, 'BOS token');
-  const eosId = idOf(options.eosToken, special.eos_token, 'EOS token');
-  const padId = idOf(options.padToken, special.pad_token, 'padding token');
+  const { bosId, eosId, padId } = specialTokenIds(
+    options,
+    special,
+    (t) => tok.tokenToId(t) ?? undefined,
+    vocabSize,
+    file,
+  );
 
   const checkIds = (ids: readonly number[]): number[] => {
     for (let i = 0; i < ids.length; i++) {
