@@ -1,4 +1,4 @@
-import { build } from 'esbuild';
+import { bundleForBrowser } from '@poad/dev-kit';
 import { describe, expect, it } from 'vitest';
 import * as browser from './browser.js';
 import { metricsCsv } from './csv.js';
@@ -6,15 +6,7 @@ import * as node from './index.js';
 
 describe('the browser entry', () => {
   it('bundles for a browser without any Node built-in', async () => {
-    const out = await build({
-      entryPoints: [new URL('./browser.ts', import.meta.url).pathname],
-      bundle: true,
-      write: false,
-      platform: 'browser',
-      format: 'esm',
-      logLevel: 'silent',
-    }).catch((e: { errors?: { text: string }[] }) => e);
-    const errors = 'errors' in out ? (out.errors ?? []).map((e) => e.text) : [];
+    const { errors } = await bundleForBrowser(new URL('./browser.ts', import.meta.url).pathname);
     expect(errors).toEqual([]);
   });
 

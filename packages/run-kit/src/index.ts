@@ -1,3 +1,5 @@
+// Everything that runs without Node built-ins (also the package's `browser` entry).
+export * from './browser.js';
 export type { CheckpointMeta, CheckpointRef } from './checkpoint.js';
 export {
   CheckpointLoadError,
@@ -10,7 +12,6 @@ export {
   saveCheckpoint,
   saveCheckpointWith,
 } from './checkpoint.js';
-export { metricsCsv } from './csv.js';
 export {
   loadConfigFile,
   parseConfigText,
@@ -22,17 +23,6 @@ export type { LockHolder, RunLock } from './lock.js';
 export { lockRunDir, RunLockedError, runDirLockHolder } from './lock.js';
 export type { MetricsRow } from './metrics.js';
 export { MetricsLog } from './metrics.js';
-export type { OptionSpec, OptionsSchema, OptionValues, ParsedArgs } from './options.js';
-export {
-  coerceOption,
-  formatHelp,
-  kebab,
-  OptionError,
-  parseArgs,
-  resolveOptions,
-} from './options.js';
-export type { LineChart, Series, TokenCreditRow } from './plot.js';
-export { lineChartSvg, ticks, tokenCreditSvg } from './plot.js';
 export { svgToPng } from './png.js';
 export type { ProgressOptions } from './progress.js';
 export { formatDuration, ProgressBar } from './progress.js';
