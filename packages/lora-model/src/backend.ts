@@ -1,9 +1,7 @@
-import * as tf from '@tensorflow/tfjs-core';
+import { activate, finishBackend } from './backend-common.js';
 import { setBatchMatMulRoute } from './batch-matmul.js';
 import { BackendUnavailableError } from './errors.js';
 import { type FusedOps, setFusedOps } from './fused.js';
-import { registerGradients } from './gradients.js';
-import { registerSegmentSumKernel } from './kernels.js';
 import { describeAdapter, type GpuAdapterReport } from './webgpu/adapter.js';
 import { dawnGpuSource } from './webgpu/dawn.js';
 import { startWebGpu, stopWebGpu, tryHardwareWebGpu } from './webgpu/start.js';
@@ -109,15 +107,6 @@ async function tryImport(specifier: string): Promise<boolean> {
   }
 }
 
-async function activate(name: string): Promise<boolean> {
-  if (!tf.findBackendFactory(name)) return false;
-  try {
-    return await tf.setBackend(name);
-  } catch {
-    return false;
-  }
-}
-
 async function tryNative(packages = [NODE_GPU, NODE_CPU]): Promise<BackendInfo | null> {
   for (const pkg of packages) {
     if ((await tryImport(pkg)) && (await activate('tensorflow')))
@@ -215,9 +204,7 @@ export async function initBackend(
       );
   }
   if (!info) throw new BackendUnavailableError(choice, 'initialisation failed');
-  await tf.ready();
-  registerSegmentSumKernel(info.backend);
-  registerGradients();
+  await finishBackend(info.backend);
   if (info.backend === 'wasm') {
     const native = await useNativeKernels(threads);
     if (native) return { ...info, source: `${info.source} + ${TFJS_NATIVE}`, ...native };

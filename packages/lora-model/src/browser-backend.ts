@@ -1,7 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { activate, finishBackend } from './backend-common.js';
 import { BackendUnavailableError, WebGpuUnavailableError } from './errors.js';
-import { registerGradients } from './gradients.js';
-import { registerSegmentSumKernel } from './kernels.js';
 import { describeAdapter, type GpuAdapterReport, type GpuLike } from './webgpu/adapter.js';
 import {
   type GpuSource,
@@ -74,15 +73,6 @@ const browserGpuSource: GpuSource = {
     return (await import('@tensorflow/tfjs-backend-webgpu')) as unknown as WebGpuBackendModule;
   },
 };
-
-async function activate(name: string): Promise<boolean> {
-  if (!tf.findBackendFactory(name)) return false;
-  try {
-    return await tf.setBackend(name);
-  } catch {
-    return false;
-  }
-}
 
 async function startWasm(options: BrowserBackendOptions): Promise<BrowserBackendInfo | null> {
   const wasm = await import('@tensorflow/tfjs-backend-wasm');
@@ -177,9 +167,7 @@ export async function initBackend(
       );
   }
   if (!info) throw new BackendUnavailableError(choice, 'initialisation failed');
-  await tf.ready();
-  registerSegmentSumKernel(info.backend);
-  registerGradients();
+  await finishBackend(info.backend);
   return info;
 }
 

@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { defaultModelPath } from '@poad/default-model';
+import { bundleForBrowser } from '@poad/dev-kit';
 import { CheckpointError, parseSafetensors } from '@poad/hf-files';
 import * as tf from '@tensorflow/tfjs-core';
-import { build } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as browser from '../src/browser.js';
 import { loadCausalLM, saveAdapter, saveValueHead } from '../src/checkpoint.js';
@@ -97,20 +97,11 @@ describe('the browser entry', () => {
   });
 
   it('bundles for a browser without any Node built-in', async () => {
-    const out = await build({
-      entryPoints: [join(import.meta.dirname, '../src/browser.ts')],
-      bundle: true,
-      write: false,
-      platform: 'browser',
-      format: 'esm',
-      conditions: ['browser'],
-      logLevel: 'silent',
-      // Optional runtime pieces stay imports, as in the package build.
-      external: ['@tensorflow/tfjs-backend-webgpu', '@tensorflow/tfjs-backend-wasm'],
-    }).catch((e: { errors?: { text: string }[] }) => e);
-    const errors = 'errors' in out ? (out.errors ?? []).map((e) => e.text) : [];
+    const { errors, code } = await bundleForBrowser(
+      join(import.meta.dirname, '../src/browser.ts'),
+      ['@tensorflow/tfjs-backend-webgpu', '@tensorflow/tfjs-backend-wasm'],
+    );
     expect(errors).toEqual([]);
-    const code = 'outputFiles' in out ? out.outputFiles![0]!.text : '';
     expect(code).not.toMatch(/from ["'](node:)?(fs|path|os|child_process)(\/promises)?["']/);
     expect(code.length).toBeGreaterThan(10_000);
   });
