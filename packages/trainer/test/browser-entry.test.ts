@@ -1,4 +1,4 @@
-import { build } from 'esbuild';
+import { bundleForBrowser } from '@poad/dev-kit';
 import { describe, expect, it } from 'vitest';
 import * as browser from '../src/browser.js';
 import * as node from '../src/index.js';
@@ -6,18 +6,10 @@ import { decodeState, encodeState } from '../src/state-codec.js';
 
 describe('the browser entry', () => {
   it('bundles for a browser, with its dependencies, without any Node built-in', async () => {
-    const out = await build({
-      entryPoints: [new URL('../src/browser.ts', import.meta.url).pathname],
-      bundle: true,
-      write: false,
-      platform: 'browser',
-      format: 'esm',
-      conditions: ['browser'],
-      logLevel: 'silent',
-      // Loaded on demand by @poad/lora-model's initBackend; they hold no Node built-ins either.
-      external: ['@tensorflow/tfjs-backend-*'],
-    }).catch((e: { errors?: { text: string }[] }) => e);
-    const errors = 'errors' in out ? (out.errors ?? []).map((e) => e.text) : [];
+    const { errors } = await bundleForBrowser(
+      new URL('../src/browser.ts', import.meta.url).pathname,
+      ['@tensorflow/tfjs-backend-*'],
+    );
     expect(errors).toEqual([]);
   });
 
