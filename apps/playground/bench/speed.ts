@@ -42,24 +42,11 @@ function perIteration(rows: { wallSeconds: number }[]): number[] {
 }
 
 async function inNode(): Promise<{ seconds: number[]; first: Record<string, unknown> }> {
-  const { defaultModelPath } = await import('@poad/default-model');
-  const { causalLMFromFiles, initBackend } = await import('@poad/lora-model');
-  const { Session } = await import('../src/session.js');
-  const info = await initBackend('wasm', { threads: 1 });
-  const file = (f: string) => readFileSync(join(defaultModelPath, f));
-  const session = await Session.create(settings, async (o) =>
-    causalLMFromFiles(
-      {
-        config: file('config.json').toString('utf8'),
-        weights: new Uint8Array(file('model.safetensors')),
-        tokenizer: file('tokenizer.json').toString('utf8'),
-      },
-      o,
-    ),
-  );
+  const { nodeSession } = await import('../test/node-session.js');
+  const { session, backend } = await nodeSession(settings);
   for (let i = 0; i < N; i++) await session.iterate();
   const rows = session.metrics as unknown as { wallSeconds: number }[];
-  console.log(`node: ${info.description}, ${N} iterations`);
+  console.log(`node: ${backend}, ${N} iterations`);
   session.dispose();
   return { seconds: perIteration(rows), first: session.metrics[0]! };
 }

@@ -1,22 +1,11 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { defaultModelPath } from '@poad/default-model';
-import { causalLMFromFiles, initBackend } from '@poad/lora-model';
+import { initBackend } from '@poad/lora-model';
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { defaultModelFromFiles } from '../test/node-session.js';
 import { checkSettings, Session, type SessionSettings } from './session.js';
 import { crc32, readZip, writeZip } from './zip.js';
 
-const file = (f: string) => readFileSync(join(defaultModelPath, f));
-const load = async (o: Parameters<Parameters<typeof Session.create>[1]>[0]) =>
-  causalLMFromFiles(
-    {
-      config: file('config.json').toString('utf8'),
-      weights: new Uint8Array(file('model.safetensors')),
-      tokenizer: file('tokenizer.json').toString('utf8'),
-    },
-    o,
-  );
+const load = defaultModelFromFiles;
 const SMALL: SessionSettings = {
   env: 'virtualhome',
   task: 'food-preparation',

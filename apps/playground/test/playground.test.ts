@@ -4,9 +4,10 @@ import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Session } from '../src/session.js';
+import type { Session } from '../src/session.js';
 import { readZip } from '../src/zip.js';
 import { requireChromium } from './chromium.js';
+import { nodeSession } from './node-session.js';
 import { serveStatic } from './serve.js';
 
 // The built site in Debian's headless Chromium: trains on wasm, shows the curve, the token
@@ -36,26 +37,12 @@ const curvePoints = () =>
     return n;
   });
 
-/** `n` iterations of the same session in this Node process, on wasm without native kernels. */
+/** `n` iterations of the same session in this Node process (see node-session.ts). */
 async function trainInNode(
   settings: Parameters<typeof Session.create>[0],
   n: number,
 ): Promise<Record<string, unknown>[]> {
-  process.env.POAD_NATIVE_KERNELS = '0';
-  const { defaultModelPath } = await import('@poad/default-model');
-  const { causalLMFromFiles, initBackend } = await import('@poad/lora-model');
-  await initBackend('wasm', { threads: 1 });
-  const file = (f: string) => readFileSync(join(defaultModelPath, f));
-  const session = await Session.create(settings, async (o) =>
-    causalLMFromFiles(
-      {
-        config: file('config.json').toString('utf8'),
-        weights: new Uint8Array(file('model.safetensors')),
-        tokenizer: file('tokenizer.json').toString('utf8'),
-      },
-      o,
-    ),
-  );
+  const { session } = await nodeSession(settings);
   try {
     for (let i = 0; i < n; i++) await session.iterate();
     return session.metrics;
