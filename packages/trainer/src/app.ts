@@ -12,6 +12,11 @@ export interface AppSpec {
   family: PresetEnv;
   /** The `--model` default (`'default'` unless set, e.g. `'default-code'` for DataSciCoding). */
   defaultModel?: string;
+  /**
+   * The `--eval-episodes` default (100 unless set; DataSciCoding sets fewer: its greedy policy
+   * writes the same program in every episode, and each program runs in the sandbox).
+   */
+  defaultEvalEpisodes?: number;
   /** One line for `--help`. */
   summary: string;
   /** Task names the app accepts for `--task`. */

@@ -65,6 +65,7 @@ function schemasOf(spec: AppSpec) {
     spec.defaultTask,
     spec.taskOption ? capitalise(spec.taskOption) : 'Task',
     spec.defaultModel,
+    spec.defaultEvalEpisodes,
   );
   const schema = { ...base, ...(spec.extraOptions ?? {}) } as typeof base;
   const taskKey = spec.taskOption ?? 'task';

@@ -161,10 +161,13 @@ function explicitOptions(
   values: Record<string, unknown>,
   where: string,
 ): Record<string, unknown> {
-  const schema = trainingSchema(spec.tasks, spec.defaultTask, 'Task', spec.defaultModel) as Record<
-    string,
-    Parameters<typeof coerceOption>[1]
-  >;
+  const schema = trainingSchema(
+    spec.tasks,
+    spec.defaultTask,
+    'Task',
+    spec.defaultModel,
+    spec.defaultEvalEpisodes,
+  ) as Record<string, Parameters<typeof coerceOption>[1]>;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(values)) {
     if (NOT_OPTIONS.has(key) || value === undefined) continue;
@@ -203,7 +206,13 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     );
   }
   const spec = specOf(options, familyOf(options.env, options.family ?? savedFamily), options);
-  const schema = trainingSchema(spec.tasks, spec.defaultTask, 'Task', spec.defaultModel);
+  const schema = trainingSchema(
+    spec.tasks,
+    spec.defaultTask,
+    'Task',
+    spec.defaultModel,
+    spec.defaultEvalEpisodes,
+  );
   const o = {
     ...resolveTraining(
       spec,

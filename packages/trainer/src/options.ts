@@ -10,6 +10,7 @@ export function trainingSchema(
   defaultTask: string,
   taskLabel = 'Task',
   defaultModel = 'default',
+  defaultEvalEpisodes = 100,
 ) {
   return {
     task: {
@@ -225,7 +226,7 @@ export function trainingSchema(
     },
     evalEpisodes: {
       type: 'integer',
-      default: 100,
+      default: defaultEvalEpisodes,
       min: 0,
       description:
         'Episodes per evaluated task at the end of training and in eval mode (0 skips it)',
