@@ -134,6 +134,12 @@ describe('npm run train:datascicoding', () => {
     expect(await refused(rows(3, (i) => String(i % 2)))).toMatch(/at least 4 are needed/);
   });
 
+  it('--help shows the DataSciCoding default of --eval-episodes (10, not 100)', async () => {
+    const r = await spawnApp(app, ['--help']).done;
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/--eval-episodes[^\n]*\(default:? 10\)/);
+  });
+
   it('--dataset csv without --csv/--target is rejected with the fix', async () => {
     const r = await spawnApp(app, [
       '--dataset',
