@@ -15,6 +15,7 @@ import {
 import { type CausalLM, type CausalLMOptions, causalLMFromTensors } from './causal-lm.js';
 import { toHFConfig } from './config.js';
 import { ModelConfigError } from './errors.js';
+import type { LoraAdapter } from './lora.js';
 import {
   type HostTensor,
   MODULE_NAMES,
@@ -44,8 +45,6 @@ export interface SaveAdapterOptions {
    */
   adapter?: LoraAdapter;
 }
-
-type LoraAdapter = NonNullable<CausalLM['adapter']>;
 
 /**
  * The attached LoRA adapter (or `options.adapter`) in PEFT's layout: `adapter_config.json`'s
