@@ -128,7 +128,7 @@ export class Session {
   private wallSeconds = 0;
 
   private constructor(settings: SessionSettings, model: CausalLM) {
-    this.settings = checkSettings(settings);
+    this.settings = settings; // checked by Session.create
     this.model = model;
     const tokenizer = model.tokenizer;
     if (!tokenizer)
