@@ -2,7 +2,7 @@ import { initBackend } from '@poad/lora-model';
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { defaultModelFromFiles } from '../test/node-session.js';
-import { checkSettings, Session, type SessionSettings } from './session.js';
+import { checkSettings, ENVIRONMENTS, Session, type SessionSettings } from './session.js';
 import { crc32, readZip, writeZip } from './zip.js';
 
 const load = defaultModelFromFiles;
@@ -49,6 +49,33 @@ describe('Session', () => {
     ).toThrow(/archer is not offered for Overcooked/);
     expect(() => checkSettings({ ...SMALL, envs: 0 })).toThrow(/envs must be a positive integer/);
   });
+
+  it('every environment and algorithm the page offers trains an iteration with finite losses', async () => {
+    for (const [env, family] of Object.entries(ENVIRONMENTS)) {
+      for (const algo of family.algorithms) {
+        const s = await Session.create(
+          {
+            env: env as SessionSettings['env'],
+            task: family.tasks[0],
+            algo,
+            seed: 1,
+            envs: 2,
+            numSteps: 2,
+          },
+          load,
+        );
+        try {
+          const { row, credit } = await s.iterate();
+          expect(Number.isFinite(row.policyLoss as number), `${env} ${algo}`).toBe(true);
+          expect(Number.isFinite(row.valueLoss as number), `${env} ${algo}`).toBe(true);
+          expect(credit.rows.length, `${env} ${algo}`).toBeGreaterThan(0);
+          expect(credit.title).toMatch(algo === 'etpo' ? /soft TD errors/ : /advantages/);
+        } finally {
+          s.dispose();
+        }
+      }
+    }
+  }, 600_000);
 
   it('a saved and reloaded run continues exactly as the uninterrupted one, without leaking tensors', async () => {
     const whole = await Session.create(SMALL, load);

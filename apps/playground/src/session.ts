@@ -106,12 +106,13 @@ function makeEnv(s: SessionSettings): TextEnv {
 /** The trainer configuration of a run: the preset of its environment, algorithm and seed. */
 export function trainerConfig(s: SessionSettings): { numEnvs: number; config: Partial<PpoConfig> } {
   const p = runPreset(s.env, s.algo, 'small');
-  const algorithm: Algorithm = s.algo === 'etpo' ? 'poad' : s.algo;
+  // ETPO's preset is POAD's rollout and optimiser settings; its trainer takes no algorithm.
+  const { algorithm, ...shared } = p.config;
   return {
     numEnvs: s.envs ?? p.numEnvs,
     config: {
-      ...p.config,
-      ...(s.algo === 'etpo' ? {} : { algorithm }),
+      ...shared,
+      ...(s.algo === 'etpo' ? {} : { algorithm: algorithm ?? (s.algo as Algorithm) }),
       seed: s.seed,
       ...(s.numSteps ? { numSteps: s.numSteps } : {}),
     },
