@@ -3,7 +3,7 @@ import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'n
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { OptionError } from './options.js';
+import { OptionError, type OptionsSchema, type ParsedArgs, parseArgs } from './options.js';
 
 /**
  * Writes a file so that readers only ever see the old or the complete new content: the bytes go
@@ -43,6 +43,26 @@ export function writeFileAtomicWith(
 /** `writeFileAtomicSync` of pretty-printed JSON. */
 export function writeJsonAtomicSync(path: string, value: unknown): void {
   writeFileAtomicSync(path, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+/**
+ * `parseArgs` with `--config FILE` read: the file's values (JSON or YAML), then the command line,
+ * which wins. Every command line with a schema should parse through it, since `formatHelp` offers
+ * `--config` to all of them.
+ */
+export async function parseArgsWithConfig(
+  argv: readonly string[],
+  schema: OptionsSchema,
+): Promise<ParsedArgs> {
+  const at = argv.findIndex((a) => a === '--config' || a.startsWith('--config='));
+  const path =
+    at < 0
+      ? undefined
+      : argv[at]!.startsWith('--config=')
+        ? argv[at]!.slice('--config='.length)
+        : argv[at + 1];
+  const fromFile = path ? await loadConfigFile(path) : {};
+  return parseArgs(argv, schema, () => fromFile);
 }
 
 /** Reads a JSON or YAML options file (by extension; `.yml`/`.yaml` are YAML). */

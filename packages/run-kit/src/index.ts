@@ -14,6 +14,7 @@ export {
 } from './checkpoint.js';
 export {
   loadConfigFile,
+  parseArgsWithConfig,
   parseConfigText,
   writeFileAtomicSync,
   writeJsonAtomicSync,
