@@ -4,9 +4,8 @@ import { releaseBackend } from '@poad/lora-model';
 import {
   formatHelp,
   loadCheckpoint,
-  loadConfigFile,
   OptionError,
-  parseArgs,
+  parseArgsWithConfig,
   RunLockedError,
   runDirLockHolder,
   writeJsonAtomicSync,
@@ -79,15 +78,7 @@ function schemasOf(spec: AppSpec) {
 /** Parses a training command line (with its `--config` file) into explicit option values. */
 async function parseTrainingArgv(spec: AppSpec, argv: readonly string[]) {
   const { schema, cliSchema, taskKey } = schemasOf(spec);
-  const configIdx = argv.findIndex((a) => a === '--config' || a.startsWith('--config='));
-  const configPath =
-    configIdx < 0
-      ? undefined
-      : argv[configIdx]!.includes('=')
-        ? argv[configIdx]!.split('=')[1]
-        : argv[configIdx + 1];
-  const fileValues = configPath ? await loadConfigFile(configPath) : {};
-  const parsed = parseArgs(argv, cliSchema, () => fileValues);
+  const parsed = await parseArgsWithConfig(argv, cliSchema);
   if (taskKey !== 'task' && taskKey in parsed.explicit) {
     parsed.explicit.task = parsed.explicit[taskKey];
     delete parsed.explicit[taskKey];
