@@ -19,7 +19,7 @@ import {
   OptionError,
   type OptionsSchema,
   ProgressBar,
-  parseArgs,
+  parseArgsWithConfig,
   resolveOptions,
 } from '@poad/run-kit';
 import { createLmAgent, releaseBackend, resolveModelPath, runPreset } from '@poad/trainer';
@@ -142,7 +142,7 @@ export function priorTable(rows: readonly PriorSummary[]): string {
 }
 
 async function main(argv: readonly string[]): Promise<void> {
-  const parsed = parseArgs(argv, schema);
+  const parsed = await parseArgsWithConfig(argv, schema);
   if (parsed.help) {
     process.stdout.write(
       formatHelp(schema, {
