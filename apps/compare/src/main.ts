@@ -12,7 +12,7 @@ import {
   lineChartSvg,
   OptionError,
   type OptionsSchema,
-  parseArgs,
+  parseArgsWithConfig,
   resolveOptions,
   runName,
   svgToPng,
@@ -282,7 +282,7 @@ async function pool(
 }
 
 export async function compare(argv: readonly string[]): Promise<number> {
-  const parsed = parseArgs(argv, schema);
+  const parsed = await parseArgsWithConfig(argv, schema);
   if (parsed.help) {
     process.stdout.write(
       formatHelp(schema, {
@@ -304,7 +304,7 @@ export async function compare(argv: readonly string[]): Promise<number> {
       );
     }
     original = (JSON.parse(readFileSync(saved, 'utf8')) as { argv: string[] }).argv;
-    const again = parseArgs(original, schema).explicit;
+    const again = (await parseArgsWithConfig(original, schema)).explicit;
     o = resolveOptions(schema, {
       ...again,
       ...(parsed.explicit.jobs === undefined ? {} : { jobs: parsed.explicit.jobs }),

@@ -230,6 +230,16 @@ describe('npm run compare', () => {
     expect(readFileSync(join(etpo, 'metrics.jsonl'), 'utf8')).toMatch(/"klToReference":/);
   });
 
+  it('reads --config FILE: its options are checked like the command line', async () => {
+    const file = join(out, 'compare-config.yaml');
+    writeFileSync(file, 'algos: [poad]\nseedz: 2\n');
+    await expect(compare(['--config', file])).rejects.toThrow(
+      /config file .*compare-config\.yaml: unknown option "seedz"/,
+    );
+    writeFileSync(file, 'algos: [poad, nope]\n');
+    await expect(compare(['--config', file])).rejects.toThrow(/nope/);
+  });
+
   it('--first-seed 7 --seeds 1 trains seed 7 only (tuning seeds apart from evaluation seeds)', async () => {
     const base = join(out, 'first-seed');
     vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
