@@ -36,7 +36,7 @@ afterAll(async () => {
 });
 
 describe('the playground on WebGPU in headless Chromium', () => {
-  it('trains on the browser own WebGPU adapter', async () => {
+  it("trains on the browser's own WebGPU adapter", async () => {
     const page = await browser.newPage();
     const errors: string[] = [];
     page.on('console', (m) => {
