@@ -57,8 +57,24 @@ async function iterateOnce(): Promise<void> {
     type: 'iteration',
     iteration: s.iteration,
     summary,
-    curve: learningCurveSvg(s.metrics, title(s.settings)),
+    curve: curveOf(s),
     credit: tokenCreditSvg(summary.credit.title, summary.credit.rows),
+  });
+}
+
+function curveOf(s: Session): string {
+  return learningCurveSvg(s.metrics, title(s.settings));
+}
+
+/** Tells the page what runs and where the run stands (a loaded run: its iteration and curve). */
+function postReady(info: { description: string; singleThreadReason?: string }, s: Session): void {
+  post({
+    type: 'ready',
+    settings: s.settings,
+    backend: info.description,
+    ...(info.singleThreadReason ? { note: `one thread: ${info.singleThreadReason}` } : {}),
+    iteration: s.iteration,
+    ...(s.metrics.length > 0 ? { curve: curveOf(s) } : {}),
   });
 }
 
@@ -80,27 +96,13 @@ async function handle(m: ToWorker): Promise<void> {
   switch (m.type) {
     case 'init': {
       const { info, s } = await open(m.settings, m);
-      post({
-        type: 'ready',
-        settings: s.settings,
-        backend: info.description,
-        ...(info.singleThreadReason ? { note: `one thread: ${info.singleThreadReason}` } : {}),
-        iteration: 0,
-      });
+      postReady(info, s);
       return;
     }
     case 'load': {
-      const settings = Session.settingsOf(m.zip);
-      const { info, s } = await open(settings, m);
+      const { info, s } = await open(Session.settingsOf(m.zip), m);
       await s.restore(m.zip);
-      post({
-        type: 'ready',
-        settings: s.settings,
-        backend: info.description,
-        ...(info.singleThreadReason ? { note: `one thread: ${info.singleThreadReason}` } : {}),
-        iteration: s.iteration,
-        curve: learningCurveSvg(s.metrics, title(s.settings)),
-      });
+      postReady(info, s);
       return;
     }
     case 'train':
