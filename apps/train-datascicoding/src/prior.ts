@@ -7,6 +7,7 @@
 //   npm run prior -w @poad/train-datascicoding -- [--model default-code] [--samples 64]
 //     [--datasets iris,wine,breast_cancer,digits,csv] [--temperature T --top-k K] [--out FILE]
 import { writeFileSync } from 'node:fs';
+import { createRng } from '@poad/envs-core';
 import {
   type DatasetSpec,
   evaluateProgram,
@@ -174,11 +175,8 @@ async function main(argv: readonly string[]): Promise<void> {
     encodePrompt(o: string): Promise<Int32Array>;
     generate: NonNullable<typeof agent.policy.generate>;
   };
-  let state = o.seed >>> 0;
-  const random = () => {
-    state = (Math.imul(state ^ (state >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0;
-    return state / 2 ** 32;
-  };
+  // The sampler's generator, as a training run's rollout draws from it.
+  const rng = createRng(o.seed);
   const summaries: PriorSummary[] = [];
   const all: Record<string, PriorProgram[]> = {};
   for (const { name, spec } of specs) {
@@ -195,7 +193,7 @@ async function main(argv: readonly string[]): Promise<void> {
         temperature: o.temperature,
         topK: o.topK,
         greedy: o.temperature === 0,
-        random,
+        random: () => rng.float(),
       });
       pending.push(
         evaluateProgram(data, g.text).then((e) => {
