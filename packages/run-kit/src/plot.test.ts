@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lineChartSvg, ticks, tokenCreditSvg } from './plot.js';
+import { legendCorner, lineChartSvg, ticks, tokenCreditSvg } from './plot.js';
 import { svgToPng } from './png.js';
 import { formatDuration, ProgressBar } from './progress.js';
 
@@ -47,6 +47,71 @@ describe('plots', () => {
     // ≈ 7 px per character at font size 12 must fit between the text start and the right edge.
     expect(x + 7 * name.length).toBeLessThanOrEqual(width);
     expect(x).toBeGreaterThan(0);
+  });
+
+  it('puts the legend in the corner with the fewest curve samples, top right when it is free', () => {
+    const rect = (svg: string) => {
+      const r =
+        /<rect x="([0-9.]+)" y="([0-9.]+)" width="\d+" height="\d+" fill="white" fill-opacity/.exec(
+          svg,
+        )!;
+      return { x: Number(r[1]), y: Number(r[2]) };
+    };
+    const line = (name: string, ys: number[]) => ({
+      name,
+      points: ys.map((y, i) => [i, y] as [number, number]),
+    });
+    // Falling curves leave the top right free.
+    const free = rect(lineChartSvg({ ...chart, series: [line('a', [1, 0.5, 0])] }));
+    expect(free.x).toBeGreaterThan(360);
+    expect(free.y).toBeLessThan(210);
+    // A best-so-far curve along the top and a mean near the middle: the legend goes below them.
+    const top = rect(
+      lineChartSvg({
+        ...chart,
+        yRange: [-1, 1],
+        series: [line('best reward', [0.98, 0.99, 1, 1]), line('mean', [0.5, 0.6, 0.55, 0.6])],
+      }),
+    );
+    expect(top.y).toBeGreaterThan(210);
+    // The legend text follows its box.
+    const svg = lineChartSvg({ ...chart, yRange: [-1, 1], series: [line('best', [1, 1, 1])] });
+    const textY = Number(/<text x="[0-9.]+" y="([0-9.]+)">best<\/text>/.exec(svg)![1]);
+    expect(textY).toBeGreaterThan(rect(svg).y);
+    expect(textY).toBeLessThan(rect(svg).y + 28);
+  });
+
+  it('legendCorner prefers top right, then the first free corner in its order', () => {
+    const area = { l: 0, r: 100, t: 0, b: 100 };
+    expect(legendCorner([], area, 20, 20)).toEqual({ x: 80, y: 0 });
+    // A curve through the top-right corner only.
+    expect(
+      legendCorner(
+        [
+          [
+            [70, 5],
+            [100, 5],
+          ],
+        ],
+        area,
+        20,
+        20,
+      ),
+    ).toEqual({ x: 4, y: 0 });
+    // Curves along the whole top: a bottom corner, the right one first.
+    expect(
+      legendCorner(
+        [
+          [
+            [0, 5],
+            [100, 5],
+          ],
+        ],
+        area,
+        20,
+        20,
+      ),
+    ).toEqual({ x: 80, y: 84 });
   });
 
   it('maps the data range into the plot area (higher y is drawn higher up)', () => {

@@ -50,6 +50,51 @@ const fmt = (v: number) =>
       ? `${(v / 1e3).toFixed(1)}k`
       : String(Number(v.toPrecision(3)));
 
+/**
+ * Where a legend box of `w` × `h` px goes inside `area` (pixel edges): the corner whose box
+ * covers the fewest samples of the plotted curves (each segment sampled every few pixels),
+ * preferring top right, then top left, bottom right, bottom left. Returns the box's text origin
+ * (its top-left corner plus the 4 px padding).
+ */
+export function legendCorner(
+  curves: readonly (readonly (readonly [number, number])[])[],
+  area: { l: number; r: number; t: number; b: number },
+  w: number,
+  h: number,
+): { x: number; y: number } {
+  const corners = [
+    { x: area.r - w, y: area.t },
+    { x: area.l + 4, y: area.t },
+    { x: area.r - w, y: area.b - h + 4 },
+    { x: area.l + 4, y: area.b - h + 4 },
+  ];
+  const samples: [number, number][] = [];
+  for (const c of curves) {
+    if (c.length === 1) samples.push([c[0]![0], c[0]![1]]);
+    for (let i = 1; i < c.length; i++) {
+      const [x0, y0] = c[i - 1]!;
+      const [x1, y1] = c[i]!;
+      const n = Math.max(1, Math.ceil(Math.hypot(x1 - x0, y1 - y0) / 4));
+      for (let k = 0; k < n; k++)
+        samples.push([x0 + ((x1 - x0) * k) / n, y0 + ((y1 - y0) * k) / n]);
+    }
+    if (c.length > 1) samples.push([c.at(-1)![0], c.at(-1)![1]]);
+  }
+  const covered = (c: { x: number; y: number }) =>
+    samples.filter(([x, y]) => x >= c.x - 4 && x <= c.x - 4 + w && y >= c.y - 4 && y <= c.y - 4 + h)
+      .length;
+  let best = corners[0]!;
+  let fewest = covered(best);
+  for (const c of corners.slice(1)) {
+    const n = covered(c);
+    if (n < fewest) {
+      best = c;
+      fewest = n;
+    }
+  }
+  return best;
+}
+
 /** A line chart as a standalone SVG document (axes, ticks, legend, optional ± bands). */
 export function lineChartSvg(chart: LineChart): string {
   const W = chart.width ?? 720;
@@ -96,13 +141,21 @@ export function lineChartSvg(chart: LineChart): string {
     `<text transform="translate(16 ${(m.t + H - m.b) / 2}) rotate(-90)" text-anchor="middle">${esc(chart.yLabel)}</text>`,
   );
   // The legend box is as wide as its longest name (≈ 7 px per character at 12 px), on a
-  // translucent white background so that curves beneath it stay visible but do not hide it.
+  // translucent white background, in the corner of the plot where the fewest curve samples lie
+  // (top right on a tie), so that it hides as little of the curves as it can.
   const longest = Math.max(0, ...chart.series.map((s) => s.name.length));
   const legendW = 36 + 7 * longest;
-  const lx = W - m.r - legendW;
+  const legendH = chart.series.length * 16 + 8;
+  const plotted = chart.series.map((s) => s.points.map(([x, y]) => [sx(x), sy(y)] as const));
+  const { x: lx, y: ly0 } = legendCorner(
+    plotted,
+    { l: m.l + 8, r: W - m.r, t: m.t, b: H - m.b - 8 },
+    legendW,
+    legendH,
+  );
   if (chart.series.length) {
     parts.push(
-      `<rect x="${lx - 4}" y="${m.t - 4}" width="${legendW}" height="${chart.series.length * 16 + 8}" fill="white" fill-opacity="0.8" stroke="#ccc"/>`,
+      `<rect x="${lx - 4}" y="${ly0 - 4}" width="${legendW}" height="${legendH}" fill="white" fill-opacity="0.8" stroke="#ccc"/>`,
     );
   }
   chart.series.forEach((s, i) => {
@@ -127,7 +180,7 @@ export function lineChartSvg(chart: LineChart): string {
       const d = s.points.map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`).join(' ');
       parts.push(`<polyline points="${d}" fill="none" stroke="${color}" stroke-width="2"/>`);
     }
-    const ly = m.t + 8 + i * 16;
+    const ly = ly0 + 8 + i * 16;
     parts.push(
       `<line x1="${lx}" x2="${lx + 22}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="3"/>`,
       `<text x="${lx + 28}" y="${ly + 4}">${esc(s.name)}</text>`,
