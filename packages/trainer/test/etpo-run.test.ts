@@ -1,52 +1,42 @@
 // ETPO through the training command and train(): run directory, checkpoints with the critic and
 // target adapters, kill -9 and resume equal to the uninterrupted run, eval/play of an ETPO run,
 // the label token space, and no tensor growth.
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnApp } from '@poad/dev-kit';
 import { readPeftAdapter } from '@poad/hf-files';
 import * as tf from '@tensorflow/tfjs-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli.js';
 import { train } from '../src/index.js';
 import { readState } from '../src/state-file.js';
+import { cliHarness } from './cli-harness.js';
 import { DoorEnv } from './door-env.js';
 import { metricsRows, tinyVirtualHomeApp } from './tiny-app.js';
-import { tinyModelDir } from './tiny-model.js';
 
 const vh = tinyVirtualHomeApp;
-let model = '';
-let runs = '';
-const stderr: string[] = [];
-const output = () => stderr.splice(0).join('');
-const newRun = (name: string, iterations: number, extra: string[] = []) => [
-  '--algo',
-  'etpo',
-  '--model',
-  model,
-  '--runs',
-  runs,
-  '--run-name',
-  name,
-  '--max-iterations',
-  String(iterations),
-  '--quiet',
-  '--envs',
-  '2',
-  '--num-steps',
-  '4',
-  '--epochs',
-  '1',
-  '--minibatches',
-  '2',
-  '--eval-episodes',
-  '0',
-  '--backend',
-  'wasm',
-  '--threads',
-  '1',
-  ...extra,
-];
+const h = cliHarness({
+  base: [
+    '--algo',
+    'etpo',
+    '--envs',
+    '2',
+    '--num-steps',
+    '4',
+    '--epochs',
+    '1',
+    '--minibatches',
+    '2',
+    '--eval-episodes',
+    '0',
+    '--backend',
+    'wasm',
+    '--threads',
+    '1',
+  ],
+  reference: vh,
+});
+const { newRun, output } = h;
 const iterDir = (dir: string, it: number) =>
   join(dir, 'checkpoints', `iter-${String(it).padStart(8, '0')}`);
 const CHECKPOINT_FILES = [
@@ -56,24 +46,9 @@ const CHECKPOINT_FILES = [
   'trainer.safetensors',
 ];
 
-beforeAll(async () => {
-  model = await tinyModelDir();
-  runs = join(model, '..', 'runs');
-  vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => {
-    stderr.push(String(s));
-    return true;
-  });
-  expect(await runCli(vh, newRun('straight', 3)), output()).toBe(0);
-});
-afterAll(() => {
-  delete process.env.POAD_TEST_CHECKPOINT_FAULT;
-  vi.restoreAllMocks();
-  rmSync(join(model, '..'), { recursive: true, force: true });
-});
-
 describe('--algo etpo', () => {
   it('writes a run directory with ETPO metrics, β/τ/reference and three PEFT adapters per checkpoint', async () => {
-    const dir = join(runs, 'straight');
+    const dir = join(h.runs, 'straight');
     const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
     expect(config).toMatchObject({ algo: 'etpo', beta: 0.1, tau: 0.005, reference: 'base' });
     const rows = metricsRows(dir);
@@ -105,7 +80,7 @@ describe('--algo etpo', () => {
   });
 
   it('kill -9 while checkpoint 2 is written: resume equals the uninterrupted run bit for bit', async () => {
-    const dir = join(runs, 'killed');
+    const dir = join(h.runs, 'killed');
     process.env.POAD_TEST_CHECKPOINT_FAULT = 'files:kill@2';
     let child: ReturnType<typeof spawnApp>;
     try {
@@ -117,7 +92,7 @@ describe('--algo etpo', () => {
     expect(r.signal, r.out).toBe('SIGKILL');
     expect(await runCli(vh, ['--resume', dir, '--max-iterations', '3', '--quiet'])).toBe(0);
     expect(output()).toContain(`resuming ${dir} after iteration 1`);
-    const straight = join(runs, 'straight');
+    const straight = join(h.runs, 'straight');
     expect(metricsRows(dir)).toEqual(metricsRows(straight));
     for (const f of CHECKPOINT_FILES) {
       const a = readFileSync(join(iterDir(dir, 3), f));
@@ -127,7 +102,7 @@ describe('--algo etpo', () => {
   });
 
   it('eval and play load the actor of an ETPO run', async () => {
-    const dir = join(runs, 'straight');
+    const dir = join(h.runs, 'straight');
     expect(await runCli(vh, ['eval', '--resume', dir, '--eval-episodes', '1', '--quiet'])).toBe(0);
     expect(output()).toMatch(/eval food-preparation \(greedy\): success/);
   });
@@ -138,12 +113,18 @@ describe('--algo etpo', () => {
       output(),
     ).toBe(0);
     const state = readState<{ optimizer: string; actorOptimizer: { kind?: string } }>(
-      iterDir(join(runs, 'lion'), 2),
+      iterDir(join(h.runs, 'lion'), 2),
       'trainer',
     );
     expect(state.optimizer).toBe('lion');
     expect(state.actorOptimizer.kind).toBe('lion');
-    expect(await runCli(vh, [...newRun('poad-lion', 1, ['--optimizer', 'lion']).slice(2)])).toBe(2);
+    expect(
+      await runCli(vh, [
+        ...newRun('poad-lion', 1, ['--optimizer', 'lion']).filter(
+          (a) => a !== 'etpo' && a !== '--algo',
+        ),
+      ]),
+    ).toBe(2);
     expect(output()).toMatch(/--optimizer lion is offered for --algo etpo only; poad trains/);
   });
 
@@ -152,13 +133,13 @@ describe('--algo etpo', () => {
     expect(output()).toMatch(/--beta/);
     expect(await runCli(vh, newRun('bad-ref', 1, ['--reference', 'teacher']))).toBe(2);
     expect(output()).toMatch(/--reference.*base, uniform|base\|uniform/);
-    expect(readdirSync(runs).filter((d) => d.startsWith('bad-'))).toEqual([]);
+    expect(readdirSync(h.runs).filter((d) => d.startsWith('bad-'))).toEqual([]);
   });
 
   it('train(): the label token space and a uniform reference, with no tensor growth', async () => {
     const counts: number[] = [];
     const r = await train({
-      model,
+      model: h.model,
       env: (i) => new DoorEnv(i),
       envName: 'doors',
       algo: 'etpo',
@@ -170,10 +151,10 @@ describe('--algo etpo', () => {
       evalEpisodes: 0,
       threads: 1,
       quiet: true,
-      runs,
+      runs: h.runs,
       maxIterations: 4,
       seed: 2,
-      log: (line) => stderr.push(line),
+      log: h.log,
       onIteration: () => {
         counts.push(tf.memory().numTensors);
       },

@@ -18,18 +18,16 @@ import type { TextEnv } from '@poad/envs-core';
 import { readPeftAdapter } from '@poad/hf-files';
 import type { TokenBatch, TokenScores } from '@poad/ppo';
 import * as tf from '@tensorflow/tfjs-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Agent } from '../src/agent.js';
 import type { AppSpec } from '../src/app.js';
 import { runCli } from '../src/cli.js';
 import { readState } from '../src/state-file.js';
+import { cliHarness } from './cli-harness.js';
 import { metricsRows, tinyVirtualHomeApp } from './tiny-app.js';
-import { tinyModelDir } from './tiny-model.js';
 
 const vh = tinyVirtualHomeApp;
 
-let model = '';
-let runs = '';
 const small = [
   '--envs',
   '2',
@@ -44,38 +42,8 @@ const small = [
   '--backend',
   'wasm',
 ];
-const stderr: string[] = [];
-/** What the commands since the last call wrote to stderr. */
-const output = () => stderr.splice(0).join('');
-const newRun = (name: string, iterations: number, extra: string[] = []) => [
-  '--model',
-  model,
-  '--runs',
-  runs,
-  '--run-name',
-  name,
-  '--max-iterations',
-  String(iterations),
-  '--quiet',
-  ...small,
-  ...extra,
-];
-
-beforeAll(async () => {
-  model = await tinyModelDir();
-  runs = join(model, '..', 'runs');
-  vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => {
-    stderr.push(String(s));
-    return true;
-  });
-  // The uninterrupted reference run.
-  expect(await runCli(vh, newRun('straight', 3)), output()).toBe(0);
-});
-afterAll(() => {
-  delete process.env.POAD_TEST_CHECKPOINT_FAULT;
-  vi.restoreAllMocks();
-  rmSync(join(model, '..'), { recursive: true, force: true });
-});
+const h = cliHarness({ base: small, reference: vh });
+const { newRun, output } = h;
 
 const rowsOf = metricsRows;
 const checkpoints = (dir: string) => readdirSync(join(dir, 'checkpoints')).sort();
@@ -85,7 +53,7 @@ const file = (dir: string, it: number, name: string) =>
   readFileSync(join(dir, 'checkpoints', `iter-${String(it).padStart(8, '0')}`, name));
 /** The resumed run equals the uninterrupted one: metrics, adapter and trainer state. */
 const expectSameAsStraight = (dir: string) => {
-  const straight = join(runs, 'straight');
+  const straight = join(h.runs, 'straight');
   expect(rowsOf(dir)).toEqual(rowsOf(straight));
   for (const f of ['model/adapter_model.safetensors', 'trainer.safetensors']) {
     expect(file(dir, 3, f).equals(file(straight, 3, f)), f).toBe(true);
@@ -153,7 +121,7 @@ describe('environment outputs are checked where they enter the rollout', () => {
     expect(err).toMatch(
       /error: virtualhome\/food-preparation \(env [01], episode \d+, step 5\): reward is NaN; rewards must be finite numbers\. Fix the environment's step\(\)/,
     );
-    const dir = join(runs, 'nan-reward');
+    const dir = join(h.runs, 'nan-reward');
     // Nothing of the iteration it happened in was learned from or saved; the lock was released.
     const rows = rowsOf(dir);
     expect(rows.length).toBeGreaterThanOrEqual(1);
@@ -173,7 +141,7 @@ describe('non-finite minibatches', () => {
     );
     const err = output();
     expect(code, err).toBe(0);
-    const dir = join(runs, 'nan-grads');
+    const dir = join(h.runs, 'nan-grads');
     await expectFiniteCheckpoint(dir, 3);
     const rows = rowsOf(dir);
     expect(rows.map((r) => r.nonFiniteSkips)).toEqual([1, 2, 0]);
@@ -205,7 +173,7 @@ describe('non-finite minibatches', () => {
     expect(err).toMatch(
       /error: iteration 3: 3 consecutive minibatches had a non-finite loss or gradient norm \(last: epoch 1, minibatch 1: actor gradient norm NaN\)/,
     );
-    const dir = join(runs, name);
+    const dir = join(h.runs, name);
     // After the error: where the run can continue from.
     expect(err).toContain(
       `maxNonFiniteSkips.\nthe latest checkpoint, iteration 2 (${join(dir, 'checkpoints', 'iter-00000002')}), is the last good one; --resume ${dir} continues from it`,
@@ -237,7 +205,7 @@ describe('non-finite minibatches', () => {
     expect(err).toMatch(
       /error: checkpoint: criticWeights\[0\] holds \d+ non-finite values .*refusing to save non-finite weights/,
     );
-    const dir = join(runs, 'nan-weights');
+    const dir = join(h.runs, 'nan-weights');
     expect(checkpoints(dir)).toEqual(['iter-00000001', 'latest.json']);
     expect(err).toContain('the latest checkpoint, iteration 1');
   });
@@ -266,7 +234,7 @@ describe('--help', () => {
 describe('the run-directory lock', () => {
   it('refuses a second process training the same run directory, naming its pid; a killed holder is taken over', async () => {
     // A real training process, then a --resume of its directory while it runs.
-    const dir = join(runs, 'busy');
+    const dir = join(h.runs, 'busy');
     const first = spawnApp('apps/train-virtualhome/src/main.ts', newRun('busy', 50));
     await waitFor(join(dir, 'checkpoints', 'iter-00000001', 'meta.json'));
     const rows = readFileSync(join(dir, 'metrics.jsonl'), 'utf8');
@@ -297,8 +265,8 @@ describe('the run-directory lock', () => {
   });
 
   it('a lock of another live process leaves the run untouched', async () => {
-    const dir = join(runs, 'held');
-    cpSync(join(runs, 'straight'), dir, { recursive: true });
+    const dir = join(h.runs, 'held');
+    cpSync(join(h.runs, 'straight'), dir, { recursive: true });
     writeFileSync(
       join(dir, 'run.lock'),
       JSON.stringify({ pid: process.ppid, host: hostname(), startedAt: 'x', argv: [], nonce: 'n' }),
@@ -315,7 +283,7 @@ describe('faults inside checkpoint writing', () => {
   for (const stage of ['files', 'latest'] as const) {
     it(`kill -9 at "${stage}" of checkpoint 2: the previous checkpoint loads and resume equals the uninterrupted run`, async () => {
       const name = `killed-${stage}`;
-      const dir = join(runs, name);
+      const dir = join(h.runs, name);
       // The child inherits the test runner's environment and kills itself at that point.
       process.env.POAD_TEST_CHECKPOINT_FAULT = `${stage}:kill@2`;
       let child: ReturnType<typeof spawnApp>;
@@ -336,7 +304,7 @@ describe('faults inside checkpoint writing', () => {
 
   it('a write failing with ENOSPC: one clear error, the previous checkpoint intact, no temp files', async () => {
     const name = 'enospc';
-    const dir = join(runs, name);
+    const dir = join(h.runs, name);
     process.env.POAD_TEST_CHECKPOINT_FAULT = 'latest:enospc@2';
     let code: number;
     try {
@@ -362,8 +330,8 @@ describe('faults inside checkpoint writing', () => {
 
 describe('--resume past a corrupted checkpoint', () => {
   const corrupted = (name: string, damage: (dir: string) => void) => {
-    const dir = join(runs, name);
-    cpSync(join(runs, 'straight'), dir, { recursive: true });
+    const dir = join(h.runs, name);
+    cpSync(join(h.runs, 'straight'), dir, { recursive: true });
     // Pretend the run stopped after iteration 3's checkpoint: drop what came later.
     rmSync(join(dir, 'eval.json'), { force: true });
     damage(join(dir, 'checkpoints'));
