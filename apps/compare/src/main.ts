@@ -85,9 +85,10 @@ const schema = {
   },
   model: {
     type: 'string',
-    default: 'default',
+    optional: true,
     placeholder: 'dir',
-    description: "Hugging Face model folder; 'default' is the embedded default model",
+    description:
+      "Hugging Face model folder, or an embedded model: 'default', 'informative-prior' (its variant with common sense), 'default-code' (the code model); unset: the training command's own default (default-code for DataSciCoding, default otherwise)",
   },
   backend: {
     type: 'enum',
@@ -336,8 +337,7 @@ export async function compare(argv: readonly string[]): Promise<number> {
   const common = [
     `--${app.taskOption ?? 'task'}`,
     task,
-    '--model',
-    o.model,
+    ...(o.model ? ['--model', o.model] : []),
     '--backend',
     o.backend,
     '--runs',

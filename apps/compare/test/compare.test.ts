@@ -259,6 +259,38 @@ describe('npm run compare', () => {
     expect(JSON.parse(readFileSync(join(dir, 'poad-s7', 'config.json'), 'utf8')).seed).toBe(7);
   });
 
+  it("without --model each run takes its training command's default model (the code model on DataSciCoding)", async () => {
+    const base = join(out, 'datascicoding');
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const code = await compare([
+      '--env',
+      'datascicoding/iris',
+      '--algos',
+      'poad',
+      '--seeds',
+      '1',
+      '--max-iterations',
+      '1',
+      '--eval-episodes',
+      '1',
+      '--extra=--envs 2 --num-steps 1 --epochs 1 --minibatches 1',
+      '--out',
+      base,
+    ]);
+    vi.restoreAllMocks();
+    expect(code).toBe(0);
+    const dir = join(base, readdirSync(base)[0]!);
+    expect(JSON.parse(readFileSync(join(dir, 'poad-s1', 'config.json'), 'utf8')).model).toBe(
+      'default-code',
+    );
+    // The code model writes programs; the report's programs table counts them.
+    const programs = readFileSync(join(dir, 'poad-s1', 'programs.jsonl'), 'utf8')
+      .trim()
+      .split('\n');
+    expect(programs).toHaveLength(2);
+    expect(JSON.parse(programs[0]!).body).toMatch(/sklearn/);
+  });
+
   it('--jobs 2 runs in child processes; --resume keeps finished runs and continues cut-off ones', async () => {
     const base = join(out, 'jobs');
     mkdirSync(base);
