@@ -12,7 +12,13 @@ import {
   tokenValues,
   valuesOf,
 } from './features.js';
-import { type GenerateOptions, type GenerateResult, generate } from './generate.js';
+import {
+  type GenerateBatchOptions,
+  type GenerateOptions,
+  type GenerateResult,
+  generate,
+  generateBatch,
+} from './generate.js';
 import { registerGradients } from './gradients.js';
 import { registerSegmentSumKernel } from './kernels.js';
 import { frozenWeight } from './linear.js';
@@ -236,6 +242,14 @@ export class CausalLM {
   /** Sample a continuation with a KV cache (seeded); ids plus their log-probs. */
   generate(prompt: readonly number[], opts?: GenerateOptions): Promise<GenerateResult> {
     return generate(this, prompt, opts);
+  }
+
+  /** {@link generate} for several prompts at once, one decoder pass per token for all rows. */
+  generateBatch(
+    prompts: readonly (readonly number[])[],
+    opts?: GenerateBatchOptions,
+  ): Promise<GenerateResult[]> {
+    return generateBatch(this, prompts, opts);
   }
 
   /**

@@ -1,4 +1,4 @@
-import type * as tf from '@tensorflow/tfjs-core';
+import * as tf from '@tensorflow/tfjs-core';
 import { checkIds } from './batch.js';
 import type { AdapterOption, CausalLM } from './causal-lm.js';
 import type { KVCache } from './decoder.js';
@@ -38,26 +38,21 @@ function disposeCache(c: KVCache | undefined): void {
   }
 }
 
-/** Logits of the last row of a pass over `ids`, plus the new cache when asked. */
-function step(
+/** Logits of the last position of one pass over the whole of `ids` (no cache). */
+function lastLogits(
   model: CausalLM,
-  ids: number[],
-  past: KVCache | undefined,
+  ids: readonly number[],
   adapter: ReturnType<CausalLM['useAdapter']>,
-  wantCache: boolean,
-): { logits: tf.Tensor; cache?: KVCache } {
-  return tidyNested(() => {
+): tf.Tensor {
+  return tf.tidy(() => {
     const out = model.forward({
       ids: Int32Array.from(ids),
       batch: 1,
       seq: ids.length,
-      past,
       adapter,
-      wantCache,
       outputRows: [ids.length - 1],
     });
-    const logits = model.head(out.hidden);
-    return wantCache ? { logits, cache: out.cache } : { logits };
+    return model.head(out.hidden);
   });
 }
 
@@ -77,38 +72,190 @@ export async function generate(
   if (!Number.isInteger(maxNew) || maxNew < 0) {
     throw new ModelInputError('maxNewTokens', `must be an integer >= 0, got ${maxNew}`);
   }
+  if (opts.useCache !== false) {
+    const { seed, useCache: _, ...rest } = opts;
+    return (await generateBatch(model, [prompt], { ...rest, seeds: [seed ?? 0] }))[0]!;
+  }
+  // Without a cache: the whole sequence again at every step (a reference for the cached path).
   const stops = new Set(opts.stopTokenIds ?? []);
   const rng = new SeededRng(opts.seed ?? 0);
   const adapter = model.useAdapter(opts);
-  const useCache = opts.useCache !== false;
   const res: GenerateResult = { tokens: [], logProbs: [], samplerLogProbs: [], stopped: false };
   const seqIds = [...prompt];
+  while (res.tokens.length < maxNew) {
+    const out = lastLogits(model, seqIds, adapter);
+    const logits = await out.data();
+    out.dispose();
+    const { token, samplerLogProb } = sampleToken(logits, opts, rng);
+    res.tokens.push(token);
+    res.logProbs.push(logSoftmaxAt(logits, token));
+    res.samplerLogProbs.push(samplerLogProb);
+    seqIds.push(token);
+    if (stops.has(token)) {
+      res.stopped = true;
+      break;
+    }
+  }
+  return res;
+}
+
+/** Options of {@link generateBatch}: those of {@link generate}, with one seed per prompt. */
+export interface GenerateBatchOptions extends Omit<GenerateOptions, 'seed' | 'useCache'> {
+  /** Seed of each prompt's sampler (default 0 for every prompt). */
+  seeds?: readonly number[];
+}
+
+/**
+ * {@link generate} for several prompts at once: one decoder pass per new token for all rows
+ * still going (prompts of different lengths are right-padded and masked; a row that stops
+ * leaves the batch). Row i is what `generate(model, prompts[i], { ...opts, seed: seeds[i] })`
+ * gives (same tokens; log-probs to float tolerance, since padded rows sum over more zeros).
+ */
+export async function generateBatch(
+  model: CausalLM,
+  prompts: readonly (readonly number[])[],
+  opts: GenerateBatchOptions = {},
+): Promise<GenerateResult[]> {
+  prompts.forEach((p, i) => {
+    checkIds(`prompts[${i}]`, p as number[], model.config.vocabSize, false);
+  });
+  checkSampling(opts);
+  const maxNew = opts.maxNewTokens ?? 32;
+  if (!Number.isInteger(maxNew) || maxNew < 0) {
+    throw new ModelInputError('maxNewTokens', `must be an integer >= 0, got ${maxNew}`);
+  }
+  const seeds = opts.seeds ?? prompts.map(() => 0);
+  if (seeds.length !== prompts.length) {
+    throw new ModelInputError(
+      'seeds',
+      `needs one seed per prompt (${prompts.length}), got ${seeds.length}`,
+    );
+  }
+  const stops = new Set(opts.stopTokenIds ?? []);
+  const rngs = seeds.map((s) => new SeededRng(s));
+  const adapter = model.useAdapter(opts);
+  const results: GenerateResult[] = prompts.map(() => ({
+    tokens: [],
+    logProbs: [],
+    samplerLogProbs: [],
+    stopped: false,
+  }));
+  if (maxNew === 0 || prompts.length === 0) return results;
+  // `rows[r]` is the prompt whose sequence sits in batch row r; `valid[r]` its cached length.
+  let rows = prompts.map((_, i) => i);
+  let valid = prompts.map((p) => p.length);
   let cache: KVCache | undefined;
-  let next: number[] = [...prompt];
   try {
-    while (res.tokens.length < maxNew) {
-      const out = useCache
-        ? step(model, next, cache, adapter, true)
-        : step(model, seqIds, undefined, adapter, false);
-      if (useCache) {
-        disposeCache(cache);
-        cache = out.cache;
-      }
-      const logits = await out.logits.data();
+    // Prefill: every prompt at once, right-padded; causal attention keeps a prompt's real
+    // positions from seeing its padding, and only each prompt's last position is read.
+    const width = Math.max(...valid);
+    const ids = new Int32Array(rows.length * width);
+    prompts.forEach((p, r) => {
+      ids.set(p, r * width);
+    });
+    let out = tidyNested(() => {
+      const o = model.forward({
+        ids,
+        batch: rows.length,
+        seq: width,
+        adapter,
+        wantCache: true,
+        outputRows: valid.map((v) => v - 1),
+      });
+      return { logits: model.head(o.hidden), cache: o.cache as KVCache };
+    });
+    cache = out.cache;
+    for (;;) {
+      const logits = (await out.logits.data()) as Float32Array;
       out.logits.dispose();
-      const { token, samplerLogProb } = sampleToken(logits, opts, rng);
-      res.tokens.push(token);
-      res.logProbs.push(logSoftmaxAt(logits, token));
-      res.samplerLogProbs.push(samplerLogProb);
-      seqIds.push(token);
-      next = [token];
-      if (stops.has(token)) {
-        res.stopped = true;
-        break;
+      const vocab = logits.length / rows.length;
+      const next: number[] = [];
+      const keep: number[] = [];
+      rows.forEach((i, r) => {
+        const row = logits.subarray(r * vocab, (r + 1) * vocab);
+        const { token, samplerLogProb } = sampleToken(row, opts, rngs[i]!);
+        const res = results[i]!;
+        res.tokens.push(token);
+        res.logProbs.push(logSoftmaxAt(row, token));
+        res.samplerLogProbs.push(samplerLogProb);
+        if (stops.has(token)) res.stopped = true;
+        else if (res.tokens.length < maxNew) {
+          keep.push(r);
+          next.push(token);
+        }
+      });
+      if (keep.length === 0) break;
+      if (keep.length < rows.length) {
+        const old = cache;
+        cache = keepRows(cache, keep);
+        disposeCache(old);
+        rows = keep.map((r) => rows[r]!);
+        valid = keep.map((r) => valid[r]!);
       }
+      const pastValid = Int32Array.from(valid);
+      const past = cache;
+      out = tidyNested(() => {
+        const o = model.forward({
+          ids: Int32Array.from(next),
+          batch: rows.length,
+          seq: 1,
+          past,
+          pastValid,
+          adapter,
+          wantCache: true,
+        });
+        return {
+          logits: model.head(o.hidden),
+          cache: compactCache(o.cache as KVCache, valid),
+        };
+      });
+      disposeCache(past);
+      cache = out.cache;
+      valid = valid.map((v) => v + 1);
     }
   } finally {
     disposeCache(cache);
   }
-  return res;
+  return results;
+}
+
+/** The cache of batch rows `keep` only. */
+function keepRows(cache: KVCache, keep: readonly number[]): KVCache {
+  return tf.tidy(() => {
+    const idx = tf.tensor1d([...keep], 'int32');
+    return cache.map((e) => ({ k: tf.gather(e.k, idx), v: tf.gather(e.v, idx) }));
+  }) as unknown as KVCache;
+}
+
+/**
+ * After a step that appended one slot at the end of a right-padded cache: moves each row's new
+ * slot to just after its `valid[r]` real slots, so that the real slots stay a prefix (what the
+ * decoder's `pastValid` describes). Rows without padding need no move; when no row has any, the
+ * cache is returned as it is.
+ */
+function compactCache(cache: KVCache, valid: readonly number[]): KVCache {
+  const first = cache[0]?.k;
+  if (!first) return cache;
+  const [batch, heads, slots, dim] = first.shape;
+  const last = slots - 1;
+  if (valid.every((v) => v === last)) return cache;
+  // One flat gather over [batch · heads · slots] rows of `dim` (a batched gather along the slot
+  // axis is not implemented alike by every backend).
+  const idx = new Int32Array(batch * heads * slots);
+  for (let b = 0; b < batch; b++) {
+    const v = valid[b] as number;
+    for (let h = 0; h < heads; h++) {
+      const base = (b * heads + h) * slots;
+      for (let s = 0; s < slots; s++) idx[base + s] = base + (s < v ? s : s === v ? last : s - 1);
+    }
+  }
+  const index = tf.tensor1d(idx, 'int32');
+  const move = (t: tf.Tensor4D) =>
+    tf.reshape(tf.gather(tf.reshape(t, [batch * heads * slots, dim]), index), [
+      batch,
+      heads,
+      slots,
+      dim,
+    ]) as tf.Tensor4D;
+  return cache.map((e) => ({ k: move(e.k), v: move(e.v) }));
 }

@@ -216,6 +216,85 @@ describe('scoring', () => {
   });
 });
 
+describe('generateBatch', () => {
+  it('gives each prompt what generate gives it alone: ragged prompts, rows stopping early, greedy and sampled', async () => {
+    const model = createCausalLM(tinyConfig({ rope_theta: 300 }), { seed: 17, initStd: 0.3 });
+    const rng = new SeededRng(18);
+    const prompts = ragged(rng, 5, 1, 11);
+    prompts[2] = [...(prompts[0] as number[])]; // two equal prompts, different seeds
+    const seeds = [5, 6, 7, 8, 9];
+    for (const opts of [
+      { temperature: 0.7, topK: 10 },
+      { temperature: 1, topP: 0.9 },
+      { temperature: 0 },
+    ]) {
+      const alone = [];
+      for (let i = 0; i < prompts.length; i++) {
+        alone.push(
+          await model.generate(prompts[i]!, { maxNewTokens: 14, ...opts, seed: seeds[i] }),
+        );
+      }
+      // A stop id that ends some rows early, so that rows leave the batch at different steps.
+      const stop = alone[1]!.tokens[3] as number;
+      const stopped = [];
+      for (let i = 0; i < prompts.length; i++) {
+        stopped.push(
+          await model.generate(prompts[i]!, {
+            maxNewTokens: 14,
+            ...opts,
+            seed: seeds[i],
+            stopTokenIds: [stop],
+          }),
+        );
+      }
+      for (const [expected, extra] of [
+        [alone, {}],
+        [stopped, { stopTokenIds: [stop] }],
+      ] as const) {
+        const before = tf.memory().numTensors;
+        const batch = await model.generateBatch(prompts, {
+          maxNewTokens: 14,
+          ...opts,
+          ...extra,
+          seeds,
+        });
+        expect(tf.memory().numTensors).toBe(before);
+        batch.forEach((b, i) => {
+          const e = expected[i]!;
+          expect(b.tokens, `row ${i}`).toEqual(e.tokens);
+          expect(b.stopped).toBe(e.stopped);
+          expect(maxAbsDiff(b.logProbs, e.logProbs)).toBeLessThan(1e-4);
+          expect(maxAbsDiff(b.samplerLogProbs, e.samplerLogProbs)).toBeLessThan(1e-4);
+        });
+      }
+      expect(stopped.some((r) => r.stopped && r.tokens.length < 14)).toBe(true);
+      expect(stopped.some((r) => !r.stopped)).toBe(true);
+    }
+    // The batch's tokens score like teacher forcing too.
+    const b = await model.generateBatch(prompts, { maxNewTokens: 6, temperature: 0.8, seeds });
+    const tfp = await model.scoreTokens(
+      prompts,
+      b.map((r) => r.tokens),
+    );
+    b.forEach((r, i) => {
+      expect(maxAbsDiff(r.logProbs, tfp.logProbs[i] as number[])).toBeLessThan(1e-4);
+    });
+    model.dispose();
+  });
+
+  it('checks its input: one seed per prompt, token ids in the vocabulary', async () => {
+    const model = createCausalLM(tinyConfig(), { seed: 1 });
+    await expect(model.generateBatch([[1], [2]], { seeds: [1] })).rejects.toThrow(
+      /seeds: needs one seed per prompt \(2\), got 1/,
+    );
+    await expect(model.generateBatch([[1], [V]])).rejects.toThrow(/prompts\[1\]\[0\]/);
+    await expect(model.generateBatch([[1], []])).rejects.toThrow(/prompts\[1\]/);
+    expect(await model.generateBatch([], { maxNewTokens: 3 })).toEqual([]);
+    expect((await model.generateBatch([[1]], { maxNewTokens: 0 }))[0]!.tokens).toEqual([]);
+    model.dispose();
+  });
+});
+
 describe('value head', () => {
   it('reads frozen-base features: adapter-independent, per token and at the prompt end', async () => {
     const model = createCausalLM(tinyConfig(), {
