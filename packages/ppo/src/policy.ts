@@ -126,6 +126,16 @@ export interface TokenPolicy {
     options: GenerateOptions,
   ): GeneratedAction | Promise<GeneratedAction>;
   /**
+   * Optional fast path of {@link generate} for several prompts at once (e.g. one decoder pass per
+   * token for all of them). Must return what `generate` returns for each prompt in order, drawing
+   * from `options.random` as those calls would in that order, so that a run is the same with or
+   * without it.
+   */
+  generateBatch?(
+    prompts: readonly Int32Array[],
+    options: GenerateOptions,
+  ): GeneratedAction[] | Promise<GeneratedAction[]>;
+  /**
    * Optional fast path for TWOSOME's update: per-token log-probs of every candidate continuing
    * its prompt, differentiable w.r.t. the actor variables, flat in prompt, candidate, token
    * order (`result` = the concatenation of `candidates[j][c]`'s log-probs). Equals

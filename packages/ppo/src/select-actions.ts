@@ -4,7 +4,7 @@ import type { CandidateNormalisation, TokenSpace } from './config.js';
 import { PolicyContractError } from './errors.js';
 import { openActionSpaceError, restrictedLogProbs } from './label-tokens.js';
 import { toPadded } from './padding.js';
-import type { TokenBatch, TokenPolicy } from './policy.js';
+import type { GeneratedAction, TokenBatch, TokenPolicy } from './policy.js';
 import type { SeededRng } from './rng.js';
 import type { StepRecord } from './rollout-buffer.js';
 import { argmax, candidateDistribution, candidateNormaliser } from './twosome-sampler.js';
@@ -205,20 +205,36 @@ export async function selectActions(
         'an env has an open action space (actions === null); the policy must implement generate().',
       );
     }
-    for (const i of open) {
-      const g = await policy.generate(prompts[i]!, {
-        maxTokens: options.maxNewTokens,
-        temperature: options.temperature,
-        topK: options.topK,
-        greedy: options.greedy,
-        random: () => rng.float(),
-      });
+    const generateOptions = {
+      maxTokens: options.maxNewTokens,
+      temperature: options.temperature,
+      topK: options.topK,
+      greedy: options.greedy,
+      random: () => rng.float(),
+    };
+    let generated: GeneratedAction[] = [];
+    if (policy.generateBatch) {
+      generated = await policy.generateBatch(
+        open.map((i) => prompts[i]!),
+        generateOptions,
+      );
+      if (generated.length !== open.length) {
+        throw new PolicyContractError(
+          'policy.generateBatch',
+          `returned ${generated.length} actions for ${open.length} prompts.`,
+        );
+      }
+    } else {
+      for (const i of open) generated.push(await policy.generate(prompts[i]!, generateOptions));
+    }
+    open.forEach((i, j) => {
+      const g = generated[j]!;
       if (g.tokenIds.length === 0) {
         throw new PolicyContractError('policy.generate', `returned no tokens for env ${i}.`);
       }
       actionIds[i] = g.tokenIds;
       labels[i] = g.text;
-    }
+    });
     const width = maxLength(open.map((i) => actionIds[i]!));
     const lp = await scoreLogProbs(policy, {
       prompts: open.map((i) => prompts[i]!),

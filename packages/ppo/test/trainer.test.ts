@@ -555,6 +555,56 @@ describe('rollouts', () => {
       expect(buffer.actionLength(i)).toBeLessThanOrEqual(3);
     }
   });
+
+  it('policy.generateBatch, when present, gets every open prompt at once and gives the same rollout', async () => {
+    const words = [...task.words, 'k1', 'f1'];
+    const policy = new TinyPolicy({ words, seed: 1 });
+    live.push(policy);
+    const one = (p: Int32Array, o: { maxTokens: number; random: () => number }) => {
+      const len = 1 + Math.floor(o.random() * o.maxTokens);
+      return {
+        tokenIds: Int32Array.from({ length: len }, (_, k) => ((k + p.length) % 3) + 1),
+        text: 'g',
+      };
+    };
+    const batches: number[] = [];
+    const sequential: TokenPolicy = Object.assign(Object.create(policy) as TinyPolicy, {
+      generate: one,
+    });
+    const batched: TokenPolicy = Object.assign(Object.create(policy) as TinyPolicy, {
+      generate: () => {
+        throw new Error('generate must not be called when generateBatch exists');
+      },
+      generateBatch: (
+        ps: readonly Int32Array[],
+        o: { maxTokens: number; random: () => number },
+      ) => {
+        batches.push(ps.length);
+        return ps.map((p) => one(p, o));
+      },
+    });
+    const rollout = async (p: TokenPolicy) => {
+      const env = new TruncatingVecEnv(3, 5, { open: true });
+      const config = resolveConfig({ numSteps: 2, maxNewTokens: 4 });
+      const { buffer } = await collectRollout({
+        policy: p,
+        env,
+        steps: await env.reset(),
+        config,
+        rng: new SeededRng(7),
+      });
+      return Array.from({ length: buffer.size }, (_, i) => Array.from(buffer.action(i)));
+    };
+    const a = await rollout(sequential);
+    expect(await rollout(batched)).toEqual(a);
+    expect(new Set(a.map((x) => x.length)).size).toBeGreaterThan(1);
+    expect(batches).toEqual([3, 3]);
+    const short: TokenPolicy = Object.assign(Object.create(policy) as TinyPolicy, {
+      generate: one,
+      generateBatch: () => [],
+    });
+    await expect(rollout(short)).rejects.toThrow(/generateBatch.*returned 0 actions for 3 prompts/);
+  });
 });
 
 describe('configuration errors', () => {
