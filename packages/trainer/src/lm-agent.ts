@@ -2,7 +2,7 @@ import type { TextTokenizer } from '@poad/hf-files';
 import {
   type CausalLM,
   candidateTokenLogProbs,
-  generate as generateTokens,
+  generateBatch,
   type LoraAdapter,
   scoreContinuations,
   tokenStats,
@@ -50,18 +50,42 @@ export class LmPolicy implements TokenPolicy {
    * special tokens. The seed of each call is drawn from the trainer's generator.
    */
   async generate(prompt: Int32Array, options: GenerateOptions): Promise<GeneratedAction> {
-    const out = await generateTokens(this.model, Array.from(prompt), {
-      maxNewTokens: options.maxTokens,
-      temperature: options.greedy ? 0 : options.temperature,
-      topK: options.topK,
-      stopTokenIds: [...this.stopTokenIds],
-      seed: Math.floor(options.random() * 2 ** 31),
-    });
-    const ids = Int32Array.from(out.tokens);
-    // Models may pad their vocabulary past the tokenizer's (e.g. to a multiple of 64): such ids
-    // stay in the stored action exactly as sampled but have no text.
-    const known = Array.from(ids).filter((t) => t < this.tokenizer.vocabSize);
-    return { tokenIds: ids, text: await this.tokenizer.decode(known, { skipSpecialTokens: true }) };
+    return (await this.generateBatch([prompt], options))[0]!;
+  }
+
+  /**
+   * {@link generate} for several prompts at once: one decoder pass per token for all of them. The
+   * seeds are drawn from the trainer's generator in prompt order, as calls of `generate` would
+   * draw them, so each prompt gets what `generate` would give it.
+   */
+  async generateBatch(
+    prompts: readonly Int32Array[],
+    options: GenerateOptions,
+  ): Promise<GeneratedAction[]> {
+    const seeds = prompts.map(() => Math.floor(options.random() * 2 ** 31));
+    const out = await generateBatch(
+      this.model,
+      prompts.map((p) => Array.from(p)),
+      {
+        maxNewTokens: options.maxTokens,
+        temperature: options.greedy ? 0 : options.temperature,
+        topK: options.topK,
+        stopTokenIds: [...this.stopTokenIds],
+        seeds,
+      },
+    );
+    return Promise.all(
+      out.map(async (o) => {
+        const ids = Int32Array.from(o.tokens);
+        // Models may pad their vocabulary past the tokenizer's (e.g. to a multiple of 64): such
+        // ids stay in the stored action exactly as sampled but have no text.
+        const known = Array.from(ids).filter((t) => t < this.tokenizer.vocabSize);
+        return {
+          tokenIds: ids,
+          text: await this.tokenizer.decode(known, { skipSpecialTokens: true }),
+        };
+      }),
+    );
   }
 
   /** Forgets cached base features (see `Agent.beginIteration`). */
