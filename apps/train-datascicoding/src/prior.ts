@@ -173,7 +173,7 @@ async function main(argv: readonly string[]): Promise<void> {
   });
   const policy = agent.policy as unknown as {
     encodePrompt(o: string): Promise<Int32Array>;
-    generate: NonNullable<typeof agent.policy.generate>;
+    generateBatch: NonNullable<typeof agent.policy.generateBatch>;
   };
   // The sampler's generator, as a training run's rollout draws from it.
   const rng = createRng(o.seed);
@@ -187,26 +187,34 @@ async function main(argv: readonly string[]): Promise<void> {
     const bar = new ProgressBar({ total: o.samples, unit: 'programs', label: name });
     let scored = 0;
     const pending: Promise<PriorProgram>[] = [];
-    for (let i = 0; i < o.samples; i++) {
-      const g = await policy.generate(ids, {
-        maxTokens: o.maxNewTokens,
-        temperature: o.temperature,
-        topK: o.topK,
-        greedy: o.temperature === 0,
-        random: () => rng.float(),
-      });
-      pending.push(
-        evaluateProgram(data, g.text).then((e) => {
-          bar.update(++scored);
-          return {
-            body: g.text,
-            tokens: g.tokenIds.length,
-            ok: e.ok,
-            auc: e.ok ? e.auc : null,
-            reason: e.ok ? null : (e.reason ?? null),
-          };
-        }),
+    // Generated 16 at a time (one decoder pass per token for all 16; the same programs as one
+    // at a time), each scored in the sandbox while the next ones are generated.
+    for (let i = 0; i < o.samples; i += 16) {
+      const n = Math.min(16, o.samples - i);
+      const batch = await policy.generateBatch(
+        Array.from({ length: n }, () => ids),
+        {
+          maxTokens: o.maxNewTokens,
+          temperature: o.temperature,
+          topK: o.topK,
+          greedy: o.temperature === 0,
+          random: () => rng.float(),
+        },
       );
+      for (const g of batch) {
+        pending.push(
+          evaluateProgram(data, g.text).then((e) => {
+            bar.update(++scored);
+            return {
+              body: g.text,
+              tokens: g.tokenIds.length,
+              ok: e.ok,
+              auc: e.ok ? e.auc : null,
+              reason: e.ok ? null : (e.reason ?? null),
+            };
+          }),
+        );
+      }
     }
     const programs = await Promise.all(pending);
     bar.finish();
