@@ -67,14 +67,9 @@ export async function generate(
   opts: GenerateOptions = {},
 ): Promise<GenerateResult> {
   checkIds('prompt', prompt as number[], model.config.vocabSize, false);
-  checkSampling(opts);
-  const maxNew = opts.maxNewTokens ?? 32;
-  if (!Number.isInteger(maxNew) || maxNew < 0) {
-    throw new ModelInputError('maxNewTokens', `must be an integer >= 0, got ${maxNew}`);
-  }
+  const maxNew = checkGenerate(opts);
   if (opts.useCache !== false) {
-    const { seed, useCache: _, ...rest } = opts;
-    return (await generateBatch(model, [prompt], { ...rest, seeds: [seed ?? 0] }))[0]!;
+    return (await sampleBatch(model, [prompt], opts, maxNew, [opts.seed ?? 0]))[0]!;
   }
   // Without a cache: the whole sequence again at every step (a reference for the cached path).
   const stops = new Set(opts.stopTokenIds ?? []);
@@ -119,11 +114,7 @@ export async function generateBatch(
   prompts.forEach((p, i) => {
     checkIds(`prompts[${i}]`, p as number[], model.config.vocabSize, false);
   });
-  checkSampling(opts);
-  const maxNew = opts.maxNewTokens ?? 32;
-  if (!Number.isInteger(maxNew) || maxNew < 0) {
-    throw new ModelInputError('maxNewTokens', `must be an integer >= 0, got ${maxNew}`);
-  }
+  const maxNew = checkGenerate(opts);
   const seeds = opts.seeds ?? prompts.map(() => 0);
   if (seeds.length !== prompts.length) {
     throw new ModelInputError(
@@ -131,6 +122,27 @@ export async function generateBatch(
       `needs one seed per prompt (${prompts.length}), got ${seeds.length}`,
     );
   }
+  return sampleBatch(model, prompts, opts, maxNew, seeds);
+}
+
+/** Checks the sampling options and returns the number of new tokens. */
+function checkGenerate(opts: SamplingOptions & { maxNewTokens?: number }): number {
+  checkSampling(opts);
+  const maxNew = opts.maxNewTokens ?? 32;
+  if (!Number.isInteger(maxNew) || maxNew < 0) {
+    throw new ModelInputError('maxNewTokens', `must be an integer >= 0, got ${maxNew}`);
+  }
+  return maxNew;
+}
+
+/** The batched sampling loop of {@link generateBatch} on checked input. */
+async function sampleBatch(
+  model: CausalLM,
+  prompts: readonly (readonly number[])[],
+  opts: SamplingOptions & AdapterOption & { stopTokenIds?: readonly number[] },
+  maxNew: number,
+  seeds: readonly number[],
+): Promise<GenerateResult[]> {
   const stops = new Set(opts.stopTokenIds ?? []);
   const rngs = seeds.map((s) => new SeededRng(s));
   const adapter = model.useAdapter(opts);
