@@ -5,6 +5,22 @@ import type { AppSpec } from '../src/app.js';
 import { runCli } from '../src/cli.js';
 import { tinyModelDir } from './tiny-model.js';
 
+/** Options of a tiny run: 2 envs × 4 steps, one epoch of 2 minibatches, no evaluation, wasm. */
+export const TINY_RUN = [
+  '--envs',
+  '2',
+  '--num-steps',
+  '4',
+  '--epochs',
+  '1',
+  '--minibatches',
+  '2',
+  '--eval-episodes',
+  '0',
+  '--backend',
+  'wasm',
+] as const;
+
 /** A tiny model, a runs folder and the captured stderr of commands driven through runCli. */
 export interface CliHarness {
   /** The tiny model's folder (set before the file's tests run). */

@@ -10,30 +10,13 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli.js';
 import { train } from '../src/index.js';
 import { readState } from '../src/state-file.js';
-import { cliHarness } from './cli-harness.js';
+import { cliHarness, TINY_RUN } from './cli-harness.js';
 import { DoorEnv } from './door-env.js';
 import { metricsRows, tinyVirtualHomeApp } from './tiny-app.js';
 
 const vh = tinyVirtualHomeApp;
 const h = cliHarness({
-  base: [
-    '--algo',
-    'etpo',
-    '--envs',
-    '2',
-    '--num-steps',
-    '4',
-    '--epochs',
-    '1',
-    '--minibatches',
-    '2',
-    '--eval-episodes',
-    '0',
-    '--backend',
-    'wasm',
-    '--threads',
-    '1',
-  ],
+  base: ['--algo', 'etpo', ...TINY_RUN, '--threads', '1'],
   reference: vh,
 });
 const { newRun, output } = h;

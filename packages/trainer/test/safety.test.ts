@@ -23,26 +23,12 @@ import type { Agent } from '../src/agent.js';
 import type { AppSpec } from '../src/app.js';
 import { runCli } from '../src/cli.js';
 import { readState } from '../src/state-file.js';
-import { cliHarness } from './cli-harness.js';
+import { cliHarness, TINY_RUN } from './cli-harness.js';
 import { metricsRows, tinyVirtualHomeApp } from './tiny-app.js';
 
 const vh = tinyVirtualHomeApp;
 
-const small = [
-  '--envs',
-  '2',
-  '--num-steps',
-  '4',
-  '--epochs',
-  '1',
-  '--minibatches',
-  '2',
-  '--eval-episodes',
-  '0',
-  '--backend',
-  'wasm',
-];
-const h = cliHarness({ base: small, reference: vh });
+const h = cliHarness({ base: TINY_RUN, reference: vh });
 const { newRun, output } = h;
 
 const rowsOf = metricsRows;
