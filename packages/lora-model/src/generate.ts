@@ -251,8 +251,8 @@ function compactCache(cache: KVCache, valid: readonly number[]): KVCache {
   const [batch, heads, slots, dim] = first.shape;
   const last = slots - 1;
   if (valid.every((v) => v === last)) return cache;
-  // One flat gather over [batch · heads · slots] rows of `dim` (a batched gather along the slot
-  // axis is not implemented alike by every backend).
+  // One flat gather over [batch · heads · slots] rows of `dim`: tfjs-backend-wasm 4.22 gathers
+  // wrong values with batchDims 1 (tensorflow/tfjs#8658), so no batched gather here.
   const idx = new Int32Array(batch * heads * slots);
   for (let b = 0; b < batch; b++) {
     const v = valid[b] as number;
