@@ -202,7 +202,8 @@ export interface ProgramSummary {
 /** The program figures of a group, or null when its runs did not log them (not DataSciCoding). */
 export function programSummary(g: Group, k = 5): ProgramSummary | null {
   const all = g.runDirs.map(readRows);
-  if (all.some((rows) => rows.length === 0 || typeof rows[0]!.meanReward !== 'number')) return null;
+  if (all.some((rows) => rows.length === 0 || typeof rows[0]!.programsRun !== 'number'))
+    return null;
   const window = (rows: Row[], key: ProgramMetric, from: 'start' | 'end') => {
     const part = from === 'start' ? rows.slice(0, k) : rows.slice(-k);
     return mean(part.map((r) => r[key] as number));

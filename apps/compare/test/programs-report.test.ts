@@ -60,6 +60,11 @@ describe('program figures of a DataSciCoding comparison', () => {
     const other = run('vh-s1', [
       { iteration: 1, envSteps: 128, episodeReturn: 0.1, successRate: 0 },
     ]);
+    // VirtualHome and Overcooked runs log a mean step reward too, but no program columns.
+    const rewarded = run('vh-s2', [
+      { iteration: 1, envSteps: 128, episodeReturn: 0.1, successRate: 0, meanReward: 0.02 },
+    ]);
+    expect(programSummary({ label: 'poad', runDirs: [rewarded] })).toBeNull();
     expect(programSummary({ label: 'poad', runDirs: [other] })).toBeNull();
     expect(programsMarkdown([])).toEqual([]);
   });
