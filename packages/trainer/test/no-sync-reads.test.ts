@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../src/cli.js';
+import { TINY_RUN } from './cli-harness.js';
 import { tinyVirtualHomeApp } from './tiny-app.js';
 import { tinyModelDir } from './tiny-model.js';
 
@@ -58,19 +59,8 @@ describe('the train loop without synchronous tensor reads', () => {
         'async',
         '--max-iterations',
         '1',
-        '--envs',
-        '2',
-        '--num-steps',
-        '4',
-        '--epochs',
-        '1',
-        '--minibatches',
-        '2',
-        '--eval-episodes',
-        '0',
         '--quiet',
-        '--backend',
-        'wasm',
+        ...TINY_RUN,
       ]);
     } finally {
       setSyncReads(false);
