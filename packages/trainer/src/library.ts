@@ -155,19 +155,24 @@ function specOf(
   };
 }
 
+/** The training options of an app as `train()` takes them. */
+function appSchema(spec: AppSpec) {
+  return trainingSchema(
+    spec.tasks,
+    spec.defaultTask,
+    'Task',
+    spec.defaultModel,
+    spec.defaultEvalEpisodes,
+  );
+}
+
 /** Checks option values given in code the way the command line checks flags. */
 function explicitOptions(
   spec: AppSpec,
   values: Record<string, unknown>,
   where: string,
 ): Record<string, unknown> {
-  const schema = trainingSchema(
-    spec.tasks,
-    spec.defaultTask,
-    'Task',
-    spec.defaultModel,
-    spec.defaultEvalEpisodes,
-  ) as Record<string, Parameters<typeof coerceOption>[1]>;
+  const schema = appSchema(spec) as Record<string, Parameters<typeof coerceOption>[1]>;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(values)) {
     if (NOT_OPTIONS.has(key) || value === undefined) continue;
@@ -206,13 +211,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     );
   }
   const spec = specOf(options, familyOf(options.env, options.family ?? savedFamily), options);
-  const schema = trainingSchema(
-    spec.tasks,
-    spec.defaultTask,
-    'Task',
-    spec.defaultModel,
-    spec.defaultEvalEpisodes,
-  );
+  const schema = appSchema(spec);
   const o = {
     ...resolveTraining(
       spec,
