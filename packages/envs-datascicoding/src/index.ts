@@ -43,5 +43,6 @@ export { checkPython, DEFAULT_PYTHON } from './python.js';
 export { registerDataSciCodingEnvs } from './register.js';
 export type { IsolationMode } from './sandbox.js';
 export { SANDBOX_MARKER } from './sandbox.js';
+export { closeForkServers, forkServerProblem } from './sandbox-server.js';
 export type { EvaluateOptions, Evaluation, FailureReason } from './scoring.js';
 export { DEFAULT_BANNED, evaluateModule, evaluateProgram } from './scoring.js';

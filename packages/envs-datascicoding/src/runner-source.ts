@@ -12,6 +12,12 @@
  *   installs an audit hook that refuses sockets, process creation, signals, ctypes and file
  *   access outside an allowlist.
  * - `probe`: like `ns` but runs no candidate code; used to test whether namespaces work here.
+ * - `serve`: the fork server. Started once (without namespaces, as `nobody` when Node is root),
+ *   it imports numpy, SciPy and scikit-learn, then for each request forks a child that enters
+ *   the same namespaces itself (unshare(2), uid/gid maps as `--map-root-user`) and forks the
+ *   runner as process 1 of the new PID namespace, which continues exactly as in `ns` mode. A
+ *   run thus skips the interpreter start and the imports (most of a small program's time) and
+ *   is isolated as before. See `sandbox-server.ts` for the protocol.
  *
  * In `ns` mode the runner is the first process of its PID namespace; it forks once and only reaps,
  * exiting with the program's status (128 + signal for a killed program), so that the program gets
@@ -276,7 +282,7 @@ def describe(exc):
     return text[:2000]
 
 
-def close_inherited_descriptors():
+def close_inherited_descriptors(keep=RESULT_FD):
     # Only stdin, stdout, stderr and the result pipe stay open: descriptors the host process
     # inherited from its own parent (without close-on-exec) must not reach the program.
     try:
@@ -284,7 +290,7 @@ def close_inherited_descriptors():
     except OSError:
         fds = range(resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     for fd in fds:
-        if fd > RESULT_FD:
+        if fd > keep:
             try:
                 os.close(fd)
             except OSError:
@@ -308,6 +314,9 @@ def main():
         apply_limits(limits, os.geteuid() == 0)
     sys.setrecursionlimit(1000)
     import numpy as np
+    # A run forked from the server would otherwise share numpy's global random state with every
+    # other run of that server; a fresh interpreter seeds it from the OS, and so does this.
+    np.random.seed()
 
     n, d = task['n'], task['d']
     x = np.fromfile('x.bin', dtype='<f8').reshape(n, d)
@@ -363,7 +372,7 @@ def classify(exc):
     return 'exception'
 
 
-if __name__ == '__main__':
+def run():
     try:
         main()
     except BaseException as exc:
@@ -373,4 +382,190 @@ if __name__ == '__main__':
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+# ---------------------------------------------------------------- fork server (serve mode)
+# Modules imported once by the server so that a forked run finds them loaded. Only trusted
+# library code runs here; missing ones are skipped.
+PRELOAD = (
+    'numpy', 'scipy', 'sklearn', 'sklearn.base', 'sklearn.pipeline', 'sklearn.compose',
+    'sklearn.preprocessing', 'sklearn.impute', 'sklearn.feature_selection',
+    'sklearn.decomposition', 'sklearn.linear_model', 'sklearn.ensemble', 'sklearn.tree',
+    'sklearn.neighbors', 'sklearn.naive_bayes', 'sklearn.svm', 'sklearn.discriminant_analysis',
+    'sklearn.neural_network', 'sklearn.calibration', 'sklearn.model_selection',
+    'sklearn.kernel_approximation', 'sklearn.gaussian_process', 'sklearn.semi_supervised',
+    'sklearn.multiclass',
+)
+EVENT_FD = 4
+CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS = 0x00020000, 0x02000000, 0x04000000
+CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x08000000, 0x10000000, 0x20000000, 0x40000000
+PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
+
+
+def preload():
+    import importlib
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        for name in PRELOAD:
+            try:
+                importlib.import_module(name)
+            except Exception:
+                pass
+
+
+def send_event(obj):
+    data = (json.dumps(obj) + '\\n').encode()
+    view = memoryview(data)
+    while view:
+        view = view[os.write(EVENT_FD, view):]
+
+
+def end_segment():
+    # Ends what the previous run (or the start-up) wrote on stdout, stderr and the result pipe
+    # with a line that no program can forge: its nonce is drawn after every sandboxed process
+    # of the run has exited. The Node side cuts each stream at it.
+    nonce = os.urandom(16).hex()
+    mark = ('\\npoad-dsc-end-%s\\n' % nonce).encode()
+    for fd in (1, 2, RESULT_FD):
+        os.set_blocking(fd, True)  # a program may have made the shared pipe non-blocking
+        view = memoryview(mark)
+        while view:
+            view = view[os.write(fd, view):]
+    return nonce
+
+
+def launch(box, mode, libc, server_pid):
+    # The forked child: leaves the server's session, dies with the server, enters new
+    # namespaces (as unshare --user --map-root-user --net --mount --pid --ipc --uts --cgroup
+    # --fork --kill-child does) and forks the runner as process 1 of the new PID namespace.
+    global MAIN_PID, MODE
+    MAIN_PID = os.getpid()
+    try:
+        import signal
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.setsid()
+        libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
+        if os.getppid() != server_pid:
+            os._exit(70)
+        devnull = os.open('/dev/null', os.O_RDONLY)
+        os.dup2(devnull, 0)
+        close_inherited_descriptors()
+        os.chdir(box)
+        uid, gid = os.geteuid(), os.getegid()
+        flags = (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC
+                 | CLONE_NEWUTS | CLONE_NEWCGROUP)
+        if libc.unshare(flags) != 0:
+            import ctypes
+            err = ctypes.get_errno()
+            raise OSError(err, 'unshare: ' + os.strerror(err))
+        for name, text in (('setgroups', 'deny'), ('uid_map', '0 %d 1' % uid),
+                           ('gid_map', '0 %d 1' % gid)):
+            with open('/proc/self/' + name, 'w') as f:
+                f.write(text)
+        child = os.fork()
+    except BaseException as exc:
+        fail('sandbox', 'could not enter the namespaces: ' + describe(exc))
+    if child == 0:
+        libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
+        MAIN_PID = os.getpid()
+        MODE = mode
+        run()
+    while True:
+        try:
+            pid, status = os.waitpid(child, 0)
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            os._exit(70)
+        if os.WIFSIGNALED(status):
+            os.kill(os.getpid(), os.WTERMSIG(status))
+        os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 70)
+
+
+def serve():
+    # Requests, one JSON line each on stdin: {"box": DIR, "mode": "ns" | "probe"} starts a run,
+    # {"kill": true} stops the running one. Events, one JSON line each on descriptor 4:
+    # {"ready"}, {"started"} and {"done"} with the nonce that ends the run's output segments.
+    # One run at a time; stdout, stderr and descriptor 3 are shared by the runs in turn.
+    import ctypes
+    import select
+    import signal
+    close_inherited_descriptors(keep=EVENT_FD)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
+                           ctypes.c_ulong]
+    libc.unshare.argtypes = [ctypes.c_int]
+    # Orphans of a run (its namespace's first process, when the launching child was killed)
+    # come back here, so that a run is over only when every one of its processes is.
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    preload()
+    wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    server_pid = os.getpid()
+    pending = b''
+
+    def next_line(block):
+        nonlocal pending
+        while b'\\n' not in pending:
+            if not block and not select.select([0], [], [], 0)[0]:
+                return None
+            chunk = os.read(0, 65536)
+            if not chunk:
+                raise EOFError
+            pending += chunk
+        line, pending = pending.split(b'\\n', 1)
+        return json.loads(line)
+
+    send_event({'ready': True, 'pid': server_pid, 'nonce': end_segment()})
+    while True:
+        try:
+            request = next_line(True)
+        except EOFError:
+            os._exit(0)
+        if 'box' not in request:
+            continue
+        launcher = os.fork()
+        if launcher == 0:
+            launch(request['box'], request.get('mode', 'ns'), libc, server_pid)
+        send_event({'started': True, 'pid': launcher})
+        status = None
+        closing = False
+        while True:
+            try:
+                pid, st = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == launcher:
+                status = st
+            if pid != 0:
+                continue
+            ready = select.select([0, wake_r], [], [])[0]
+            if wake_r in ready:
+                try:
+                    os.read(wake_r, 4096)
+                except BlockingIOError:
+                    pass
+            if 0 in ready and not closing:
+                try:
+                    message = next_line(False)
+                except EOFError:
+                    message, closing = {'kill': True}, True
+                if message is not None and message.get('kill'):
+                    try:
+                        os.killpg(launcher, 9)
+                    except ProcessLookupError:
+                        pass
+        code = os.waitstatus_to_exitcode(status) if status is not None else 70
+        send_event({'done': True, 'code': code, 'nonce': end_segment()})
+        if closing:
+            os._exit(0)
+
+
+if __name__ == '__main__':
+    if MODE == 'serve':
+        serve()
+    run()
 `;

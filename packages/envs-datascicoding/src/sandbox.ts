@@ -1,158 +1,32 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { chown, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { constants, tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Dataset } from './datasets.js';
 import { DataSciOptionError } from './errors.js';
-import type { SandboxLimits } from './limits.js';
-import { RUNNER_SOURCE } from './runner-source.js';
+import {
+  commandLine,
+  emptyRun,
+  findTool,
+  isRoot,
+  minimalEnv,
+  prepareDirectory,
+  SANDBOX_MARKER,
+  type SandboxRequest,
+  type SandboxRun,
+  signalName,
+} from './launch.js';
+import { runOnForkServer } from './sandbox-server.js';
 
-/** Appears in the command line of every sandboxed process (lets tests find leftovers). */
-export const SANDBOX_MARKER = 'poad-dsc-sandbox';
+export {
+  type IsolationMode,
+  type RunnerMode,
+  SANDBOX_MARKER,
+  type SandboxRequest,
+  type SandboxRun,
+} from './launch.js';
 
-/** How a run is isolated: Linux namespaces + private root, or the basic fallback. */
-export type IsolationMode = 'namespaces' | 'basic';
-
-/** What the runner is asked to do: `probe` tests the namespace setup without running code. */
-export type RunnerMode = 'ns' | 'basic' | 'probe';
-
-/** How a sandboxed run ended, before its result is interpreted. */
-export interface SandboxRun {
-  /** `exited`: the process ended by itself; the others: it was stopped by the caller. */
-  ending: 'exited' | 'timeout' | 'output-limit' | 'result-limit' | 'aborted' | 'spawn-failed';
-  /** Parsed JSON written by the runner to descriptor 3, or null when none / unparsable. */
-  result: unknown;
-  /** True when something was written to descriptor 3 but it was not valid JSON. */
-  resultUnreadable: boolean;
-  exitCode: number | null;
-  signal: NodeJS.Signals | null;
-  /** Head of stdout and stderr (up to the output cap). */
-  stdout: string;
-  stderr: string;
-  durationMs: number;
-}
-
-/** Everything a run needs. */
-export interface SandboxRequest {
-  mode: RunnerMode;
-  /** Complete Python module defining `build_model` (empty for `probe`). */
-  source: string;
-  dataset: Pick<Dataset, 'n' | 'd' | 'x' | 'y' | 'splits'>;
-  limits: SandboxLimits;
-  python: string;
-  /** Parent directory of the per-run temporary directories. */
-  tmpDir?: string;
-  signal?: AbortSignal;
-}
-
-const NOBODY = 65534;
-const SYSTEM_BIN = ['/usr/bin', '/bin', '/usr/sbin', '/sbin'];
 let runCounter = 0;
 
-function findTool(name: string): string | null {
-  for (const dir of SYSTEM_BIN) {
-    const path = join(dir, name);
-    if (existsSync(path)) return path;
-  }
-  return null;
-}
-
-function isRoot(): boolean {
-  return typeof process.geteuid === 'function' && process.geteuid() === 0;
-}
-
-/** The command line that starts the runner for `mode` (see the README for the layers). */
-function commandLine(mode: RunnerMode, python: string, runner: string, tag: string): string[] {
-  const chain: string[] = [];
-  const prlimit = findTool('prlimit');
-  if (prlimit) chain.push(prlimit, '--core=0', '--');
-  const setpriv = findTool('setpriv');
-  if (setpriv) {
-    chain.push(setpriv, '--pdeathsig', 'KILL');
-    // As root, leave root behind before anything else: the namespaces are then created by
-    // `nobody`, so the sandbox's uid 0 is `nobody` outside.
-    if (mode !== 'basic' && isRoot()) {
-      chain.push(`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups');
-    }
-    chain.push('--');
-  }
-  if (mode !== 'basic') {
-    const unshare = findTool('unshare') ?? 'unshare';
-    chain.push(unshare, '--user', '--map-root-user', '--net', '--mount', '--pid', '--ipc', '--uts');
-    chain.push('--cgroup', '--fork');
-    chain.push('--kill-child', '--');
-  }
-  chain.push(python, '-I', '-B', runner, mode, `${SANDBOX_MARKER}-${tag}`);
-  return chain;
-}
-
-function minimalEnv(home: string): Record<string, string> {
-  return {
-    PATH: '/usr/bin:/bin',
-    HOME: home,
-    TMPDIR: home,
-    LANG: 'C.UTF-8',
-    OMP_NUM_THREADS: '1',
-    OPENBLAS_NUM_THREADS: '1',
-    MKL_NUM_THREADS: '1',
-    // Few malloc arenas: each thread's arena would otherwise reserve 64 MiB of address space,
-    // which counts against the memory limit.
-    MALLOC_ARENA_MAX: '2',
-  };
-}
-
-async function prepareDirectory(req: SandboxRequest): Promise<{ work: string; box: string }> {
-  const work = await mkdtemp(join(req.tmpDir ?? tmpdir(), 'poad-dsc-'));
-  try {
-    return await fillDirectory(req, work);
-  } catch (err) {
-    await rm(work, { recursive: true, force: true });
-    throw err;
-  }
-}
-
-async function fillDirectory(
-  req: SandboxRequest,
-  work: string,
-): Promise<{ work: string; box: string }> {
-  const box = join(work, 'box');
-  await mkdir(box);
-  await mkdir(join(work, 'root'));
-  const { dataset } = req;
-  const task = {
-    n: dataset.n,
-    d: dataset.d,
-    source: req.source,
-    splits: dataset.splits,
-    limits: {
-      memoryMb: req.limits.memoryMb,
-      cpuSeconds: req.limits.cpuSeconds,
-      fileSizeMb: req.limits.fileSizeMb,
-      maxProcesses: req.limits.maxProcesses,
-      diskKb: req.limits.diskMb * 1024,
-    },
-  };
-  const y = new BigInt64Array(dataset.y.length);
-  for (let i = 0; i < y.length; i++) y[i] = BigInt(dataset.y[i] as number);
-  await Promise.all([
-    writeFile(join(box, 'runner.py'), RUNNER_SOURCE),
-    writeFile(join(box, 'task.json'), JSON.stringify(task)),
-    writeFile(
-      join(box, 'x.bin'),
-      new Uint8Array(dataset.x.buffer, dataset.x.byteOffset, dataset.x.byteLength),
-    ),
-    writeFile(join(box, 'y.bin'), new Uint8Array(y.buffer)),
-  ]);
-  if (isRoot()) {
-    // The run starts as `nobody`: hand it its own directory and nothing else.
-    for (const name of await readdir(box)) await chown(join(box, name), NOBODY, NOBODY);
-    for (const dir of [box, join(work, 'root'), work]) await chown(dir, NOBODY, NOBODY);
-  }
-  return { work, box };
-}
-
-/** Sends SIGKILL to the whole process group led by `child` (ignores a group already gone). */
 function killGroup(child: ChildProcess): void {
   if (child.pid === undefined) return;
   try {
@@ -163,9 +37,11 @@ function killGroup(child: ChildProcess): void {
 }
 
 /**
- * Runs the runner once in a fresh temporary directory and a new process group, enforcing the
- * wall-clock timeout and output caps from here, and removes the directory afterwards. Never
- * blocks the event loop: everything is asynchronous child-process I/O.
+ * Runs the runner once in a fresh temporary directory, enforcing the wall-clock timeout and
+ * output caps from here, and removes the directory afterwards. An `ns` run is forked from a warm
+ * fork server when one can be started (see `sandbox-server.ts`); otherwise the runner starts as
+ * a new interpreter in a new process group. Never blocks the event loop: everything is
+ * asynchronous child-process I/O.
  */
 export async function runSandboxed(req: SandboxRequest): Promise<SandboxRun> {
   const started = performance.now();
@@ -183,10 +59,14 @@ export async function runSandboxed(req: SandboxRequest): Promise<SandboxRun> {
       `cannot prepare a sandbox directory under ${req.tmpDir ?? tmpdir()}: ${(err as Error).message}. Pass an existing, writable directory.`,
     );
   }
-  const tag = `${process.pid}-${++runCounter}`;
-  const argv = commandLine(req.mode, req.python, join(box, 'runner.py'), tag);
-  const home = req.mode === 'basic' ? box : '/sandbox';
   try {
+    if (req.mode === 'ns' && req.forkServer !== false) {
+      const served = await runOnForkServer(req, box, started);
+      if (served) return served;
+    }
+    const marker = `${SANDBOX_MARKER}-${process.pid}-${++runCounter}`;
+    const argv = commandLine(req.mode, req.python, join(box, 'runner.py'), marker);
+    const home = req.mode === 'basic' ? box : '/sandbox';
     return await supervise(req, argv, box, home, started);
   } finally {
     await rm(work, { recursive: true, force: true, maxRetries: 3 });
@@ -300,24 +180,4 @@ function supervise(
     });
     child.on('close', finish);
   });
-}
-
-function signalName(value: number): NodeJS.Signals | null {
-  for (const [name, number] of Object.entries(constants.signals)) {
-    if (number === value) return name as NodeJS.Signals;
-  }
-  return null;
-}
-
-function emptyRun(ending: SandboxRun['ending'], stderr: string, started: number): SandboxRun {
-  return {
-    ending,
-    result: null,
-    resultUnreadable: false,
-    exitCode: null,
-    signal: null,
-    stdout: '',
-    stderr,
-    durationMs: performance.now() - started,
-  };
 }

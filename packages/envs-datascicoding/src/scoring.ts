@@ -64,6 +64,12 @@ export interface EvaluateOptions {
   keepTrailingReturn?: boolean;
   /** Bounds concurrent runs (default: a shared pool of min(4, CPUs) slots). */
   pool?: EvaluationPool;
+  /**
+   * Namespace isolation: fork each run from a warm interpreter that has numpy, SciPy and
+   * scikit-learn imported, instead of starting Python for every program (default true; where no
+   * such server can be started, runs start their own interpreter).
+   */
+  forkServer?: boolean;
   signal?: AbortSignal;
 }
 
@@ -126,6 +132,7 @@ export async function evaluateModule(
       limits,
       python,
       tmpDir: options.tmpDir,
+      forkServer: options.forkServer,
       signal: options.signal,
     }),
   );

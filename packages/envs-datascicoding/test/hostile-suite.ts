@@ -24,13 +24,24 @@ import {
   loadDataset,
   probeIsolation,
 } from '../src/index.js';
-import { body, LOGISTIC, ownSandboxProcesses, PYTHON, processesMatching } from './helpers.js';
+import { forkServerProblem } from '../src/sandbox-server.js';
+import {
+  body,
+  LOGISTIC,
+  ownForkServers,
+  ownSandboxProcesses,
+  PYTHON,
+  processesMatching,
+} from './helpers.js';
 
 /**
  * Defines the hostile-program suite for one isolation mode: every program must end as a
  * contained failure (reward -1 with a reason) and leave no process, file or connection behind.
+ * Namespace runs are forked from the fork server unless `forkServer` is false (then each starts
+ * its own interpreter through `unshare`).
  */
-export function defineHostileSuite(mode: IsolationMode): void {
+export function defineHostileSuite(mode: IsolationMode, forkServer = true): void {
+  const launch = mode === 'namespaces' ? (forkServer ? ', fork server' : ', new interpreter') : '';
   const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
   const scratch = mkdtempSync(join(tmpdir(), 'poad-dsc-hostile-test-'));
   const runsDir = join(scratch, 'runs');
@@ -255,9 +266,14 @@ export function defineHostileSuite(mode: IsolationMode): void {
     expect(connections).toBe(0);
     expect(ownSandboxProcesses()).toEqual([]);
     expect(processesMatching('poad-dsc-sandbox-orphan')).toEqual([]);
+    if (mode === 'namespaces' && forkServer) {
+      // The runs really were forked: the server started, and stays for the next run.
+      expect(forkServerProblem(PYTHON, runsDir)).toBeNull();
+      expect(ownForkServers().length).toBeGreaterThan(0);
+    }
   }
 
-  describe(`hostile programs, ${mode} isolation`, () => {
+  describe(`hostile programs, ${mode} isolation${launch}`, () => {
     const pool = new EvaluationPool(1);
     for (const hostile of corpus) {
       it(`contains: ${hostile.name}`, async (ctx) => {
@@ -268,6 +284,7 @@ export function defineHostileSuite(mode: IsolationMode): void {
         const evaluation = await evaluateProgram(dataset, hostile.code(), {
           python: PYTHON,
           isolation: mode,
+          forkServer,
           tmpDir: runsDir,
           pool,
           limits: { timeoutMs: 15_000, memoryMb: 1024, ...hostile.limits },
@@ -291,6 +308,7 @@ export function defineHostileSuite(mode: IsolationMode): void {
       const evaluation = await evaluateProgram(dataset, LOGISTIC, {
         python: PYTHON,
         isolation: mode,
+        forkServer,
         tmpDir: runsDir,
         pool,
       });
@@ -301,7 +319,7 @@ export function defineHostileSuite(mode: IsolationMode): void {
     }, 30_000);
   });
 
-  it(`${mode}: a fork bomb does not starve an evaluation running beside it`, async (ctx) => {
+  it(`${mode}${launch}: a fork bomb does not starve an evaluation running beside it`, async (ctx) => {
     if (mode === 'namespaces' && !namespaces) {
       ctx.skip();
       return;
@@ -309,6 +327,7 @@ export function defineHostileSuite(mode: IsolationMode): void {
     const options = {
       python: PYTHON,
       isolation: mode,
+      forkServer,
       tmpDir: runsDir,
       pool: new EvaluationPool(2),
     };
@@ -322,7 +341,7 @@ export function defineHostileSuite(mode: IsolationMode): void {
     checkHostUnaffected();
   }, 40_000);
 
-  describe(`isolation details, ${mode}`, () => {
+  describe(`isolation details, ${mode}${launch}`, () => {
     if (mode === 'namespaces') {
       it('namespace mode sees a private root with no capabilities and no network', async (ctx) => {
         if (!namespaces) {
@@ -340,9 +359,16 @@ export function defineHostileSuite(mode: IsolationMode): void {
             "print('NET', sorted(name for _, name in socket.if_nameindex()))",
             `print('NS', {n: os.readlink('/proc/self/ns/' + n) for n in ${JSON.stringify(NAMESPACE_KINDS)}})`,
             "print('FDS', sorted(int(f) for f in os.listdir('/proc/self/fd')))",
+            "print('INIT', open('/proc/1/cmdline').read().replace(chr(0), ' '))",
             LOGISTIC,
           ),
-          { python: PYTHON, isolation: 'namespaces', tmpDir: runsDir, pool: new EvaluationPool(1) },
+          {
+            python: PYTHON,
+            isolation: 'namespaces',
+            forkServer,
+            tmpDir: runsDir,
+            pool: new EvaluationPool(1),
+          },
         );
         expect(evaluation.ok).toBe(true);
         const out = evaluation.stdout;
@@ -358,6 +384,12 @@ export function defineHostileSuite(mode: IsolationMode): void {
         expect(out).toMatch(/NET \['lo'\]/);
         // 0-3 plus the descriptor of the listing itself: nothing inherited from the host.
         expect(out).toMatch(/FDS \[0, 1, 2, 3, 4\]/);
+        // Process 1 is the runner: forked from the fork server, or started through unshare.
+        expect(out).toMatch(
+          forkServer
+            ? /INIT \S+ -I -B \S+ serve poad-dsc-server-/
+            : /INIT \S+ -I -B \S+ ns poad-dsc-sandbox-/,
+        );
         const nsLine = /NS (\{.*\})/.exec(out)?.[1] ?? '{}';
         const inside = JSON.parse(nsLine.replace(/'/g, '"')) as Record<string, string>;
         for (const kind of NAMESPACE_KINDS) {

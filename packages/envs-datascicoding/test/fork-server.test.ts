@@ -1,0 +1,232 @@
+import { execFile } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type Dataset,
+  type EvaluateOptions,
+  EvaluationPool,
+  evaluateProgram,
+  loadDataset,
+  probeIsolation,
+} from '../src/index.js';
+import { forkServerProblem, SERVER_MARKER } from '../src/sandbox-server.js';
+import {
+  body,
+  LOGISTIC,
+  ownForkServers,
+  ownSandboxProcesses,
+  PYTHON,
+  processesMatching,
+} from './helpers.js';
+
+const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
+const scratch = mkdtempSync(join(tmpdir(), 'poad-dsc-fork-server-test-'));
+chmodSync(scratch, 0o755);
+let dataset: Dataset;
+let namespaces = false;
+
+/** Options for a pool of one, in a temp directory of its own (so: a fork server of its own). */
+function ownServer(name: string): EvaluateOptions {
+  const tmpDir = mkdtempSync(join(scratch, `${name}-`));
+  chmodSync(tmpDir, 0o755);
+  return { python: PYTHON, isolation: 'namespaces', tmpDir, pool: new EvaluationPool(1) };
+}
+
+function serverPids(): number[] {
+  return ownForkServers().map((line) => Number(line.split(':')[0]));
+}
+
+beforeAll(async () => {
+  dataset = await loadDataset('iris', PYTHON);
+  namespaces = (await probeIsolation(PYTHON)).namespaces;
+  if (!namespaces && process.env.POAD_REQUIRE_NAMESPACES === '1') {
+    throw new Error('namespace isolation is required but unavailable here');
+  }
+}, 60_000);
+
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+describe('fork server', () => {
+  it('forks every run from one warm server, and each run gets only its own output', async (ctx) => {
+    if (!namespaces) return ctx.skip();
+    const options = ownServer('output');
+    const before = serverPids();
+    const quiet = await evaluateProgram(dataset, LOGISTIC, { ...options, forkServer: false });
+    expect(serverPids()).toEqual(before);
+    const runs = [];
+    for (const code of [
+      body("print('A' * 10, end='')", LOGISTIC),
+      // A forged end-of-output line: it cannot hold the nonce drawn after the run.
+      body(
+        `print('\\npoad-dsc-end-' + '0' * 32)`,
+        "import sys; print('to stderr', file=sys.stderr)",
+        LOGISTIC,
+      ),
+      body("print('C')", LOGISTIC),
+    ]) {
+      runs.push(await evaluateProgram(dataset, code, options));
+    }
+    const [a, b, c] = runs;
+    for (const run of runs) {
+      expect(run?.error).toBeUndefined();
+      expect(run?.auc).toBeCloseTo(quiet.auc, 12);
+    }
+    // build_model runs once per split: five times.
+    expect(a?.stdout).toBe('A'.repeat(50));
+    expect(a?.stderr).toBe('');
+    expect(b?.stdout).toBe(`\npoad-dsc-end-${'0'.repeat(32)}\n`.repeat(5));
+    expect(b?.stderr).toBe('to stderr\n'.repeat(5));
+    expect(c?.stdout).toBe('C\n'.repeat(5));
+    const after = serverPids().filter((pid) => !before.includes(pid));
+    expect(after).toHaveLength(1);
+    expect(forkServerProblem(PYTHON, options.tmpDir)).toBeNull();
+    expect(ownSandboxProcesses()).toEqual([]);
+  }, 60_000);
+
+  it('gives every run fresh namespaces, files and random state', async (ctx) => {
+    if (!namespaces) return ctx.skip();
+    const options = ownServer('fresh');
+    // Only the first split prints and leaves marks; a later run must see none of them.
+    const probe = body(
+      'import os',
+      "if not os.path.exists('/sandbox/mark'):",
+      "    print('PIDS', sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))",
+      "    print('MARKS', os.path.exists('/dev/shm/mark'), os.environ.get('POAD_MARK'))",
+      "    print('RAND', np.random.rand(), __import__('random').random())",
+      "    open('/sandbox/mark', 'w').close()",
+      "    open('/dev/shm/mark', 'w').close()",
+      "    os.environ['POAD_MARK'] = 'left'",
+      LOGISTIC,
+    );
+    const first = await evaluateProgram(dataset, probe, options);
+    const second = await evaluateProgram(dataset, probe, options);
+    expect(first.ok && second.ok).toBe(true);
+    const line = (out: string, tag: string) => out.split('\n').find((l) => l.startsWith(tag));
+    for (const run of [first, second]) {
+      // A new PID namespace: the runner is 1 and the program 2, every time.
+      expect(line(run.stdout, 'PIDS')).toBe('PIDS [1, 2]');
+      expect(line(run.stdout, 'MARKS')).toBe('MARKS False None');
+    }
+    expect(line(first.stdout, 'RAND')).toMatch(/^RAND 0\.\d+ 0\.\d+$/);
+    const rand = [line(first.stdout, 'RAND'), line(second.stdout, 'RAND')].map((l) =>
+      (l as string).split(' '),
+    );
+    expect(rand[0]?.[1]).not.toBe(rand[1]?.[1]);
+    expect(rand[0]?.[2]).not.toBe(rand[1]?.[2]);
+  }, 60_000);
+
+  it('leaves no trace of one run in the shared pipes of the next', async (ctx) => {
+    if (!namespaces) return ctx.skip();
+    const options = ownServer('pipes');
+    const spoiler = await evaluateProgram(
+      dataset,
+      body('import os', 'for fd in (1, 2, 3):', '    os.set_blocking(fd, False)', LOGISTIC),
+      options,
+    );
+    expect(spoiler.ok).toBe(true);
+    const next = await evaluateProgram(
+      dataset,
+      body('import os', "print('BLOCKING', [os.get_blocking(fd) for fd in (1, 2, 3)])", LOGISTIC),
+      options,
+    );
+    expect(next.ok).toBe(true);
+    expect(next.stdout.split('\n')[0]).toBe('BLOCKING [True, True, True]');
+  }, 60_000);
+
+  it('stops a run at its time limit and keeps the server for the next one', async (ctx) => {
+    if (!namespaces) return ctx.skip();
+    const options = ownServer('timeout');
+    await evaluateProgram(dataset, LOGISTIC, options);
+    const servers = serverPids();
+    const stuck = await evaluateProgram(dataset, body('while True:', '    pass'), {
+      ...options,
+      limits: { timeoutMs: 1500 },
+    });
+    expect(stuck.reason).toBe('timeout');
+    expect(ownSandboxProcesses()).toEqual([]);
+    const next = await evaluateProgram(dataset, LOGISTIC, options);
+    expect(next.ok).toBe(true);
+    expect(serverPids()).toEqual(servers);
+  }, 60_000);
+
+  it('fails only the running program when its server dies, then starts a new server', async (ctx) => {
+    if (!namespaces) return ctx.skip();
+    const options = ownServer('crash');
+    const others = serverPids();
+    await evaluateProgram(dataset, LOGISTIC, options);
+    const mine = serverPids().filter((p) => !others.includes(p));
+    expect(mine).toHaveLength(1);
+    const running = evaluateProgram(dataset, body('import time', 'time.sleep(60)'), options);
+    // Wait until the program runs (a child of the server), then kill the server.
+    let victim: number | undefined;
+    for (let i = 0; i < 200 && victim === undefined; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      if (ownSandboxProcesses().length > 0) victim = mine[0];
+    }
+    expect(victim).toBeDefined();
+    process.kill(victim as number, 'SIGKILL');
+    const killed = await running;
+    expect(killed.ok).toBe(false);
+    expect(killed.reason).toBe('sandbox');
+    expect(killed.error).toMatch(/fork server exited/);
+    // Its children die with it (parent-death signals).
+    for (let i = 0; i < 40 && ownSandboxProcesses().length > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(ownSandboxProcesses()).toEqual([]);
+    const next = await evaluateProgram(dataset, LOGISTIC, options);
+    expect(next.ok).toBe(true);
+    expect(serverPids()).not.toContain(victim);
+  }, 60_000);
+
+  it('starts new interpreters when the server cannot start, and says why', async (ctx) => {
+    if (!namespaces) return ctx.skip();
+    const options = ownServer('fallback');
+    // An interpreter that runs everything but the server.
+    const python = join(options.tmpDir as string, 'python-without-server');
+    writeFileSync(
+      python,
+      `#!/bin/sh\nif [ "$4" = serve ]; then echo 'no fork server here' >&2; exit 3; fi\nexec ${PYTHON} "$@"\n`,
+    );
+    chmodSync(python, 0o755);
+    const run = await evaluateProgram(dataset, LOGISTIC, { ...options, python });
+    expect(run.error).toBeUndefined();
+    expect(run.ok).toBe(true);
+    expect(forkServerProblem(python, options.tmpDir)).toMatch(/no fork server here/);
+  }, 60_000);
+
+  it('does not keep Node alive, and its servers end with Node', async (ctx) => {
+    if (!namespaces) return ctx.skip();
+    const script = [
+      `import { evaluateProgram, loadDataset } from ${JSON.stringify(join(packageDir, 'src/index.ts'))};`,
+      `const dataset = await loadDataset('iris', ${JSON.stringify(PYTHON)});`,
+      `const run = await evaluateProgram(dataset, ${JSON.stringify(LOGISTIC)}, { python: ${JSON.stringify(PYTHON)}, isolation: 'namespaces' });`,
+      'console.log(JSON.stringify({ pid: process.pid, ok: run.ok }));',
+    ].join('\n');
+    const file = join(scratch, 'one-run.mts');
+    writeFileSync(file, script);
+    const started = performance.now();
+    const out = await new Promise<string>((resolve, reject) => {
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', file],
+        { cwd: packageDir, timeout: 25_000 },
+        (err, stdout) => (err ? reject(err) : resolve(stdout)),
+      );
+    });
+    // Well before the idle server would have stopped by itself (30 s).
+    expect(performance.now() - started).toBeLessThan(25_000);
+    const { pid, ok } = JSON.parse(out.trim().split('\n').pop() as string) as {
+      pid: number;
+      ok: boolean;
+    };
+    expect(ok).toBe(true);
+    for (let i = 0; i < 40 && processesMatching(`${SERVER_MARKER}-${pid}-`).length > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(processesMatching(`${SERVER_MARKER}-${pid}-`)).toEqual([]);
+  }, 60_000);
+});
