@@ -42,6 +42,13 @@ export interface RolloutStats {
   readonly labelMass: number | null;
   /** Episodes that ended during the rollout. */
   readonly episodes: readonly EpisodeSummary[];
+  /**
+   * Where the rollout's wall time went, in seconds: `act` choosing actions (generating or scoring
+   * them with the policy, including the log-prob pass), `values` the critic's per-token values
+   * (and the bootstrap values), `env` waiting for the environments' steps. The rest is
+   * bookkeeping.
+   */
+  readonly phaseSeconds: { readonly act: number; readonly values: number; readonly env: number };
 }
 
 /** Result of {@link collectRollout}. */
@@ -127,8 +134,12 @@ export async function collectRollout(args: CollectRolloutArgs): Promise<RolloutR
   let massCount = 0;
   // The label-restricted token space: critics may need each position's allowed ids.
   const labelSpace = config.tokenSpace === 'labels';
+  let actMs = 0;
+  let valuesMs = 0;
+  let envMs = 0;
 
   for (let t = 0; t < config.numSteps; t++) {
+    const actStart = performance.now();
     const {
       prompts,
       actionIds,
@@ -137,6 +148,8 @@ export async function collectRollout(args: CollectRolloutArgs): Promise<RolloutR
       candidates: candidateInfo,
       labelMass,
     } = await selectActions(policy, current, { ...config, rng });
+    const valuesStart = performance.now();
+    actMs += valuesStart - actStart;
     for (const m of labelMass) {
       if (m === undefined) continue;
       massSum += m;
@@ -156,7 +169,11 @@ export async function collectRollout(args: CollectRolloutArgs): Promise<RolloutR
       toPadded(policy.tokenValues(valueBatch), valueBatch, 'policy.tokenValues'),
     );
 
+    const envStart = performance.now();
+    valuesMs += envStart - valuesStart;
     const next = await env.step(labels);
+    const envEnd = performance.now();
+    envMs += envEnd - envStart;
     if (next.length !== n) {
       throw new PolicyContractError('env.step', `expected ${n} steps, got ${next.length}.`);
     }
@@ -188,6 +205,7 @@ export async function collectRollout(args: CollectRolloutArgs): Promise<RolloutR
           )
         : undefined,
     );
+    valuesMs += performance.now() - envEnd;
     const finalValue = new Float64Array(n).fill(Number.NaN);
     truncIdx.forEach((i, j) => {
       finalValue[i] = finalVals[j]!;
@@ -242,6 +260,7 @@ export async function collectRollout(args: CollectRolloutArgs): Promise<RolloutR
     current = next;
   }
 
+  const bootStart = performance.now();
   const boot = await promptValuesOf(
     policy,
     await Promise.all(current.map((s) => policy.encodePrompt(s.observation))),
@@ -253,6 +272,7 @@ export async function collectRollout(args: CollectRolloutArgs): Promise<RolloutR
         )
       : undefined,
   );
+  valuesMs += performance.now() - bootStart;
   const buffer = builder.build(boot);
   const seconds = Math.max(1e-9, (performance.now() - start) / 1000);
   const envSteps = config.numSteps * n;
@@ -268,6 +288,7 @@ export async function collectRollout(args: CollectRolloutArgs): Promise<RolloutR
       meanReward: rewardSum / envSteps,
       labelMass: massCount ? massSum / massCount : null,
       episodes,
+      phaseSeconds: { act: actMs / 1000, values: valuesMs / 1000, env: envMs / 1000 },
     },
   };
 }

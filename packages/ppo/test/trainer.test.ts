@@ -449,6 +449,35 @@ describe('checkpoints', () => {
 });
 
 describe('rollouts', () => {
+  it('say where their time went: acting, values, environment steps', async () => {
+    const policy = new TinyPolicy({ words: task.words, seed: 2 });
+    live.push(policy);
+    const inner = new KeyTokenVecEnv(task, 2);
+    const delayMs = 40;
+    // An environment that takes 40 ms per step: its share must show up as env time.
+    const env = {
+      size: inner.size,
+      reset: () => inner.reset(),
+      step: async (actions: readonly string[]) => {
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        return inner.step(actions);
+      },
+    };
+    const config = resolveConfig({ numSteps: 4 });
+    const { stats } = await collectRollout({
+      policy,
+      env,
+      steps: await env.reset(),
+      config,
+      rng: new SeededRng(1),
+    });
+    const { act, values, env: envSeconds } = stats.phaseSeconds;
+    expect(envSeconds).toBeGreaterThanOrEqual((4 * (delayMs - 1)) / 1000);
+    expect(act).toBeGreaterThan(0);
+    expect(values).toBeGreaterThan(0);
+    expect(act + values + envSeconds).toBeLessThanOrEqual(stats.seconds + 1e-9);
+  });
+
   it('store V(final observation) for truncated steps, or nothing with truncationAsTermination', async () => {
     const words = [...task.words, 'k1', 'f1'];
     for (const truncationAsTermination of [false, true]) {
