@@ -20,6 +20,14 @@ export function metricsRow(
     successRate: withSuccess.length ? mean(withSuccess.map((e) => (e.success ? 1 : 0))) : null,
     meanReward: report.rollout.meanReward,
     labelMass: report.rollout.labelMass,
+    // Where the rollout's time went (seconds): the policy choosing actions, the critic, the envs.
+    rolloutActSeconds: round3(report.rollout.phaseSeconds.act),
+    rolloutValueSeconds: round3(report.rollout.phaseSeconds.values),
+    rolloutEnvSeconds: round3(report.rollout.phaseSeconds.env),
     ...report.update,
   };
+}
+
+function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
 }

@@ -25,6 +25,9 @@ export function metricsRows(dir: string) {
       const {
         wallSeconds,
         rolloutEnvStepsPerSec,
+        rolloutActSeconds,
+        rolloutValueSeconds,
+        rolloutEnvSeconds,
         rolloutTokensPerSec,
         updateTokensPerSec,
         ...rest
