@@ -15,7 +15,7 @@ const SMALL: SessionSettings = {
   numSteps: 4,
 };
 const numbers = (r: Record<string, unknown>) =>
-  Object.fromEntries(Object.entries(r).filter(([k]) => !/wallSeconds|PerSec/.test(k)));
+  Object.fromEntries(Object.entries(r).filter(([k]) => !/Seconds$|PerSec$/.test(k)));
 
 beforeAll(async () => {
   process.env.POAD_NATIVE_KERNELS = '0';
