@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SeededRng } from '../src/rng.js';
-import { logSoftmaxAt, sampleToken } from '../src/sampling.js';
+import { logSoftmaxAt, sampleToken, topIndices } from '../src/sampling.js';
 
 const logitsArb = fc.array(fc.float({ min: -20, max: 20, noNaN: true, noDefaultInfinity: true }), {
   minLength: 1,
@@ -36,6 +36,79 @@ describe('seeded generator', () => {
     }
     expect(Math.abs(s / n - 0.5)).toBeLessThan(0.01);
     expect(Math.abs(s2 / n - 1)).toBeLessThan(0.05);
+  });
+});
+
+/** The fully sorted order: larger logit first, ties by smaller index. */
+function sortedOrder(logits: readonly number[]): number[] {
+  const idx = logits.map((_, i) => i);
+  return idx.sort((a, b) => (logits[b] as number) - (logits[a] as number) || a - b);
+}
+
+describe('top-k selection', () => {
+  it('equals the first k of the full sort, ties included', () => {
+    // Small integers make ties common; long arrays take the selection path (k < n / 4).
+    const tied = fc.array(fc.integer({ min: -5, max: 5 }), { minLength: 1, maxLength: 300 });
+    fc.assert(
+      fc.property(tied, fc.integer({ min: 1, max: 300 }), (logits, k) => {
+        const kk = Math.min(k, logits.length);
+        expect(topIndices(logits, kk)).toEqual(sortedOrder(logits).slice(0, kk));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('draws the same tokens as sampling from the fully sorted vocabulary', () => {
+    // The pre-selection sampler, kept here as the reference.
+    const reference = (logits: number[], topK: number, t: number, topP: number, rng: SeededRng) => {
+      let idx = sortedOrder(logits).slice(0, Math.min(topK, logits.length));
+      const max = (logits[idx[0] as number] as number) / t;
+      let probs = idx.map((i) => Math.exp((logits[i] as number) / t - max));
+      let total = probs.reduce((a, b) => a + b, 0);
+      if (topP < 1) {
+        let cum = 0;
+        let keep = 0;
+        while (keep < probs.length) {
+          cum += (probs[keep] as number) / total;
+          keep++;
+          if (cum >= topP) break;
+        }
+        idx = idx.slice(0, keep);
+        probs = probs.slice(0, keep);
+        total = probs.reduce((a, b) => a + b, 0);
+      }
+      let u = rng.next() * total;
+      let pick = idx.length - 1;
+      for (let j = 0; j < idx.length; j++) {
+        u -= probs[j] as number;
+        if (u < 0) {
+          pick = j;
+          break;
+        }
+      }
+      return {
+        token: idx[pick] as number,
+        samplerLogProb: Math.log((probs[pick] as number) / total),
+      };
+    };
+    const vocab = fc.array(fc.float({ min: -20, max: 20, noNaN: true, noDefaultInfinity: true }), {
+      minLength: 40,
+      maxLength: 400,
+    });
+    fc.assert(
+      fc.property(
+        vocab,
+        fc.integer({ min: 1, max: 60 }),
+        fc.double({ min: 0.1, max: 2, noNaN: true }),
+        fc.double({ min: 0.05, max: 1, noNaN: true }),
+        fc.integer(),
+        (logits, topK, temperature, topP, seed) => {
+          const got = sampleToken(logits, { topK, temperature, topP }, new SeededRng(seed));
+          expect(got).toEqual(reference(logits, topK, temperature, topP, new SeededRng(seed)));
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
 
