@@ -1,5 +1,5 @@
 import { SandboxUnavailableError } from './errors.js';
-import { resolveLimits } from './limits.js';
+import { probeFailure, probeRequest } from './launch.js';
 import { type IsolationMode, runSandboxed } from './sandbox.js';
 
 /** Which isolation to use: `auto` picks namespaces when they work here, else the basic fallback. */
@@ -33,21 +33,8 @@ async function runProbe(python: string, tmpDir?: string): Promise<IsolationProbe
   if (process.platform !== 'linux') {
     return { namespaces: false, detail: `namespaces need Linux, this is ${process.platform}` };
   }
-  const run = await runSandboxed({
-    mode: 'probe',
-    source: '',
-    dataset: { n: 0, d: 0, x: new Float64Array(0), y: new Int32Array(0), splits: [] },
-    limits: resolveLimits({ timeoutMs: 60_000 }),
-    python,
-    tmpDir,
-  });
-  const result = run.result as { ok?: boolean; probe?: boolean; error?: string } | null;
-  if (result?.ok === true && result.probe === true) return { namespaces: true, detail: '' };
-  const why =
-    result?.error ??
-    (run.stderr.trim().split('\n').pop() ||
-      `the probe ended with ${run.ending} (code ${run.exitCode}, signal ${run.signal})`);
-  return { namespaces: false, detail: why };
+  const why = probeFailure(await runSandboxed(probeRequest(python, tmpDir, 60_000)));
+  return why === null ? { namespaces: true, detail: '' } : { namespaces: false, detail: why };
 }
 
 /** Resolves the isolation mode to use, throwing when `namespaces` is demanded but unavailable. */

@@ -3,7 +3,7 @@ import { chown, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Dataset } from './datasets.js';
-import type { SandboxLimits } from './limits.js';
+import { resolveLimits, type SandboxLimits } from './limits.js';
 import { RUNNER_SOURCE } from './runner-source.js';
 
 /*
@@ -194,4 +194,27 @@ export function emptyRun(
     stderr,
     durationMs: performance.now() - started,
   };
+}
+
+/** A namespace probe: the runner in `probe` mode, no program, an empty dataset. */
+export function probeRequest(python: string, tmpDir: string | undefined, timeoutMs: number) {
+  return {
+    mode: 'probe' as const,
+    source: '',
+    dataset: { n: 0, d: 0, x: new Float64Array(0), y: new Int32Array(0), splits: [] },
+    limits: resolveLimits({ timeoutMs }),
+    python,
+    tmpDir,
+  };
+}
+
+/** Why a probe run failed (its runner's error, else its last line of stderr), or null if it passed. */
+export function probeFailure(run: SandboxRun): string | null {
+  const result = run.result as { ok?: boolean; probe?: boolean; error?: string } | null;
+  if (result?.ok === true && result.probe === true) return null;
+  return (
+    result?.error ??
+    (run.stderr.trim().split('\n').pop() ||
+      `the probe ended with ${run.ending} (code ${run.exitCode}, signal ${run.signal})`)
+  );
 }

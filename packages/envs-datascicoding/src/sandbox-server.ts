@@ -10,11 +10,12 @@ import {
   minimalEnv,
   NOBODY,
   prepareDirectory,
+  probeFailure,
+  probeRequest,
   type SandboxRequest,
   type SandboxRun,
   signalName,
 } from './launch.js';
-import { resolveLimits } from './limits.js';
 import { RUNNER_SOURCE } from './runner-source.js';
 
 /*
@@ -410,23 +411,13 @@ process.once('exit', closeForkServers);
 /** A started server that passed the namespace probe, or throws why not. */
 async function startServer(python: string, tmpDir: string | undefined): Promise<ForkServer> {
   const server = await ForkServer.start(python, tmpDir);
-  const probe = {
-    mode: 'probe' as const,
-    source: '',
-    dataset: { n: 0, d: 0, x: new Float64Array(0), y: new Int32Array(0), splits: [] },
-    limits: resolveLimits({ timeoutMs: START_TIMEOUT_MS }),
-    python,
-    tmpDir,
-  };
+  const probe = probeRequest(python, tmpDir, START_TIMEOUT_MS);
   const { work, box } = await prepareDirectory(probe);
   try {
-    const run = await server.run(probe, box, performance.now());
-    const result = run.result as { ok?: boolean; probe?: boolean; error?: string } | null;
-    if (result?.ok !== true || result.probe !== true) {
+    const why = probeFailure(await server.run(probe, box, performance.now()));
+    if (why !== null) {
       server.destroy();
-      throw new Error(
-        `the fork server's namespace probe failed: ${result?.error ?? (run.stderr.trim() || run.ending)}`,
-      );
+      throw new Error(`the fork server's namespace probe failed: ${why}`);
     }
   } finally {
     await rm(work, { recursive: true, force: true });
