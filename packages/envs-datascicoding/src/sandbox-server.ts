@@ -121,10 +121,7 @@ class ForkServer {
   healthy = true;
   idleTimer: NodeJS.Timeout | undefined;
 
-  private constructor(
-    readonly child: ChildProcess,
-    readonly marker: string,
-  ) {
+  private constructor(readonly child: ChildProcess) {
     everyServer.add(this);
     const streams = [child.stdout, child.stderr, child.stdio[3]] as Readable[];
     streams.forEach((stream, i) => {
@@ -167,7 +164,7 @@ class ForkServer {
         detached: true,
         stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
       });
-      const server = new ForkServer(child, marker);
+      const server = new ForkServer(child);
       try {
         await server.waitReady();
       } catch (err) {
