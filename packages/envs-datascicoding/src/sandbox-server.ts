@@ -117,7 +117,7 @@ class ForkServer {
   private phase: Phase | null = null;
   private events = '';
   private exitWhy: string | null = null;
-  /** False once a run ended in a way that leaves the server in doubt (it is then not reused). */
+  /** False once the server exited or was killed: it is not reused. */
   healthy = true;
   idleTimer: NodeJS.Timeout | undefined;
 
@@ -175,10 +175,6 @@ class ForkServer {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  }
-
-  get alive(): boolean {
-    return this.exitWhy === null;
   }
 
   private gone(why: string): void {
@@ -435,7 +431,7 @@ export async function runOnForkServer(
   if (unavailable.has(key)) return null;
   const waiting = idle.get(key) ?? [];
   let server: ForkServer | undefined;
-  while (!server?.alive) {
+  while (!server?.healthy) {
     server = waiting.pop();
     if (!server) break;
   }
@@ -450,7 +446,7 @@ export async function runOnForkServer(
     }
   }
   const run = await server.run(req, box, started);
-  if (server.alive && server.healthy) {
+  if (server.healthy) {
     const ready = server;
     ready.idleTimer = setTimeout(() => {
       const list = idle.get(key) ?? [];
