@@ -27,4 +27,4 @@ export { MetricsLog } from './metrics.js';
 export { svgToPng } from './png.js';
 export type { ProgressOptions } from './progress.js';
 export { formatDuration, ProgressBar } from './progress.js';
-export { createRunDir, runName } from './runDir.js';
+export { type CreateRunDirOptions, createRunDir, runName } from './runDir.js';
