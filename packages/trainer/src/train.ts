@@ -72,6 +72,7 @@ export async function runTraining(
           model: agent.info,
           packages: packageVersions(),
         },
+        { unique: o.runName === undefined },
       );
   const lock = lockRunDir(runDir, { onStale });
   try {

@@ -94,12 +94,19 @@ describe('train()', () => {
     registerEnv('test/doors', () => new DoorEnv(), { actionSpace: 'discrete' });
     try {
       // A finished train() leaves no tensor behind (model, adapter, value head, optimisers).
-      await train({ ...base(), env: 'test/doors', maxIterations: 1, evalEpisodes: 0 });
+      const first = await train({
+        ...base(),
+        env: 'test/doors',
+        maxIterations: 1,
+        evalEpisodes: 0,
+      });
       const live = tf.memory().numTensors;
       const r = await train({ ...base(), env: 'test/doors', maxIterations: 1, evalEpisodes: 0 });
       expect(tf.memory().numTensors).toBe(live);
       expect(r.iterations).toBe(1);
       expect(r.runDir.startsWith(join(runs, 'test-doors-poad-s1-'))).toBe(true);
+      // Two runs started within the same second still get a directory each.
+      expect(r.runDir).not.toBe(first.runDir);
       expect(existsSync(join(r.runDir, 'eval.json'))).toBe(false);
     } finally {
       unregisterEnv('test/doors');
