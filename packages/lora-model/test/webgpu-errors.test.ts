@@ -59,6 +59,23 @@ describe('initBackend("webgpu") errors', () => {
     });
     expect(refused.missing).toBe('driver');
     expect(refused.message).toMatch(/lvp_icd\.json.*accepted none/);
+    // NVIDIA's manifest present, GL dispatch libraries absent (a CUDA container image): name them.
+    const nvidia = {
+      platform: 'linux',
+      loader: '/lib/libvulkan.so.1',
+      drivers: ['/usr/share/vulkan/icd.d/nvidia_icd.json'],
+    };
+    const noGl = noAdapterError({
+      ...nvidia,
+      nvidiaMissingGl: ['libGLdispatch.so.0', 'libGLX.so.0'],
+    });
+    expect(noGl.missing).toBe('driver');
+    expect(noGl.message).toMatch(
+      /nvidia_icd\.json.*libGLdispatch\.so\.0, libGLX\.so\.0 missing.*apt-get install libglvnd0/,
+    );
+    expect(noAdapterError({ ...nvidia, nvidiaMissingGl: [] }).message).toMatch(
+      /nvidia_icd\.json.*accepted none/,
+    );
     expect(noAdapterError({ platform: 'darwin', loader: null, drivers: [] }).message).toMatch(
       /Metal/,
     );

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WebGpuUnavailableError } from '../errors.js';
 import type { GpuLike } from './adapter.js';
@@ -80,6 +80,36 @@ function vulkanDrivers(): string[] {
   return found;
 }
 
+/** Whether a driver manifest names NVIDIA's Vulkan driver (`libGLX_nvidia.so.0`). */
+function namesNvidiaDriver(manifests: readonly string[]): boolean {
+  return manifests.some((f) => {
+    try {
+      return readFileSync(f, 'utf8').includes('libGLX_nvidia');
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * The GL vendor-neutral dispatch libraries (libglvnd) NVIDIA's Vulkan driver ran with in a CUDA
+ * container that lacked a working driver before they were installed.
+ */
+const GL_LIBRARIES = [
+  'libGLdispatch.so.0',
+  'libGLX.so.0',
+  'libEGL.so.1',
+  'libGL.so.1',
+  'libOpenGL.so.0',
+  'libGLESv2.so.2',
+];
+
+/** Those of {@link GL_LIBRARIES} that are not where the dynamic linker looks. */
+function missingGlLibraries(): string[] {
+  const dirs = [...envPaths('LD_LIBRARY_PATH'), ...LIB_DIRS, '/usr/local/nvidia/lib64'];
+  return GL_LIBRARIES.filter((lib) => !dirs.some((dir) => existsSync(join(dir, lib))));
+}
+
 /** What is known about the machine when Dawn returns no adapter. */
 export interface NoAdapterFacts {
   platform: string;
@@ -87,16 +117,28 @@ export interface NoAdapterFacts {
   loader: string | null;
   /** Vulkan driver manifests found. */
   drivers: string[];
+  /**
+   * When NVIDIA's Vulkan driver is among them: the GL dispatch libraries (libglvnd) that are
+   * missing. In a CUDA container image without them the loader reported "Could not get
+   * 'vkCreateInstance' via 'vk_icdGetInstanceProcAddr' for ICD libGLX_nvidia.so.0" and Dawn found
+   * no adapter; installing them made it work.
+   */
+  nvidiaMissingGl?: string[];
+}
+
+/** This machine's facts for {@link noAdapterError}. */
+function machineFacts(): NoAdapterFacts {
+  const drivers = vulkanDrivers();
+  return {
+    platform: process.platform,
+    loader: vulkanLoader(),
+    drivers,
+    nvidiaMissingGl: namesNvidiaDriver(drivers) ? missingGlLibraries() : [],
+  };
 }
 
 /** The error for "Dawn returned no adapter", naming the piece that is most likely missing. */
-export function noAdapterError(
-  facts: NoAdapterFacts = {
-    platform: process.platform,
-    loader: vulkanLoader(),
-    drivers: vulkanDrivers(),
-  },
-): WebGpuUnavailableError {
+export function noAdapterError(facts: NoAdapterFacts = machineFacts()): WebGpuUnavailableError {
   if (facts.platform === 'darwin') {
     return new WebGpuUnavailableError(
       'driver',
@@ -119,6 +161,12 @@ export function noAdapterError(
     return new WebGpuUnavailableError(
       'driver',
       `the Vulkan loader found no GPU driver (no ICD file in ${ICD_DIRS.join(', ')} or $VK_DRIVER_FILES): install the driver's Vulkan part — NVIDIA: the proprietary driver (it installs nvidia_icd.json; if that file lives elsewhere, set VK_DRIVER_FILES to its path); AMD/Intel: mesa-vulkan-drivers`,
+    );
+  }
+  if (facts.nvidiaMissingGl && facts.nvidiaMissingGl.length > 0) {
+    return new WebGpuUnavailableError(
+      'driver',
+      `NVIDIA's Vulkan driver is installed (${facts.drivers.join(', ')}) but not the GL dispatch libraries (libglvnd) it runs with — ${facts.nvidiaMissingGl.join(', ')} missing, as in CUDA-only container images: install them (Debian/Ubuntu: apt-get install libglvnd0 libglx0 libegl1 libgl1 libopengl0 libgles2; Fedora: dnf install libglvnd-glx libglvnd-egl libglvnd-gles libglvnd-opengl), then check that \`vulkaninfo --summary\` lists the GPU`,
     );
   }
   return new WebGpuUnavailableError(
