@@ -148,6 +148,12 @@ const schema = {
     description:
       'Copy in finished runs from these earlier comparison folders when their training settings and seed equal a run of this one, instead of training it again',
   },
+  combine: {
+    type: 'list',
+    optional: true,
+    description:
+      "Report side by side on the finished runs of these comparison folders (one environment; each setting labelled with its folder's --extra, e.g. 'twosome --advantage-normalisation chunk:4') in a new folder under --out, with every pair's intervals and p-values; trains nothing",
+  },
   reportOnly: {
     type: 'boolean',
     default: false,
@@ -282,6 +288,149 @@ async function pool(
   if (failure !== null) throw failure;
 }
 
+type Options = ReturnType<typeof resolveOptions<typeof schema>>;
+
+/** The settings a comparison trains (algorithms, or an ablation's values), each by its label. */
+function settingsOf(o: Options): { label: string; args: string[] }[] {
+  const settings: { label: string; args: string[] }[] = [];
+  if (o.intraGammas || o.gammas) {
+    for (const g of o.intraGammas ?? [])
+      settings.push({ label: `ntpo γw=${g}`, args: ['--algo', 'ntpo', '--intra-gamma', g] });
+    for (const g of o.gammas ?? []) {
+      for (const algo of ['poad', 'twosome'])
+        settings.push({ label: `${algo} γ=${g}`, args: ['--algo', algo, '--gamma', g] });
+    }
+  } else {
+    for (const algo of o.algos) settings.push({ label: algo, args: ['--algo', algo] });
+  }
+  return settings;
+}
+
+/** The run folder name of a setting's seed inside its comparison folder. */
+const runNameOf = (label: string, seed: number): string =>
+  `${label.replace(/[^A-Za-z0-9.]+/g, '-')}-s${seed}`;
+
+/**
+ * `--combine`: one report over the finished runs of several comparisons of one environment
+ * (e.g. the algorithms at their presets and a variant of one of them run separately with
+ * `--extra`), each setting labelled with its folder's `--extra`.
+ */
+async function combine(o: Options, argv: readonly string[]): Promise<number> {
+  if (o.resume || o.reportOnly) {
+    throw new OptionError(
+      '--combine writes a new report folder; it cannot be used with --resume or --report-only',
+    );
+  }
+  let env: string | undefined;
+  const groups: Group[] = [];
+  for (const d of o.combine ?? []) {
+    const dir = resolve(d);
+    const saved = join(dir, 'compare.json');
+    if (!existsSync(saved)) {
+      throw new OptionError(
+        `--combine ${d}: no compare.json there; pass folders written by npm run compare`,
+      );
+    }
+    const theirArgv = (JSON.parse(readFileSync(saved, 'utf8')) as { argv: string[] }).argv;
+    const theirs = resolveOptions(schema, (await parseArgsWithConfig(theirArgv, schema)).explicit);
+    if (env !== undefined && theirs.env !== env) {
+      throw new OptionError(
+        `--combine: ${d} compares on ${theirs.env}, the first folder on ${env}; combine comparisons of one environment`,
+      );
+    }
+    env = theirs.env;
+    const extra = theirs.extra?.trim();
+    for (const s of settingsOf(theirs)) {
+      const runDirs: string[] = [];
+      for (let seed = theirs.firstSeed; seed < theirs.firstSeed + theirs.seeds; seed++)
+        runDirs.push(join(dir, runNameOf(s.label, seed)));
+      const done = runDirs.filter(finished);
+      if (done.length === 0) continue;
+      let label = extra ? `${s.label} ${extra}` : s.label;
+      if (groups.some((g) => g.label === label)) label = `${label} (${basename(dir)})`;
+      groups.push({ label, runDirs: done });
+    }
+  }
+  if (env === undefined || groups.length === 0)
+    throw new OptionError('--combine: no finished run in these folders');
+  const [family, ...rest] = env.split('/');
+  const out = resolve(o.out, runName(['combined', env.replace('/', '-')]));
+  mkdirSync(out, { recursive: true });
+  writeJsonAtomicSync(join(out, 'combine.json'), {
+    argv,
+    folders: (o.combine ?? []).map((d) => resolve(d)),
+  });
+  await writeReport(
+    out,
+    env,
+    APPS[family!]!,
+    rest.join('/'),
+    groups,
+    `npm run compare -- ${argv.join(' ')}`,
+  );
+  return 0;
+}
+
+/** report.md, summary.json and the curves (mean ± std over seeds) of `groups` into `dir`. */
+async function writeReport(
+  dir: string,
+  env: string,
+  app: AppSpec,
+  task: string,
+  groups: Group[],
+  command: string,
+): Promise<void> {
+  const optimum = app.optimalReturn?.(task);
+  const summaries = groups.map((g) => summarise(g, task, optimum));
+  for (const key of ['episodeReturn', 'successRate'] as const) {
+    const svg = lineChartSvg({
+      title: `${env}: ${key === 'episodeReturn' ? 'episodic return' : 'success rate'} (mean ± std over seeds)`,
+      xLabel: 'environment steps',
+      yLabel: key === 'episodeReturn' ? 'discounted return' : 'success rate',
+      series: groups.map((g) => groupCurve(g, key)),
+    });
+    const base = key === 'episodeReturn' ? 'curves' : 'success';
+    writeFileAtomicSync(join(dir, `${base}.svg`), svg);
+    writeFileAtomicSync(join(dir, `${base}.png`), await svgToPng(svg));
+  }
+  // DataSciCoding runs also log their programs' mean reward, share that ran and best reward.
+  const programs = groups
+    .map((g) => programSummary(g))
+    .filter((p): p is ProgramSummary => p !== null);
+  if (programs.length === groups.length && groups.length > 0) {
+    const charts = {
+      meanReward: ['mean-reward', 'mean reward of the sampled programs (failure −1)', 'reward'],
+      programsRun: ['programs-run', 'share of programs that ran', 'share'],
+      bestReward: ['best-reward', 'best reward so far', 'ROC AUC'],
+    } as const;
+    for (const [key, [base, title, yLabel]] of Object.entries(charts)) {
+      const svg = lineChartSvg({
+        title: `${env}: ${title} (mean ± std over seeds)`,
+        xLabel: 'environment steps',
+        yLabel,
+        series: groups.map((g) => groupCurve(g, key as keyof typeof charts)),
+      });
+      writeFileAtomicSync(join(dir, `${base}.svg`), svg);
+      writeFileAtomicSync(join(dir, `${base}.png`), await svgToPng(svg));
+    }
+  }
+  const reused = reusedFrom(groups.flatMap((g) => g.runDirs));
+  writeJsonAtomicSync(join(dir, 'summary.json'), {
+    env,
+    command,
+    optimum,
+    summaries,
+    differences: pairwiseDifferences(summaries),
+    reused,
+    programs,
+  });
+  writeFileAtomicSync(
+    join(dir, 'report.md'),
+    markdown(`Comparison on ${env}`, command, summaries, optimum, reused, programs),
+  );
+  process.stderr.write(`\nreport: ${join(dir, 'report.md')}\n`);
+}
+
 export async function compare(argv: readonly string[]): Promise<number> {
   const parsed = await parseArgsWithConfig(argv, schema);
   if (parsed.help) {
@@ -295,6 +444,7 @@ export async function compare(argv: readonly string[]): Promise<number> {
     return 0;
   }
   let o = resolveOptions(schema, parsed.explicit);
+  if (o.combine) return combine(o, argv);
   let original = argv;
   if (o.resume) {
     // The comparison's own options come from the folder; only --jobs may change.
@@ -318,17 +468,7 @@ export async function compare(argv: readonly string[]): Promise<number> {
   const [family, ...rest] = o.env.split('/');
   const app = APPS[family!]!;
   const task = rest.join('/');
-  const settings: { label: string; args: string[] }[] = [];
-  if (o.intraGammas || o.gammas) {
-    for (const g of o.intraGammas ?? [])
-      settings.push({ label: `ntpo γw=${g}`, args: ['--algo', 'ntpo', '--intra-gamma', g] });
-    for (const g of o.gammas ?? []) {
-      for (const algo of ['poad', 'twosome'])
-        settings.push({ label: `${algo} γ=${g}`, args: ['--algo', algo, '--gamma', g] });
-    }
-  } else {
-    for (const algo of o.algos) settings.push({ label: algo, args: ['--algo', algo] });
-  }
+  const settings = settingsOf(o);
   const dir = o.resume
     ? resolve(o.resume)
     : resolve(o.out, runName(['compare', o.env.replace('/', '-')]));
@@ -354,7 +494,7 @@ export async function compare(argv: readonly string[]): Promise<number> {
   for (const s of settings) {
     const g: Group = { label: s.label, runDirs: [] };
     for (let seed = o.firstSeed; seed < o.firstSeed + o.seeds; seed++) {
-      const name = `${s.label.replace(/[^A-Za-z0-9.]+/g, '-')}-s${seed}`;
+      const name = runNameOf(s.label, seed);
       g.runDirs.push(join(dir, name));
       jobs.push({
         name,
@@ -413,56 +553,8 @@ export async function compare(argv: readonly string[]): Promise<number> {
       return INTERRUPTED;
     }
   }
-  const optimum = app.optimalReturn?.(task);
-  const summaries = groups.map((g) => summarise(g, task, optimum));
-  for (const key of ['episodeReturn', 'successRate'] as const) {
-    const svg = lineChartSvg({
-      title: `${o.env}: ${key === 'episodeReturn' ? 'episodic return' : 'success rate'} (mean ± std over seeds)`,
-      xLabel: 'environment steps',
-      yLabel: key === 'episodeReturn' ? 'discounted return' : 'success rate',
-      series: groups.map((g) => groupCurve(g, key)),
-    });
-    const base = key === 'episodeReturn' ? 'curves' : 'success';
-    writeFileAtomicSync(join(dir, `${base}.svg`), svg);
-    writeFileAtomicSync(join(dir, `${base}.png`), await svgToPng(svg));
-  }
-  // DataSciCoding runs also log their programs' mean reward, share that ran and best reward.
-  const programs = groups
-    .map((g) => programSummary(g))
-    .filter((p): p is ProgramSummary => p !== null);
-  if (programs.length === groups.length && groups.length > 0) {
-    const charts = {
-      meanReward: ['mean-reward', 'mean reward of the sampled programs (failure −1)', 'reward'],
-      programsRun: ['programs-run', 'share of programs that ran', 'share'],
-      bestReward: ['best-reward', 'best reward so far', 'ROC AUC'],
-    } as const;
-    for (const [key, [base, title, yLabel]] of Object.entries(charts)) {
-      const svg = lineChartSvg({
-        title: `${o.env}: ${title} (mean ± std over seeds)`,
-        xLabel: 'environment steps',
-        yLabel,
-        series: groups.map((g) => groupCurve(g, key as keyof typeof charts)),
-      });
-      writeFileAtomicSync(join(dir, `${base}.svg`), svg);
-      writeFileAtomicSync(join(dir, `${base}.png`), await svgToPng(svg));
-    }
-  }
   const command = `npm run compare -- ${original.join(' ')}${o.resume ? ` (then --resume ${basename(dir)}${o.reportOnly ? ' --report-only: finished runs only' : ''})` : ''}`;
-  const reused = reusedFrom(groups.flatMap((g) => g.runDirs));
-  writeJsonAtomicSync(join(dir, 'summary.json'), {
-    env: o.env,
-    command,
-    optimum,
-    summaries,
-    differences: pairwiseDifferences(summaries),
-    reused,
-    programs,
-  });
-  writeFileAtomicSync(
-    join(dir, 'report.md'),
-    markdown(`Comparison on ${o.env}`, command, summaries, optimum, reused, programs),
-  );
-  process.stderr.write(`\nreport: ${join(dir, 'report.md')}\n`);
+  await writeReport(dir, o.env, app, task, groups, command);
   return 0;
 }
 

@@ -426,6 +426,54 @@ describe('npm run compare', () => {
       await expect(
         compare([...common, '--algos', 'ntpo', '--reuse', join(base, 'nope'), '--out', base]),
       ).rejects.toThrow(/--reuse .*nope: no such folder/);
+
+      // --combine: one report over comparisons run separately (here two learning rates), each
+      // setting labelled with its folder's --extra; a second folder of the same setting (the
+      // archive) is told apart by its folder name. Nothing is trained.
+      const c = join(base, 'c', readdirSync(join(base, 'c'))[0]!);
+      const d = join(base, 'd');
+      expect(await compare(['--combine', `${a},${c},${arch}`, '--out', d])).toBe(0);
+      const [combined] = readdirSync(d);
+      expect(combined).toMatch(/^combined-virtualhome-entertainment-/);
+      const cd = join(d, combined!);
+      expect(readdirSync(cd).sort()).toEqual([
+        'combine.json',
+        'curves.png',
+        'curves.svg',
+        'report.md',
+        'success.png',
+        'success.svg',
+        'summary.json',
+      ]);
+      const both = JSON.parse(readFileSync(join(cd, 'summary.json'), 'utf8'));
+      const extra = '--envs 2 --num-steps 4 --epochs 1 --minibatches 2';
+      expect(both.summaries.map((x: GroupSummary) => x.label)).toEqual([
+        `ntpo ${extra}`,
+        `ntpo ${extra} --lr 1e-4`,
+        `ntpo ${extra} (a-archive)`,
+      ]);
+      expect(both.differences).toHaveLength(3);
+      expect(both.command).toBe(`npm run compare -- --combine ${a},${c},${arch} --out ${d}`);
+      expect(readFileSync(join(cd, 'report.md'), 'utf8')).toContain(
+        `| ntpo ${extra} − ntpo ${extra} --lr 1e-4 |`,
+      );
+      // Folders that are not comparisons, of another environment, or --resume are refused.
+      await expect(compare(['--combine', `${a},${base}`, '--out', d])).rejects.toThrow(
+        /--combine .*reuse: no compare\.json there/,
+      );
+      const otherEnv = join(base, 'other-env');
+      mkdirSync(otherEnv);
+      writeFileSync(
+        join(otherEnv, 'compare.json'),
+        JSON.stringify({ argv: ['--env', 'virtualhome/food-preparation'] }),
+      );
+      await expect(compare(['--combine', `${a},${otherEnv}`, '--out', d])).rejects.toThrow(
+        /other-env compares on virtualhome\/food-preparation, the first folder on virtualhome\/entertainment/,
+      );
+      await expect(compare(['--combine', a, '--resume', a])).rejects.toThrow(
+        /cannot be used with --resume/,
+      );
+      expect(readdirSync(d)).toHaveLength(1);
     } finally {
       vi.restoreAllMocks();
     }
