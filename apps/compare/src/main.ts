@@ -310,6 +310,17 @@ function settingsOf(o: Options): { label: string; args: string[] }[] {
 const runNameOf = (label: string, seed: number): string =>
   `${label.replace(/[^A-Za-z0-9.]+/g, '-')}-s${seed}`;
 
+/** The command-line arguments a comparison folder was started with (its compare.json). */
+function savedArgv(dir: string, flag: string): string[] {
+  const saved = join(resolve(dir), 'compare.json');
+  if (!existsSync(saved)) {
+    throw new OptionError(
+      `${flag} ${dir}: no compare.json there; pass a folder written by npm run compare`,
+    );
+  }
+  return (JSON.parse(readFileSync(saved, 'utf8')) as { argv: string[] }).argv;
+}
+
 /**
  * `--combine`: one report over the finished runs of several comparisons of one environment
  * (e.g. the algorithms at their presets and a variant of one of them run separately with
@@ -325,13 +336,7 @@ async function combine(o: Options, argv: readonly string[]): Promise<number> {
   const groups: Group[] = [];
   for (const d of o.combine ?? []) {
     const dir = resolve(d);
-    const saved = join(dir, 'compare.json');
-    if (!existsSync(saved)) {
-      throw new OptionError(
-        `--combine ${d}: no compare.json there; pass folders written by npm run compare`,
-      );
-    }
-    const theirArgv = (JSON.parse(readFileSync(saved, 'utf8')) as { argv: string[] }).argv;
+    const theirArgv = savedArgv(d, '--combine');
     const theirs = resolveOptions(schema, (await parseArgsWithConfig(theirArgv, schema)).explicit);
     if (env !== undefined && theirs.env !== env) {
       throw new OptionError(
@@ -448,13 +453,7 @@ export async function compare(argv: readonly string[]): Promise<number> {
   let original = argv;
   if (o.resume) {
     // The comparison's own options come from the folder; only --jobs may change.
-    const saved = join(resolve(o.resume), 'compare.json');
-    if (!existsSync(saved)) {
-      throw new OptionError(
-        `--resume ${o.resume}: no compare.json there; pass a folder written by npm run compare`,
-      );
-    }
-    original = (JSON.parse(readFileSync(saved, 'utf8')) as { argv: string[] }).argv;
+    original = savedArgv(o.resume, '--resume');
     const again = (await parseArgsWithConfig(original, schema)).explicit;
     o = resolveOptions(schema, {
       ...again,
