@@ -363,7 +363,7 @@ async function combine(o: Options, argv: readonly string[]): Promise<number> {
   mkdirSync(out, { recursive: true });
   writeJsonAtomicSync(join(out, 'combine.json'), {
     argv,
-    folders: (o.combine ?? []).map((d) => resolve(d)),
+    folders: o.combine,
   });
   await writeReport(
     out,

@@ -365,7 +365,13 @@ export function markdown(
         `| ${s.label} | ${tasks.map((t) => (t in s.generalisation ? pct(s.generalisation[t]!) : '–')).join(' | ')} |`,
       );
   }
-  const runs = summaries.flatMap((s) => s.runs ?? []);
+  // Runs of a combined report can share a folder name (poad-s1 of two comparisons): then each
+  // row names its setting too.
+  const names = summaries.flatMap((s) => (s.runs ?? []).map((r) => r.name));
+  const clash = new Set(names).size < names.length;
+  const runs = summaries.flatMap((s) =>
+    (s.runs ?? []).map((r) => (clash ? { ...r, name: `${s.label}: ${r.name}` } : r)),
+  );
   if (runs.length) {
     const at = (x: number | null) => (x === null ? '–' : String(x));
     lines.push(

@@ -454,9 +454,11 @@ describe('npm run compare', () => {
       ]);
       expect(both.differences).toHaveLength(3);
       expect(both.command).toBe(`npm run compare -- --combine ${a},${c},${arch} --out ${d}`);
-      expect(readFileSync(join(cd, 'report.md'), 'utf8')).toContain(
-        `| ntpo ${extra} − ntpo ${extra} --lr 1e-4 |`,
-      );
+      const report = readFileSync(join(cd, 'report.md'), 'utf8');
+      expect(report).toContain(`| ntpo ${extra} − ntpo ${extra} --lr 1e-4 |`);
+      // Each folder has an ntpo-s1: the per-run rows name their setting.
+      expect(report).toContain(`| ntpo ${extra} --lr 1e-4: ntpo-s1 |`);
+      expect(report).toContain(`| ntpo ${extra} (a-archive): ntpo-s1 |`);
       // Folders that are not comparisons, of another environment, or --resume are refused.
       await expect(compare(['--combine', `${a},${base}`, '--out', d])).rejects.toThrow(
         /--combine .*reuse: no compare\.json there/,
