@@ -49,6 +49,20 @@ describe('plots', () => {
     expect(x).toBeGreaterThan(0);
   });
 
+  it('shrinks a title that would be wider than the chart, and keeps a short one at 15 px', () => {
+    const size = (title: string) => {
+      const svg = lineChartSvg({ ...chart, title });
+      return Number(/font-size="(\d+)" font-weight="bold">/.exec(svg)![1]);
+    };
+    expect(size(chart.title)).toBe(15);
+    const long =
+      'datascicoding/iris: mean reward of the sampled programs (failure −1) (mean ± std over seeds)';
+    // ≈ 0.63 em per bold character must fit in the 720 px chart.
+    expect(size(long) * 0.63 * long.length).toBeLessThanOrEqual(720);
+    expect(size(long)).toBeLessThan(15);
+    expect(size('x'.repeat(500))).toBe(9);
+  });
+
   it('puts the legend in the corner with the fewest curve samples, top right when it is free', () => {
     const rect = (svg: string) => {
       const r =

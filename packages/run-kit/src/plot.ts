@@ -95,6 +95,14 @@ export function legendCorner(
   return best;
 }
 
+/**
+ * The title's font size: 15 px, smaller (down to 9 px) when the title would be wider than `room`
+ * (bold DejaVu Sans is about 0.63 em per character).
+ */
+function titleSize(title: string, room: number): number {
+  return Math.max(9, Math.min(15, Math.floor(room / (0.63 * Math.max(1, title.length)))));
+}
+
 /** A line chart as a standalone SVG document (axes, ticks, legend, optional ± bands). */
 export function lineChartSvg(chart: LineChart): string {
   const W = chart.width ?? 720;
@@ -120,7 +128,7 @@ export function lineChartSvg(chart: LineChart): string {
   const parts: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="12">`,
     `<rect width="${W}" height="${H}" fill="white"/>`,
-    `<text x="${W / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">${esc(chart.title)}</text>`,
+    `<text x="${W / 2}" y="22" text-anchor="middle" font-size="${titleSize(chart.title, W - 16)}" font-weight="bold">${esc(chart.title)}</text>`,
   ];
   for (const t of ticks(yLo, yHi)) {
     parts.push(
