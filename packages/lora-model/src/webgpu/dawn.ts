@@ -56,13 +56,18 @@ function envPaths(name: string): string[] {
   return (process.env[name] ?? '').split(':').filter((p) => p.length > 0);
 }
 
-/** Where the Vulkan loader is, or null when none is found where the dynamic linker looks. */
-function vulkanLoader(): string | null {
-  for (const dir of [...envPaths('LD_LIBRARY_PATH'), ...LIB_DIRS]) {
-    const f = join(dir, 'libvulkan.so.1');
+/** Where the library `lib` is in `LD_LIBRARY_PATH`, the usual directories or `extraDirs`. */
+function findLibrary(lib: string, extraDirs: readonly string[] = []): string | null {
+  for (const dir of [...envPaths('LD_LIBRARY_PATH'), ...LIB_DIRS, ...extraDirs]) {
+    const f = join(dir, lib);
     if (existsSync(f)) return f;
   }
   return null;
+}
+
+/** Where the Vulkan loader is, or null when none is found where the dynamic linker looks. */
+function vulkanLoader(): string | null {
+  return findLibrary('libvulkan.so.1');
 }
 
 /** Vulkan driver manifests (ICD files) the loader would read. */
@@ -106,8 +111,7 @@ const GL_LIBRARIES = [
 
 /** Those of {@link GL_LIBRARIES} that are not where the dynamic linker looks. */
 function missingGlLibraries(): string[] {
-  const dirs = [...envPaths('LD_LIBRARY_PATH'), ...LIB_DIRS, '/usr/local/nvidia/lib64'];
-  return GL_LIBRARIES.filter((lib) => !dirs.some((dir) => existsSync(join(dir, lib))));
+  return GL_LIBRARIES.filter((lib) => findLibrary(lib, ['/usr/local/nvidia/lib64']) === null);
 }
 
 /** What is known about the machine when Dawn returns no adapter. */
