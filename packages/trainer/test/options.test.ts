@@ -47,6 +47,39 @@ describe('resolved options', () => {
   });
 });
 
+describe('per-algorithm presets', () => {
+  // The DataSciCoding learning rates were tuned per algorithm (docs/results.md); ETPO takes POAD's.
+  const dsc = { ...vh, family: 'datascicoding' as const };
+  const lrs = async (argv: string[]) => {
+    const o = await trainingOptionsOf(dsc, argv);
+    return [o.lr, o.criticLr];
+  };
+
+  it("DataSciCoding: NTPO's own learning rates, POAD's for POAD and ETPO; a flag still wins", async () => {
+    expect(await lrs(['--algo', 'poad'])).toEqual([1e-3, 3e-3]);
+    expect(await lrs(['--algo', 'etpo'])).toEqual([1e-3, 3e-3]);
+    expect(await lrs(['--algo', 'ntpo'])).toEqual([3e-4, 9e-4]);
+    expect(await lrs(['--algo', 'ntpo', '--lr', '2e-4'])).toEqual([2e-4, 9e-4]);
+    const ntpo = await trainingOptionsOf(dsc, ['--algo', 'ntpo']);
+    expect(ppoConfigOf(dsc, ntpo)).toMatchObject({ algorithm: 'ntpo', lr: 3e-4, criticLr: 9e-4 });
+    // Every other setting stays shared.
+    const poad = await trainingOptionsOf(dsc, ['--algo', 'poad']);
+    expect({ ...ppoConfigOf(dsc, ntpo), algorithm: 0, lr: 0, criticLr: 0 }).toEqual({
+      ...ppoConfigOf(dsc, poad),
+      algorithm: 0,
+      lr: 0,
+      criticLr: 0,
+    });
+  });
+
+  it('VirtualHome: one set of learning rates for every algorithm', async () => {
+    for (const algo of ['poad', 'ntpo', 'twosome', 'archer']) {
+      const o = await trainingOptionsOf(vh, ['--algo', algo]);
+      expect([o.lr, o.criticLr]).toEqual([5e-4, 1e-3]);
+    }
+  });
+});
+
 describe('the model option', () => {
   it("an app's defaultModel is the --model default; 'default-code' names the embedded code model", async () => {
     const { defaultCodeModelPath, defaultModelPath, informativePriorModelPath } = await import(
