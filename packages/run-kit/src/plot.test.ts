@@ -38,6 +38,23 @@ describe('plots', () => {
     expect(svg.startsWith('<svg')).toBe(true);
   });
 
+  it('draws a dashed series dashed, in its line and its legend entry, and the others solid', () => {
+    const level = {
+      name: 'prior',
+      points: [
+        [0, 0.3],
+        [200, 0.3],
+      ] as [number, number][],
+      dashed: true,
+    };
+    const svg = lineChartSvg({ ...chart, series: [...chart.series, level] });
+    const dashed = svg.split('\n').filter((l) => l.includes('stroke-dasharray'));
+    expect(dashed).toHaveLength(2);
+    expect(dashed[0]).toMatch(/^<polyline/);
+    expect(dashed[1]).toMatch(/^<line/);
+    expect(lineChartSvg(chart)).not.toContain('stroke-dasharray');
+  });
+
   it('sizes the legend to its longest name, so long labels stay inside the chart', () => {
     const name = 'ntpo γw=0.95 (3 seeds), a long ablation label';
     const svg = lineChartSvg({ ...chart, series: [{ ...chart.series[0]!, name }] });

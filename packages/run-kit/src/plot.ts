@@ -4,6 +4,8 @@ export interface Series {
   points: readonly (readonly [number, number])[];
   spread?: readonly number[];
   color?: string;
+  /** Draw the line dashed (e.g. a reference level such as a baseline's value). */
+  dashed?: boolean;
 }
 
 export interface LineChart {
@@ -168,6 +170,7 @@ export function lineChartSvg(chart: LineChart): string {
   }
   chart.series.forEach((s, i) => {
     const color = s.color ?? PALETTE[i % PALETTE.length]!;
+    const dash = s.dashed ? ' stroke-dasharray="6 4"' : '';
     if (s.spread && s.points.length > 1) {
       const upper = s.points.map(
         ([x, y], j) => `${sx(x).toFixed(1)},${sy(y + (s.spread![j] ?? 0)).toFixed(1)}`,
@@ -186,11 +189,11 @@ export function lineChartSvg(chart: LineChart): string {
       );
     } else if (s.points.length > 1) {
       const d = s.points.map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`).join(' ');
-      parts.push(`<polyline points="${d}" fill="none" stroke="${color}" stroke-width="2"/>`);
+      parts.push(`<polyline points="${d}" fill="none" stroke="${color}" stroke-width="2"${dash}/>`);
     }
     const ly = ly0 + 8 + i * 16;
     parts.push(
-      `<line x1="${lx}" x2="${lx + 22}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="3"/>`,
+      `<line x1="${lx}" x2="${lx + 22}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="3"${dash}/>`,
       `<text x="${lx + 28}" y="${ly + 4}">${esc(s.name)}</text>`,
     );
   });
