@@ -45,6 +45,32 @@ export function readPrograms(runDir: string): ProgramRow[] {
     .map((l) => JSON.parse(l) as ProgramRow);
 }
 
+/**
+ * Which attempt of its episode each program was: 1 for the episode's first prompt, 2 to
+ * `maxAttempts` for a fix-it turn after a failure. Rebuilt from the rows alone: env step s
+ * (1-based) was environment (s − 1) mod `numEnvs` (programs are scored in the order t·N + n), and
+ * an episode ends with a program that ran or with its `maxAttempts`-th failure. The result
+ * follows the order of `rows`.
+ */
+export function attemptsOf(
+  rows: readonly Pick<ProgramRow, 'envStep' | 'ran'>[],
+  numEnvs: number,
+  maxAttempts = 5,
+): number[] {
+  if (!Number.isInteger(numEnvs) || numEnvs < 1) {
+    throw new RangeError(`attemptsOf: numEnvs must be a positive integer, got ${numEnvs}`);
+  }
+  const next = new Array<number>(numEnvs).fill(1);
+  const attempt = new Map<number, number>();
+  for (const r of [...rows].sort((a, b) => a.envStep - b.envStep)) {
+    const env = (r.envStep - 1) % numEnvs;
+    const a = next[env]!;
+    attempt.set(r.envStep, a);
+    next[env] = r.ran || a >= maxAttempts ? 1 : a + 1;
+  }
+  return rows.map((r) => attempt.get(r.envStep)!);
+}
+
 /** Per-iteration statistics of programs, in iteration order. */
 export function programStats(rows: readonly ProgramRow[]): ProgramStats[] {
   const byIteration = new Map<number, ProgramRow[]>();

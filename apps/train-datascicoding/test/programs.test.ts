@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { plantHealthCsv } from '../src/plant-health.js';
 import {
+  attemptsOf,
   codeEvolutionHtml,
   improvements,
   lineDiff,
@@ -52,6 +53,31 @@ describe('lineDiff', () => {
         .map((l) => l.text)
         .join('\n'),
     ).toBe(b);
+  });
+});
+
+describe('attemptsOf', () => {
+  // Two environments, at most 3 attempts. Env 0 (odd steps) fails three times (truncated), then
+  // runs, fails, runs; env 1 (even steps) runs, then runs at its second attempt, then fails three times.
+  const ran = [false, true, false, false, false, true, true, false, false, false, true, false];
+  const rows = ran.map((r, i) => ({ envStep: i + 1, ran: r }));
+
+  it('numbers each program within its episode, per environment', () => {
+    expect(attemptsOf(rows, 2, 3)).toEqual([1, 1, 2, 1, 3, 2, 1, 1, 1, 2, 2, 3]);
+    // One environment: after the third failure the episode was truncated, so the fourth program
+    // is a first attempt again.
+    const one = [false, false, false, false, true, false].map((r, i) => ({
+      envStep: i + 1,
+      ran: r,
+    }));
+    expect(attemptsOf(one, 1, 3)).toEqual([1, 2, 3, 1, 2, 1]);
+  });
+
+  it('keeps the order of the rows it is given, and refuses a bad environment count', () => {
+    const shuffled = [rows[5]!, rows[0]!, rows[11]!, ...rows.slice(1, 5), ...rows.slice(6, 11)];
+    const byStep = new Map(rows.map((r, i) => [r.envStep, attemptsOf(rows, 2, 3)[i]]));
+    expect(attemptsOf(shuffled, 2, 3)).toEqual(shuffled.map((r) => byStep.get(r.envStep)));
+    expect(() => attemptsOf(rows, 0)).toThrow(/numEnvs must be a positive integer/);
   });
 });
 
