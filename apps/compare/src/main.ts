@@ -23,6 +23,7 @@ import { dataSciApp } from '@poad/train-datascicoding/src/spec.js';
 import { overcookedApp } from '@poad/train-overcooked/src/spec.js';
 import { virtualHomeApp } from '@poad/train-virtualhome/src/spec.js';
 import { type AppSpec, releaseBackend, runCli, trainingOptionsOf } from '@poad/trainer';
+import { type PriorReference, priorDatasetOf, readPrior } from './prior.js';
 import {
   type Group,
   groupCurve,
@@ -153,6 +154,13 @@ const schema = {
     optional: true,
     description:
       "Report side by side on the finished runs of these comparison folders (one environment; each setting labelled with its folder's --extra, e.g. 'twosome --advantage-normalisation chunk:4') in a new folder under --out, with every pair's intervals and p-values; trains nothing",
+  },
+  prior: {
+    type: 'string',
+    optional: true,
+    placeholder: 'prior.json',
+    description:
+      "DataSciCoding: the untrained model's programs (the JSON of npm run prior -w @poad/train-datascicoding) to set beside the runs: a row of the programs table, a dashed line on its charts, and each setting's last 5 iterations against it (also with --resume, --report-only and --combine)",
   },
   reportOnly: {
     type: 'boolean',
@@ -310,6 +318,25 @@ function settingsOf(o: Options): { label: string; args: string[] }[] {
 const runNameOf = (label: string, seed: number): string =>
   `${label.replace(/[^A-Za-z0-9.]+/g, '-')}-s${seed}`;
 
+/**
+ * The `--prior` of a comparison on `env` whose runs got `extra`, read and checked before anything
+ * trains (undefined without `--prior`).
+ */
+function priorOf(
+  file: string | undefined,
+  env: string,
+  extra: string | undefined,
+): PriorReference | undefined {
+  if (file === undefined) return undefined;
+  const [family, ...rest] = env.split('/');
+  if (family !== 'datascicoding') {
+    throw new OptionError(
+      `--prior: only DataSciCoding comparisons have a prior of programs, and this one is on ${env}; leave --prior out`,
+    );
+  }
+  return readPrior(file, priorDatasetOf(rest.join('/'), extra));
+}
+
 /** The command-line arguments a comparison folder was started with (its compare.json). */
 function savedArgv(dir: string, flag: string): string[] {
   const saved = join(resolve(dir), 'compare.json');
@@ -333,6 +360,7 @@ async function combine(o: Options, argv: readonly string[]): Promise<number> {
     );
   }
   let env: string | undefined;
+  let firstExtra: string | undefined;
   const groups: Group[] = [];
   for (const d of o.combine ?? []) {
     const dir = resolve(d);
@@ -343,6 +371,7 @@ async function combine(o: Options, argv: readonly string[]): Promise<number> {
         `--combine: ${d} compares on ${theirs.env}, the first folder on ${env}; combine comparisons of one environment`,
       );
     }
+    if (env === undefined) firstExtra = theirs.extra;
     env = theirs.env;
     const extra = theirs.extra?.trim();
     for (const s of settingsOf(theirs)) {
@@ -358,6 +387,7 @@ async function combine(o: Options, argv: readonly string[]): Promise<number> {
   }
   if (env === undefined || groups.length === 0)
     throw new OptionError('--combine: no finished run in these folders');
+  const prior = priorOf(o.prior, env, firstExtra);
   const [family, ...rest] = env.split('/');
   const out = resolve(o.out, runName(['combined', env.replace('/', '-')]));
   mkdirSync(out, { recursive: true });
@@ -372,8 +402,20 @@ async function combine(o: Options, argv: readonly string[]): Promise<number> {
     rest.join('/'),
     groups,
     `npm run compare -- ${argv.join(' ')}`,
+    prior,
   );
   return 0;
+}
+
+/** The prior's value on one of the program charts (null: it has none, e.g. no program ran). */
+function priorLevel(
+  prior: PriorReference,
+  key: 'meanReward' | 'programsRun' | 'bestReward',
+): { name: string; value: number } | null {
+  const n = prior.samples;
+  if (key === 'meanReward') return { name: `prior (${n} programs)`, value: prior.meanReward };
+  if (key === 'programsRun') return { name: `prior (${n} programs)`, value: prior.ran };
+  return prior.bestAuc === null ? null : { name: `prior: best of ${n}`, value: prior.bestAuc };
 }
 
 /** report.md, summary.json and the curves (mean ± std over seeds) of `groups` into `dir`. */
@@ -384,6 +426,7 @@ async function writeReport(
   task: string,
   groups: Group[],
   command: string,
+  prior?: PriorReference,
 ): Promise<void> {
   const optimum = app.optimalReturn?.(task);
   const summaries = groups.map((g) => summarise(g, task, optimum));
@@ -409,11 +452,26 @@ async function writeReport(
       bestReward: ['best-reward', 'best reward so far', 'ROC AUC'],
     } as const;
     for (const [key, [base, title, yLabel]] of Object.entries(charts)) {
+      const series = groups.map((g) => groupCurve(g, key as keyof typeof charts));
+      const level = prior && priorLevel(prior, key as keyof typeof charts);
+      if (level) {
+        // The prior as a dashed level across the runs' steps.
+        const xs = series.flatMap((c) => c.points.map(([x]) => x));
+        series.push({
+          name: level.name,
+          points: [
+            [Math.min(...xs), level.value],
+            [Math.max(...xs), level.value],
+          ],
+          color: '#555555',
+          dashed: true,
+        });
+      }
       const svg = lineChartSvg({
         title: `${env}: ${title} (mean ± std over seeds)`,
         xLabel: 'environment steps',
         yLabel,
-        series: groups.map((g) => groupCurve(g, key as keyof typeof charts)),
+        series,
       });
       writeFileAtomicSync(join(dir, `${base}.svg`), svg);
       writeFileAtomicSync(join(dir, `${base}.png`), await svgToPng(svg));
@@ -428,10 +486,11 @@ async function writeReport(
     differences: pairwiseDifferences(summaries),
     reused,
     programs,
+    ...(prior ? { prior } : {}),
   });
   writeFileAtomicSync(
     join(dir, 'report.md'),
-    markdown(`Comparison on ${env}`, command, summaries, optimum, reused, programs),
+    markdown(`Comparison on ${env}`, command, summaries, optimum, reused, programs, prior),
   );
   process.stderr.write(`\nreport: ${join(dir, 'report.md')}\n`);
 }
@@ -452,12 +511,13 @@ export async function compare(argv: readonly string[]): Promise<number> {
   if (o.combine) return combine(o, argv);
   let original = argv;
   if (o.resume) {
-    // The comparison's own options come from the folder; only --jobs may change.
+    // The comparison's own options come from the folder; only --jobs and --prior may change.
     original = savedArgv(o.resume, '--resume');
     const again = (await parseArgsWithConfig(original, schema)).explicit;
     o = resolveOptions(schema, {
       ...again,
       ...(parsed.explicit.jobs === undefined ? {} : { jobs: parsed.explicit.jobs }),
+      ...(parsed.explicit.prior === undefined ? {} : { prior: parsed.explicit.prior }),
       resume: o.resume,
       reportOnly: o.reportOnly,
     });
@@ -467,6 +527,8 @@ export async function compare(argv: readonly string[]): Promise<number> {
   const [family, ...rest] = o.env.split('/');
   const app = APPS[family!]!;
   const task = rest.join('/');
+  // A bad --prior is refused before anything trains.
+  const prior = priorOf(o.prior, o.env, o.extra);
   const settings = settingsOf(o);
   const dir = o.resume
     ? resolve(o.resume)
@@ -553,7 +615,7 @@ export async function compare(argv: readonly string[]): Promise<number> {
     }
   }
   const command = `npm run compare -- ${original.join(' ')}${o.resume ? ` (then --resume ${basename(dir)}${o.reportOnly ? ' --report-only: finished runs only' : ''})` : ''}`;
-  await writeReport(dir, o.env, app, task, groups, command);
+  await writeReport(dir, o.env, app, task, groups, command, prior);
   return 0;
 }
 

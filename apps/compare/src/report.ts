@@ -1,6 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Series } from '@poad/run-kit';
+import { attemptsOf, readPrograms } from '@poad/train-datascicoding/src/programs.js';
+import type { PriorReference } from './prior.js';
 import { compareGroups, type Difference } from './stats.js';
 
 /** One curve group: an algorithm (or ablation setting) over several seeds. */
@@ -57,8 +59,63 @@ export interface RunSummary {
   finalLabelMass: number | null;
   /** Held-out perplexity of the policy before and after training (null: not measured). */
   perplexity: [number, number] | null;
+  /** DataSciCoding runs: what their programs did (null for other environments). */
+  programs: RunPrograms | null;
   envSteps: number;
   wallSeconds: number;
+}
+
+/** The programs of one DataSciCoding run: first and last 5 iterations, and the best reward. */
+export interface RunPrograms {
+  startReward: number;
+  finalReward: number;
+  startRun: number;
+  finalRun: number;
+  best: number;
+  /**
+   * The same over first attempts only (an episode's first prompt, as the prior samples them; the
+   * fix-it turns after a failure left out); null without programs.jsonl or the run's env count.
+   */
+  firstAttempts: {
+    startReward: number;
+    finalReward: number;
+    startRun: number;
+    finalRun: number;
+  } | null;
+}
+
+/** Mean reward and share that ran of a run's first-attempt programs, first and last `k` iterations. */
+function firstAttemptFigures(runDir: string, k: number): RunPrograms['firstAttempts'] {
+  const programs = readPrograms(runDir);
+  const envs = readRunJson<{ envs?: number }>(runDir, 'config.json', {}).envs;
+  if (programs.length === 0 || typeof envs !== 'number') return null;
+  const attempts = attemptsOf(programs, envs);
+  const first = programs.filter((_, i) => attempts[i] === 1);
+  const iterations = [...new Set(programs.map((p) => p.iteration))].sort((a, b) => a - b);
+  const of = (its: number[]) => {
+    const ps = first.filter((p) => its.includes(p.iteration));
+    return [mean(ps.map((p) => p.reward)), mean(ps.map((p) => (p.ran ? 1 : 0)))] as const;
+  };
+  const [startReward, startRun] = of(iterations.slice(0, k));
+  const [finalReward, finalRun] = of(iterations.slice(-k));
+  return { startReward, finalReward, startRun, finalRun };
+}
+
+/** Program figures of a run's metrics rows, or null when it logged none (not DataSciCoding). */
+function runPrograms(rows: readonly Row[], k = 5, runDir?: string): RunPrograms | null {
+  if (rows.length === 0 || typeof rows[0]!.programsRun !== 'number') return null;
+  const window = (key: ProgramMetric, from: 'start' | 'end') => {
+    const part = from === 'start' ? rows.slice(0, k) : rows.slice(-k);
+    return mean(part.map((r) => r[key] as number));
+  };
+  return {
+    startReward: window('meanReward', 'start'),
+    finalReward: window('meanReward', 'end'),
+    startRun: window('programsRun', 'start'),
+    finalRun: window('programsRun', 'end'),
+    best: rows.at(-1)!.bestReward as number,
+    firstAttempts: runDir === undefined ? null : firstAttemptFigures(runDir, k),
+  };
 }
 
 export function readRows(runDir: string): Row[] {
@@ -133,6 +190,7 @@ export function summariseRun(runDir: string, trainTask: string): RunSummary {
       typeof ppl.before === 'number' && typeof ppl.after === 'number'
         ? [ppl.before, ppl.after]
         : null,
+    programs: runPrograms(rows, 5, runDir),
     envSteps: rows[last]?.envSteps ?? 0,
     wallSeconds: rows[last]?.wallSeconds ?? 0,
   };
@@ -197,38 +255,46 @@ export interface ProgramSummary {
   finalRun: [number, number];
   /** Best reward of any program of the run: mean ± std over seeds. */
   best: [number, number];
+  /** Each seed's figures, in the group's order of runs. */
+  perSeed: RunPrograms[];
 }
 
 /** The program figures of a group, or null when its runs did not log them (not DataSciCoding). */
 export function programSummary(g: Group, k = 5): ProgramSummary | null {
-  const all = g.runDirs.map(readRows);
-  if (all.some((rows) => rows.length === 0 || typeof rows[0]!.programsRun !== 'number'))
-    return null;
-  const window = (rows: Row[], key: ProgramMetric, from: 'start' | 'end') => {
-    const part = from === 'start' ? rows.slice(0, k) : rows.slice(-k);
-    return mean(part.map((r) => r[key] as number));
+  const all = g.runDirs.map((d) => runPrograms(readRows(d), k, d));
+  if (all.length === 0 || all.some((p) => p === null)) return null;
+  const perSeed = all as RunPrograms[];
+  const ms = (key: Exclude<keyof RunPrograms, 'firstAttempts'>): [number, number] => {
+    const xs = perSeed.map((p) => p[key]);
+    return [mean(xs), std(xs)];
   };
-  const ms = (xs: number[]): [number, number] => [mean(xs), std(xs)];
   return {
     label: g.label,
-    startReward: ms(all.map((r) => window(r, 'meanReward', 'start'))),
-    finalReward: ms(all.map((r) => window(r, 'meanReward', 'end'))),
-    startRun: ms(all.map((r) => window(r, 'programsRun', 'start'))),
-    finalRun: ms(all.map((r) => window(r, 'programsRun', 'end'))),
-    best: ms(all.map((r) => r.at(-1)!.bestReward as number)),
+    startReward: ms('startReward'),
+    finalReward: ms('finalReward'),
+    startRun: ms('startRun'),
+    finalRun: ms('finalRun'),
+    best: ms('best'),
+    perSeed,
   };
 }
 
-/** The programs table of a DataSciCoding comparison. */
-export function programsMarkdown(rows: readonly ProgramSummary[]): string[] {
+/** How far above the prior a setting's last 5 iterations must be to count (the protocol's 0.03). */
+export const PRIOR_MARGIN = 0.03;
+
+/** The programs table of a DataSciCoding comparison, with the prior beside it when given. */
+export function programsMarkdown(
+  rows: readonly ProgramSummary[],
+  prior?: PriorReference,
+): string[] {
   if (rows.length === 0) return [];
   const f = ([m, s]: [number, number]) => `${m.toFixed(3)} ± ${s.toFixed(3)}`;
   const p = ([m, s]: [number, number]) => `${(100 * m).toFixed(0)}% ± ${(100 * s).toFixed(0)}%`;
-  return [
+  const lines = [
     '',
     '## Programs (DataSciCoding)',
     '',
-    'Mean reward of the sampled programs (a failure counts −1) and share that ran, over the first and the last 5 iterations, and the best reward of the run; mean ± std over seeds. Curves: mean-reward.png, programs-run.png, best-reward.png.',
+    `Mean reward of the sampled programs (a failure counts −1) and share that ran, over the first and the last 5 iterations, and the best reward of the run; mean ± std over seeds.${prior ? ` The prior: ${prior.samples} programs of the untrained model on ${prior.dataset} (${prior.file}), mean reward ± its standard error, the share that ran and the best ROC AUC; the dashed line on the charts.` : ''} Curves: mean-reward.png, programs-run.png, best-reward.png.`,
     '',
     '| run | mean reward, first 5 iterations | mean reward, last 5 | ran, first 5 | ran, last 5 | best reward |',
     '|---|---|---|---|---|---|',
@@ -237,17 +303,59 @@ export function programsMarkdown(rows: readonly ProgramSummary[]): string[] {
         `| ${r.label} | ${f(r.startReward)} | ${f(r.finalReward)} | ${p(r.startRun)} | ${p(r.finalRun)} | ${f(r.best)} |`,
     ),
   ];
+  if (!prior) return lines;
+  const se = prior.meanRewardSe === null ? '' : ` ± ${prior.meanRewardSe.toFixed(3)} (s.e.)`;
+  const best = prior.bestAuc === null ? '–' : prior.bestAuc.toFixed(3);
+  const ran = `${(100 * prior.ran).toFixed(0)}%`;
+  lines.push(
+    `| prior (${prior.samples} programs) | ${prior.meanReward.toFixed(3)}${se} | | ${ran} | | ${best} |`,
+  );
+  const signed = (x: number, digits: number) =>
+    `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(digits)}`;
+  lines.push(
+    '',
+    `Against the prior: each seed's last 5 iterations minus the prior's programs, mean ± std over seeds, and the seeds whose mean reward is at least ${PRIOR_MARGIN} above the prior's. The prior samples only an episode's first prompt, while a run's programs include the fix-it turns after a failure (harder: they start from a program that failed), so the last two columns take the runs' first attempts alone (rebuilt from programs.jsonl).`,
+    '',
+    '| run | mean reward, last 5 − prior | ran, last 5 − prior (points) | seeds ≥ prior + 0.03 | first attempts: mean reward, first 5 → last 5 | first attempts, last 5 − prior |',
+    '|---|---|---|---|---|---|',
+    ...rows.map((r) => {
+      const dr = r.perSeed.map((x) => x.finalReward - prior.meanReward);
+      const dn = r.perSeed.map((x) => 100 * (x.finalRun - prior.ran));
+      const above = dr.filter((d) => d >= PRIOR_MARGIN).length;
+      const fa = r.perSeed.map((x) => x.firstAttempts);
+      const first = fa.every((x) => x !== null)
+        ? (() => {
+            const start = fa.map((x) => x!.startReward);
+            const end = fa.map((x) => x!.finalReward);
+            const d = end.map((x) => x - prior.meanReward);
+            return `${mean(start).toFixed(3)} → ${mean(end).toFixed(3)} | ${signed(mean(d), 3)} ± ${std(d).toFixed(3)}`;
+          })()
+        : '– | –';
+      return `| ${r.label} | ${signed(mean(dr), 3)} ± ${std(dr).toFixed(3)} | ${signed(mean(dn), 1)} ± ${std(dn).toFixed(1)} | ${above}/${dr.length} | ${first} |`;
+    }),
+  );
+  return lines;
 }
 
 /** The per-pair comparison of the report: A − B on each metric over their seeds. */
 export interface PairDifference {
   a: string;
   b: string;
-  /** Final greedy return, final greedy success, env steps to 90% sampled success (null: too few runs). */
-  metrics: Record<PairMetric, Difference | null>;
+  /**
+   * Per metric (null: too few runs): final greedy return, and final greedy success and env steps
+   * to 90% sampled success, or for DataSciCoding the programs' mean reward and share that ran over
+   * the last 5 iterations and the best reward.
+   */
+  metrics: Partial<Record<PairMetric, Difference | null>>;
 }
 
-export type PairMetric = 'greedyReturn' | 'greedySuccess' | 'stepsTo90Sampled';
+export type PairMetric =
+  | 'greedyReturn'
+  | 'greedySuccess'
+  | 'stepsTo90Sampled'
+  | 'finalMeanReward'
+  | 'finalRun'
+  | 'bestReward';
 
 const PAIR_METRICS: Record<PairMetric, { title: string; of: (r: RunSummary) => number | null }> = {
   greedyReturn: { title: 'final greedy return', of: (r) => r.greedy?.meanReturn ?? null },
@@ -258,7 +366,33 @@ const PAIR_METRICS: Record<PairMetric, { title: string; of: (r: RunSummary) => n
     title: 'env steps to 90% sampled success',
     of: (r) => r.sampledSuccessAt[1] ?? r.envSteps,
   },
+  finalMeanReward: {
+    title: 'mean reward, last 5 iterations',
+    of: (r) => r.programs?.finalReward ?? null,
+  },
+  finalRun: { title: 'share that ran, last 5 iterations', of: (r) => r.programs?.finalRun ?? null },
+  bestReward: { title: 'best reward', of: (r) => r.programs?.best ?? null },
 };
+
+const PAIR_DIGITS: Record<PairMetric, number> = {
+  greedyReturn: 3,
+  greedySuccess: 2,
+  stepsTo90Sampled: 0,
+  finalMeanReward: 3,
+  finalRun: 3,
+  bestReward: 4,
+};
+
+/**
+ * The metrics compared between settings: with programs (DataSciCoding, where no episode is a
+ * "success" and there is no optimum) the programs' figures, otherwise success and speed.
+ */
+function pairMetricsOf(summaries: readonly GroupSummary[]): PairMetric[] {
+  const runs = summaries.flatMap((s) => s.runs ?? []);
+  return runs.length > 0 && runs.every((r) => r.programs)
+    ? ['greedyReturn', 'finalMeanReward', 'finalRun', 'bestReward']
+    : ['greedyReturn', 'greedySuccess', 'stepsTo90Sampled'];
+}
 
 /**
  * Bootstrap 95% intervals and permutation p-values of the difference in means between every pair
@@ -269,14 +403,13 @@ export function pairwiseDifferences(
   seed = 12_345,
 ): PairDifference[] {
   const out: PairDifference[] = [];
+  const keys = pairMetricsOf(summaries);
   for (let i = 0; i < summaries.length; i++)
     for (let j = i + 1; j < summaries.length; j++) {
       const [A, B] = [summaries[i]!, summaries[j]!];
-      const metrics = {} as Record<PairMetric, Difference | null>;
-      for (const [key, m] of Object.entries(PAIR_METRICS) as [
-        PairMetric,
-        (typeof PAIR_METRICS)[PairMetric],
-      ][]) {
+      const metrics: Partial<Record<PairMetric, Difference | null>> = {};
+      for (const key of keys) {
+        const m = PAIR_METRICS[key];
         const xs = A.runs.map(m.of).filter((x): x is number => x !== null);
         const ys = B.runs.map(m.of).filter((x): x is number => x !== null);
         metrics[key] = xs.length && ys.length ? compareGroups(xs, ys, { seed }) : null;
@@ -289,16 +422,12 @@ export function pairwiseDifferences(
 /** The report's section on pairwise differences, saying plainly which are not significant. */
 function differencesMarkdown(pairs: readonly PairDifference[]): string[] {
   if (pairs.length === 0) return [];
-  const keys = Object.keys(PAIR_METRICS) as PairMetric[];
-  const cell = (d: Difference | null, digits: number) =>
-    d === null
+  const keys = Object.keys(pairs[0]!.metrics) as PairMetric[];
+  const cell = (d: Difference | null | undefined, digits: number) =>
+    !d
       ? '–'
       : `${d.diff.toFixed(digits)} [${d.low.toFixed(digits)}, ${d.high.toFixed(digits)}], p = ${d.p.toFixed(3)}${d.p < 0.05 ? '' : ' (n.s.)'}`;
-  const digits: Record<PairMetric, number> = {
-    greedyReturn: 3,
-    greedySuccess: 2,
-    stepsTo90Sampled: 0,
-  };
+  const digits = PAIR_DIGITS;
   const notSignificant = pairs.flatMap((p) =>
     keys
       .filter((k) => p.metrics[k] && p.metrics[k]!.p >= 0.05)
@@ -308,7 +437,7 @@ function differencesMarkdown(pairs: readonly PairDifference[]): string[] {
     '',
     '## Differences between settings',
     '',
-    'Mean of A − mean of B over seeds, with a percentile-bootstrap 95% interval (each group resampled alone) and a two-sided permutation p-value (exact over every split of the seeds when there are at most 100,000). Runs that never reached 90% sampled success count with their total env steps (a lower bound). "(n.s.)": not significant at the 5% level.',
+    `Mean of A − mean of B over seeds, with a percentile-bootstrap 95% interval (each group resampled alone) and a two-sided permutation p-value (exact over every split of the seeds when there are at most 100,000).${keys.includes('stepsTo90Sampled') ? ' Runs that never reached 90% sampled success count with their total env steps (a lower bound).' : ''} "(n.s.)": not significant at the 5% level.`,
     '',
     `| A − B | ${keys.map((k) => PAIR_METRICS[k].title).join(' | ')} |`,
     `|---|${keys.map(() => '---').join('|')}|`,
@@ -330,27 +459,44 @@ export function markdown(
   optimum: number | undefined,
   reused: Readonly<Record<string, string>> = {},
   programs: readonly ProgramSummary[] = [],
+  prior?: PriorReference,
 ): string {
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-  const lines = [
-    `# ${title}`,
-    '',
-    `Command: \`${command}\``,
-    '',
-    '![learning curves](curves.png)',
-    '',
-    `| run | seeds | final greedy return | final greedy success | env steps to 90% of optimum${optimum === undefined ? '' : ` (${optimum.toFixed(4)})`} |`,
-    '|---|---|---|---|---|',
-    ...summaries.map((s) => {
-      const reached = s.stepsTo90.filter((x): x is number => x !== null);
-      const steps = reached.length
-        ? `${Math.round(mean(reached))} (${reached.length}/${s.seeds} seeds reached)`
-        : `not reached (0/${s.seeds})`;
-      return `| ${s.label} | ${s.seeds} | ${s.finalReturn[0].toFixed(3)} ± ${s.finalReturn[1].toFixed(3)} | ${pct(s.finalSuccess[0])} ± ${pct(s.finalSuccess[1])} | ${steps} |`;
-    }),
-  ];
-  lines.push(...differencesMarkdown(pairwiseDifferences(summaries)));
-  lines.push(...programsMarkdown(programs));
+  // DataSciCoding: an episode has no success and no optimum; its programs are the measure.
+  const coding = programs.length > 0 && programs.length === summaries.length;
+  const lines = [`# ${title}`, '', `Command: \`${command}\``, ''];
+  if (coding) {
+    lines.push(
+      '![mean reward of the sampled programs](mean-reward.png)',
+      '',
+      "Final greedy return: the return of the final evaluation's greedy episodes (the reward of the program that ran, −1 for each turn whose program failed); mean ± std over seeds.",
+      '',
+      '| run | seeds | final greedy return |',
+      '|---|---|---|',
+      ...summaries.map(
+        (s) =>
+          `| ${s.label} | ${s.seeds} | ${s.finalReturn[0].toFixed(3)} ± ${s.finalReturn[1].toFixed(3)} |`,
+      ),
+    );
+    lines.push(...programsMarkdown(programs, prior));
+    lines.push(...differencesMarkdown(pairwiseDifferences(summaries)));
+  } else {
+    lines.push(
+      '![learning curves](curves.png)',
+      '',
+      `| run | seeds | final greedy return | final greedy success | env steps to 90% of optimum${optimum === undefined ? '' : ` (${optimum.toFixed(4)})`} |`,
+      '|---|---|---|---|---|',
+      ...summaries.map((s) => {
+        const reached = s.stepsTo90.filter((x): x is number => x !== null);
+        const steps = reached.length
+          ? `${Math.round(mean(reached))} (${reached.length}/${s.seeds} seeds reached)`
+          : `not reached (0/${s.seeds})`;
+        return `| ${s.label} | ${s.seeds} | ${s.finalReturn[0].toFixed(3)} ± ${s.finalReturn[1].toFixed(3)} | ${pct(s.finalSuccess[0])} ± ${pct(s.finalSuccess[1])} | ${steps} |`;
+      }),
+    );
+    lines.push(...differencesMarkdown(pairwiseDifferences(summaries)));
+    lines.push(...programsMarkdown(programs));
+  }
   const tasks = [...new Set(summaries.flatMap((s) => Object.keys(s.generalisation)))];
   if (tasks.length > 1) {
     lines.push(
@@ -372,7 +518,25 @@ export function markdown(
   const runs = summaries.flatMap((s) =>
     (s.runs ?? []).map((r) => (clash ? { ...r, name: `${s.label}: ${r.name}` } : r)),
   );
-  if (runs.length) {
+  const ppl = (r: RunSummary) =>
+    r.perplexity ? `${r.perplexity[0].toFixed(2)} → ${r.perplexity[1].toFixed(2)}` : '–';
+  if (runs.length && coding) {
+    const arrow = (a: number, b: number, f: (x: number) => string) => `${f(a)} → ${f(b)}`;
+    const pct0 = (x: number) => `${(100 * x).toFixed(0)}%`;
+    lines.push(
+      '',
+      '## Per run',
+      '',
+      'Programs of the first → last 5 iterations; greedy: the final evaluation; perplexity: on held-out text, before → after training.',
+      '',
+      '| run | mean reward | ran | best reward | greedy return | perplexity | env steps | training wall (s) |',
+      '|---|---|---|---|---|---|---|---|',
+      ...runs.map((r) => {
+        const p = r.programs!;
+        return `| ${r.name} | ${arrow(p.startReward, p.finalReward, (x) => x.toFixed(3))} | ${arrow(p.startRun, p.finalRun, pct0)} | ${p.best.toFixed(4)} | ${r.greedy ? r.greedy.meanReturn.toFixed(3) : '–'} | ${ppl(r)} | ${r.envSteps} | ${Math.round(r.wallSeconds)} |`;
+      }),
+    );
+  } else if (runs.length) {
     const at = (x: number | null) => (x === null ? '–' : String(x));
     lines.push(
       '',
@@ -391,10 +555,7 @@ export function markdown(
           ? `${pct(r.greedy.successRate)}, ${r.greedy.meanReturn.toFixed(3)}`
           : '–';
         const mass = r.finalLabelMass === null ? '–' : r.finalLabelMass.toFixed(3);
-        const ppl = r.perplexity
-          ? `${r.perplexity[0].toFixed(2)} → ${r.perplexity[1].toFixed(2)}`
-          : '–';
-        return `| ${r.name} | ${at(r.sampledSuccessAt[0])} / ${at(r.sampledSuccessAt[1])} | ${end} | ${g} | ${mass} | ${ppl} | ${r.envSteps} | ${Math.round(r.wallSeconds)} |`;
+        return `| ${r.name} | ${at(r.sampledSuccessAt[0])} / ${at(r.sampledSuccessAt[1])} | ${end} | ${g} | ${mass} | ${ppl(r)} | ${r.envSteps} | ${Math.round(r.wallSeconds)} |`;
       }),
     );
   }

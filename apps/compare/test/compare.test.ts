@@ -153,6 +153,7 @@ describe('pairwise differences in the report', () => {
       greedy: { successRate: r > 0 ? 1 : 0, meanReturn: r },
       finalLabelMass: null,
       perplexity: null,
+      programs: null,
       envSteps: 1000,
       wallSeconds: 1,
     })),
@@ -238,6 +239,20 @@ describe('npm run compare', () => {
     );
     writeFileSync(file, 'algos: [poad, nope]\n');
     await expect(compare(['--config', file])).rejects.toThrow(/nope/);
+  });
+
+  it('--prior is checked before anything trains: a dataset the file lacks is refused', async () => {
+    const base = join(out, 'prior-refused');
+    mkdirSync(base);
+    const prior = join(base, 'prior.json');
+    writeFileSync(prior, JSON.stringify({ summaries: [{ dataset: 'wine', samples: 1 }] }));
+    const dsc = ['--env', 'datascicoding/digits', '--algos', 'poad', '--out', join(base, 'runs')];
+    await expect(compare([...dsc, '--prior', prior])).rejects.toThrow(
+      /--prior .*prior\.json: no programs of digits in it \(it has: wine\)/,
+    );
+    const vh = ['--env', 'virtualhome/food-preparation', '--out', join(base, 'runs')];
+    await expect(compare([...vh, '--prior', prior])).rejects.toThrow(/only DataSciCoding/);
+    expect(existsSync(join(base, 'runs'))).toBe(false);
   });
 
   it('--first-seed 7 --seeds 1 trains seed 7 only (tuning seeds apart from evaluation seeds)', async () => {
@@ -474,6 +489,12 @@ describe('npm run compare', () => {
       );
       await expect(compare(['--combine', a, '--resume', a])).rejects.toThrow(
         /cannot be used with --resume/,
+      );
+      // A prior of programs belongs to DataSciCoding only.
+      const prior = join(base, 'prior.json');
+      writeFileSync(prior, JSON.stringify({ summaries: [{ dataset: 'wine', samples: 1 }] }));
+      await expect(compare(['--combine', a, '--prior', prior, '--out', d])).rejects.toThrow(
+        /--prior: only DataSciCoding comparisons .* on virtualhome\/entertainment/,
       );
       expect(readdirSync(d)).toHaveLength(1);
     } finally {

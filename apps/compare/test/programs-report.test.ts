@@ -1,7 +1,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { OptionError } from '@poad/run-kit';
 import { afterAll, describe, expect, it } from 'vitest';
+import { priorDatasetOf, readPrior } from '../src/prior.js';
 import { groupCurve, programSummary, programsMarkdown } from '../src/report.js';
 
 const root = mkdtempSync(join(tmpdir(), 'poad-programs-report-'));
@@ -67,5 +69,98 @@ describe('program figures of a DataSciCoding comparison', () => {
     expect(programSummary({ label: 'poad', runDirs: [rewarded] })).toBeNull();
     expect(programSummary({ label: 'poad', runDirs: [other] })).toBeNull();
     expect(programsMarkdown([])).toEqual([]);
+  });
+});
+
+describe('the prior beside a DataSciCoding comparison', () => {
+  /** A prior file of `npm run prior` with these programs on wine (reward = AUC, or −1). */
+  const priorFile = (programs: { ok: boolean; auc: number | null }[]) => {
+    const f = join(root, `prior-${programs.length}.json`);
+    const rewards = programs.map((p) => (p.ok ? (p.auc as number) : -1));
+    const aucs = programs.filter((p) => p.ok).map((p) => p.auc as number);
+    writeFileSync(
+      f,
+      JSON.stringify({
+        options: { samples: programs.length },
+        summaries: [
+          {
+            dataset: 'wine',
+            samples: programs.length,
+            ran: aucs.length / programs.length,
+            meanReward: rewards.reduce((a, b) => a + b, 0) / programs.length,
+            bestAuc: Math.max(...aucs),
+          },
+        ],
+        programs: { wine: programs.map((p) => ({ body: 'x', tokens: 1, reason: null, ...p })) },
+      }),
+    );
+    return f;
+  };
+  // Rewards 0.9, 0.9, 0.9, −1: mean 0.425, sample std 0.95, standard error 0.475.
+  const file = priorFile([
+    { ok: true, auc: 0.9 },
+    { ok: true, auc: 0.9 },
+    { ok: true, auc: 0.9 },
+    { ok: false, auc: null },
+  ]);
+
+  it('reads the dataset of the comparison, with the standard error of its mean reward', () => {
+    const p = readPrior(file, 'wine');
+    expect(p).toMatchObject({ dataset: 'wine', samples: 4, ran: 0.75, bestAuc: 0.9 });
+    expect(p.meanReward).toBeCloseTo(0.425, 12);
+    expect(p.meanRewardSe).toBeCloseTo(0.475, 12);
+  });
+
+  it('refuses a missing file, another JSON, and a dataset the file lacks, saying how to make one', () => {
+    expect(() => readPrior(join(root, 'nope.json'), 'wine')).toThrow(
+      /no such file; make one with: npm run prior/,
+    );
+    const other = join(root, 'other.json');
+    writeFileSync(other, '{"runs": []}');
+    expect(() => readPrior(other, 'wine')).toThrow(OptionError);
+    expect(() => readPrior(other, 'wine')).toThrow(/not a prior file/);
+    expect(() => readPrior(file, 'digits')).toThrow(/no programs of digits in it \(it has: wine\)/);
+  });
+
+  it("names a csv comparison's dataset by its file, and refuses one without --csv", () => {
+    expect(priorDatasetOf('wine', undefined)).toBe('wine');
+    expect(priorDatasetOf('csv', '--csv apps/x/data/plant_health.csv --target health')).toBe(
+      'plant_health.csv',
+    );
+    expect(priorDatasetOf('csv', '--target health --csv=d/p.csv')).toBe('p.csv');
+    expect(() => priorDatasetOf('csv', '--target health')).toThrow(/names no --csv FILE/);
+  });
+
+  it('adds a prior row and each seed against it, all programs and first attempts alone', () => {
+    // Two environments, two iterations of four programs. Env 0 (odd steps) fails and then runs
+    // at its second attempt, twice; env 1 (even steps) runs at every first attempt.
+    const dir = run('wine-s1', rows([0.2, 0.6]));
+    const programs = [
+      [1, 1, -1, false],
+      [1, 2, 0.8, true],
+      [1, 3, 0.6, true],
+      [1, 4, 0.8, true],
+      [2, 5, -1, false],
+      [2, 6, 1, true],
+      [2, 7, 1, true],
+      [2, 8, 1, true],
+    ].map(([iteration, envStep, reward, ran]) => ({ iteration, envStep, reward, ran, body: 'x' }));
+    writeFileSync(
+      join(dir, 'programs.jsonl'),
+      programs.map((p) => `${JSON.stringify(p)}\n`).join(''),
+    );
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ envs: 2 }));
+    const s = programSummary({ label: 'poad', runDirs: [dir] }, 1)!;
+    // First attempts: steps 1, 2, 4 (step 3 is env 0's fix-it turn), then 5, 6, 8.
+    expect(s.perSeed[0]!.firstAttempts!.startReward).toBeCloseTo((-1 + 0.8 + 0.8) / 3, 12);
+    expect(s.perSeed[0]!.firstAttempts!.finalReward).toBeCloseTo((-1 + 1 + 1) / 3, 12);
+    const table = programsMarkdown([s], readPrior(file, 'wine')).join('\n');
+    expect(table).toContain('| prior (4 programs) | 0.425 ± 0.475 (s.e.) | | 75% | | 0.900 |');
+    // Last iteration (k = 1): mean reward 0.6 − 0.425; ran (0.6 + 1) / 2 = 80% − 75%; first
+    // attempts 0.200 → 0.333, 0.333 − 0.425.
+    expect(table).toContain(
+      '| poad | +0.175 ± 0.000 | +5.0 ± 0.0 | 1/1 | 0.200 → 0.333 | −0.092 ± 0.000 |',
+    );
+    expect(programsMarkdown([s]).join('\n')).not.toContain('prior');
   });
 });
