@@ -30,7 +30,7 @@ import {
   markdown,
   type ProgramSummary,
   pairwiseDifferences,
-  programSummary,
+  programSummaryOf,
   summarise,
 } from './report.js';
 import { copyRun, finished, reusableRuns, reusedFrom, settingsKey } from './reuse.js';
@@ -443,7 +443,12 @@ async function writeReport(
   }
   // DataSciCoding runs also log their programs' mean reward, share that ran and best reward.
   const programs = groups
-    .map((g) => programSummary(g))
+    .map((g, i) =>
+      programSummaryOf(
+        g.label,
+        summaries[i]!.runs.map((r) => r.programs),
+      ),
+    )
     .filter((p): p is ProgramSummary => p !== null);
   if (programs.length === groups.length && groups.length > 0) {
     const charts = {

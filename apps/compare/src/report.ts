@@ -76,15 +76,10 @@ export interface RunPrograms {
    * The same over first attempts only (an episode's first prompt, as the prior samples them; the
    * fix-it turns after a failure left out); null without programs.jsonl or the run's env count.
    */
-  firstAttempts: {
-    startReward: number;
-    finalReward: number;
-    startRun: number;
-    finalRun: number;
-  } | null;
+  firstAttempts: { startReward: number; finalReward: number } | null;
 }
 
-/** Mean reward and share that ran of a run's first-attempt programs, first and last `k` iterations. */
+/** Mean reward of a run's first-attempt programs, first and last `k` iterations. */
 function firstAttemptFigures(runDir: string, k: number): RunPrograms['firstAttempts'] {
   const programs = readPrograms(runDir);
   const envs = readRunJson<{ envs?: number }>(runDir, 'config.json', {}).envs;
@@ -92,13 +87,9 @@ function firstAttemptFigures(runDir: string, k: number): RunPrograms['firstAttem
   const attempts = attemptsOf(programs, envs);
   const first = programs.filter((_, i) => attempts[i] === 1);
   const iterations = [...new Set(programs.map((p) => p.iteration))].sort((a, b) => a - b);
-  const of = (its: number[]) => {
-    const ps = first.filter((p) => its.includes(p.iteration));
-    return [mean(ps.map((p) => p.reward)), mean(ps.map((p) => (p.ran ? 1 : 0)))] as const;
-  };
-  const [startReward, startRun] = of(iterations.slice(0, k));
-  const [finalReward, finalRun] = of(iterations.slice(-k));
-  return { startReward, finalReward, startRun, finalRun };
+  const of = (its: number[]) =>
+    mean(first.filter((p) => its.includes(p.iteration)).map((p) => p.reward));
+  return { startReward: of(iterations.slice(0, k)), finalReward: of(iterations.slice(-k)) };
 }
 
 /** Program figures of a run's metrics rows, or null when it logged none (not DataSciCoding). */
@@ -261,7 +252,17 @@ export interface ProgramSummary {
 
 /** The program figures of a group, or null when its runs did not log them (not DataSciCoding). */
 export function programSummary(g: Group, k = 5): ProgramSummary | null {
-  const all = g.runDirs.map((d) => runPrograms(readRows(d), k, d));
+  return programSummaryOf(
+    g.label,
+    g.runDirs.map((d) => runPrograms(readRows(d), k, d)),
+  );
+}
+
+/** The same from the runs' figures already read (a group's `summarise` holds them, k = 5). */
+export function programSummaryOf(
+  label: string,
+  all: readonly (RunPrograms | null)[],
+): ProgramSummary | null {
   if (all.length === 0 || all.some((p) => p === null)) return null;
   const perSeed = all as RunPrograms[];
   const ms = (key: Exclude<keyof RunPrograms, 'firstAttempts'>): [number, number] => {
@@ -269,7 +270,7 @@ export function programSummary(g: Group, k = 5): ProgramSummary | null {
     return [mean(xs), std(xs)];
   };
   return {
-    label: g.label,
+    label,
     startReward: ms('startReward'),
     finalReward: ms('finalReward'),
     startRun: ms('startRun'),
