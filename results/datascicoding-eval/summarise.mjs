@@ -3,22 +3,35 @@
 // prior (all programs, and first attempts alone), the seeds at least 0.03 above the prior, the
 // share that ran and the best reward; then, per algorithm, the datasets where the protocol's
 // target is met (mean over seeds ≥ prior + 0.03, and the share that ran above the prior's).
+// A second table shows how the programs changed, from each run's programs.jsonl and
+// metrics.jsonl: first 5 → last 5 iterations of the mean program length in tokens (the text
+// re-encoded with the code model's tokenizer; sampled ids are not stored) with the programs at
+// 190 tokens or more, the distinct programs, the kinds of estimator (the outer ensemble or last
+// scikit-learn class a program builds, as the prior's report counts them) and the share of the
+// most frequent kind, and the mean token entropy (each a mean over seeds).
 // Reads the summary.json that `npm run compare -- --resume DIR --report-only --prior FILE` writes.
-// Usage: node results/datascicoding-eval/summarise.mjs [folder holding <dataset>/compare-*/]
+// Run from the repository root after `npm run build`:
+//   node results/datascicoding-eval/summarise.mjs [folder holding <dataset>/compare-*/]
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { defaultCodeModelPath } from '@poad/default-model';
+import { loadTokenizer } from '@poad/hf-files';
 
 const root = process.argv[2] ?? new URL('.', import.meta.url).pathname;
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const std = (xs) => Math.sqrt(mean(xs.map((x) => (x - mean(xs)) ** 2)));
-const ms = (xs, d = 3) => `${mean(xs).toFixed(d)} ± ${std(xs).toFixed(d)}`;
+const num = (x, d) => (x < 0 ? `−${(-x).toFixed(d)}` : x.toFixed(d));
+const ms = (xs, d = 3) => `${num(mean(xs), d)} ± ${std(xs).toFixed(d)}`;
 const signed = (xs, d = 3) => {
   const m = mean(xs);
   return `${m >= 0 ? '+' : '−'}${Math.abs(m).toFixed(d)} ± ${std(xs).toFixed(d)}`;
 };
 const pct = (xs) => `${(100 * mean(xs)).toFixed(0)}%`;
 
+const jsonl = (f) => readFileSync(f, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+const tok = await loadTokenizer(defaultCodeModelPath);
 const met = {};
+const changes = [];
 console.log(
   '| dataset (prior: mean reward ± s.e., ran) | algorithm | seeds | mean reward, first 5 → last 5 | last 5 − prior | seeds ≥ prior + 0.03 | first attempts, last 5 − prior | ran, first 5 → last 5 | best reward |',
 );
@@ -41,6 +54,7 @@ for (const ds of readdirSync(root).filter((d) => existsSync(join(root, d)) && !d
     console.log(
       `| ${head} | ${p.label} | ${seeds.length} | ${ms(seeds.map((x) => x.startReward))} → ${ms(seeds.map((x) => x.finalReward))} | ${signed(d)} | ${above}/${seeds.length} | ${first} | ${pct(seeds.map((x) => x.startRun))} → ${pct(seeds.map((x) => x.finalRun))} | ${ms(seeds.map((x) => x.best), 4)} |`,
     );
+    changes.push({ dataset: prior.dataset, label: p.label, dir: join(dir, compare), seeds: readdirSync(join(dir, compare)).filter((r) => r.startsWith(`${p.label}-s`)).sort() });
     const ok = mean(d) >= 0.03 && mean(seeds.map((x) => x.finalRun)) > prior.ran;
     (met[p.label] ??= []).push(`${prior.dataset} ${ok ? 'met' : 'not met'}`);
   }
@@ -49,4 +63,51 @@ console.log('');
 for (const [algo, list] of Object.entries(met)) {
   const n = list.filter((x) => x.endsWith(' met') && !x.endsWith('not met')).length;
   console.log(`- ${algo}: target met on ${n} of ${list.length} datasets (${list.join(', ')})`);
+}
+
+// How the programs changed: per run, the first and last 5 iterations.
+const estimatorOf = (body) => {
+  const classes = [...body.matchAll(/\b([A-Z][A-Za-z]*(?:Classifier|Regression|NB|Analysis|CV))\(/g)];
+  const outer = classes.find((m) => /^(Voting|Stacking|Bagging)Classifier$|^CalibratedClassifierCV$/.test(m[1]));
+  return outer?.[1] ?? classes.at(-1)?.[1] ?? 'none';
+};
+const partOf = async (run, which) => {
+  const rows = jsonl(join(run, 'metrics.jsonl'));
+  const its = rows.map((r) => r.iteration);
+  const ii = new Set(which === 'first' ? its.slice(0, 5) : its.slice(-5));
+  const programs = jsonl(join(run, 'programs.jsonl')).filter((x) => ii.has(x.iteration));
+  const n = await Promise.all(programs.map(async (x) => (await tok.encode(x.body)).length));
+  const kinds = new Map();
+  for (const x of programs) kinds.set(estimatorOf(x.body), (kinds.get(estimatorOf(x.body)) ?? 0) + 1);
+  const top = [...kinds].sort((a, b) => b[1] - a[1])[0];
+  return {
+    tokens: mean(n),
+    long: n.filter((x) => x >= 190).length / n.length,
+    distinct: new Set(programs.map((x) => x.body)).size,
+    programs: programs.length,
+    kinds: kinds.size,
+    top: top[1] / programs.length,
+    topName: top[0],
+    entropy: mean(rows.filter((r) => ii.has(r.iteration)).map((r) => r.entropy)),
+  };
+};
+console.log('');
+console.log(
+  '| dataset | algorithm | program tokens (share ≥ 190) | distinct programs | kinds of estimator | most frequent kind (last 5, each seed) | token entropy |',
+);
+console.log('|---|---|---|---|---|---|---|');
+for (const c of changes) {
+  const parts = { first: [], last: [] };
+  for (const run of c.seeds) {
+    if (!existsSync(join(c.dir, run, 'programs.jsonl'))) continue;
+    parts.first.push(await partOf(join(c.dir, run), 'first'));
+    parts.last.push(await partOf(join(c.dir, run), 'last'));
+  }
+  if (parts.first.length === 0) continue;
+  const m = (which, k) => mean(parts[which].map((x) => x[k]));
+  const cell = (k, f) => `${f(m('first', k))} → ${f(m('last', k))}`;
+  const share = (x) => `${(100 * x).toFixed(0)}%`;
+  console.log(
+    `| ${c.dataset} | ${c.label} | ${m('first', 'tokens').toFixed(0)} (${share(m('first', 'long'))}) → ${m('last', 'tokens').toFixed(0)} (${share(m('last', 'long'))}) | ${cell('distinct', (x) => x.toFixed(0))} (of ${m('last', 'programs').toFixed(0)}) | ${cell('kinds', (x) => x.toFixed(1))} | ${parts.last.map((x) => `${x.topName} ${share(x.top)}`).join(', ')} | ${cell('entropy', (x) => x.toFixed(2))} |`,
+  );
 }
