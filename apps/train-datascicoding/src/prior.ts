@@ -24,6 +24,7 @@ import {
   resolveOptions,
 } from '@poad/run-kit';
 import { createLmAgent, releaseBackend, resolveModelPath, runPreset } from '@poad/trainer';
+import { chosenEstimator } from './programs.js';
 import { dataSciApp, datasetOf } from './spec.js';
 
 /** The CSV the measurements use besides the built-in datasets. */
@@ -89,17 +90,6 @@ export interface PriorSummary {
   distinct: number;
   reasons: Record<string, number>;
   estimators: Record<string, number>;
-}
-
-/** The estimator a program chose (the last scikit-learn class it constructs, e.g. in a pipeline). */
-export function chosenEstimator(body: string): string {
-  const classes = [
-    ...body.matchAll(/\b([A-Z][A-Za-z]*(?:Classifier|Regression|NB|Analysis|CV))\(/g),
-  ];
-  const outer = classes.find((m) =>
-    /^(VotingClassifier|StackingClassifier|BaggingClassifier|CalibratedClassifierCV)$/.test(m[1]!),
-  );
-  return outer?.[1] ?? classes.at(-1)?.[1] ?? 'none';
 }
 
 /** Summarises the programs of one dataset. */

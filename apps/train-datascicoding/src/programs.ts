@@ -229,3 +229,14 @@ export function recordPrograms(
   writeFileAtomicSync(join(runDir, 'code-curves.svg'), codeCurvesSvg(title, stats));
   return stats.at(-1)!;
 }
+
+/** The estimator a program chose (the last scikit-learn class it constructs, e.g. in a pipeline). */
+export function chosenEstimator(body: string): string {
+  const classes = [
+    ...body.matchAll(/\b([A-Z][A-Za-z]*(?:Classifier|Regression|NB|Analysis|CV))\(/g),
+  ];
+  const outer = classes.find((m) =>
+    /^(VotingClassifier|StackingClassifier|BaggingClassifier|CalibratedClassifierCV)$/.test(m[1]!),
+  );
+  return outer?.[1] ?? classes.at(-1)?.[1] ?? 'none';
+}

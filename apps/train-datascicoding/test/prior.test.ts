@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnApp } from '@poad/dev-kit';
 import { afterAll, describe, expect, it } from 'vitest';
-import { chosenEstimator, type PriorProgram, priorTable, summarise } from '../src/prior.js';
+import { type PriorProgram, priorTable, summarise } from '../src/prior.js';
+import { chosenEstimator } from '../src/programs.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'poad-prior-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
