@@ -7,15 +7,16 @@
 // metrics.jsonl: first 5 → last 5 iterations of the mean program length in tokens (the text
 // re-encoded with the code model's tokenizer; sampled ids are not stored) with the programs at
 // 190 tokens or more, the distinct programs, the kinds of estimator (the outer ensemble or last
-// scikit-learn class a program builds, as the prior's report counts them) and the share of the
+// scikit-learn class a program builds: chosenEstimator, as the prior's report counts them) and the share of the
 // most frequent kind, and the mean token entropy (each a mean over seeds).
 // Reads the summary.json that `npm run compare -- --resume DIR --report-only --prior FILE` writes.
 // Run from the repository root after `npm run build`:
-//   node results/datascicoding-eval/summarise.mjs [folder holding <dataset>/compare-*/]
+//   node --import tsx results/datascicoding-eval/summarise.mjs [folder holding <dataset>/compare-*/]
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultCodeModelPath } from '@poad/default-model';
 import { loadTokenizer } from '@poad/hf-files';
+import { chosenEstimator, readPrograms } from '@poad/train-datascicoding/src/programs.js';
 
 const root = process.argv[2] ?? new URL('.', import.meta.url).pathname;
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -66,19 +67,14 @@ for (const [algo, list] of Object.entries(met)) {
 }
 
 // How the programs changed: per run, the first and last 5 iterations.
-const estimatorOf = (body) => {
-  const classes = [...body.matchAll(/\b([A-Z][A-Za-z]*(?:Classifier|Regression|NB|Analysis|CV))\(/g)];
-  const outer = classes.find((m) => /^(Voting|Stacking|Bagging)Classifier$|^CalibratedClassifierCV$/.test(m[1]));
-  return outer?.[1] ?? classes.at(-1)?.[1] ?? 'none';
-};
 const partOf = async (run, which) => {
   const rows = jsonl(join(run, 'metrics.jsonl'));
   const its = rows.map((r) => r.iteration);
   const ii = new Set(which === 'first' ? its.slice(0, 5) : its.slice(-5));
-  const programs = jsonl(join(run, 'programs.jsonl')).filter((x) => ii.has(x.iteration));
+  const programs = readPrograms(run).filter((x) => ii.has(x.iteration));
   const n = await Promise.all(programs.map(async (x) => (await tok.encode(x.body)).length));
   const kinds = new Map();
-  for (const x of programs) kinds.set(estimatorOf(x.body), (kinds.get(estimatorOf(x.body)) ?? 0) + 1);
+  for (const x of programs) kinds.set(chosenEstimator(x.body), (kinds.get(chosenEstimator(x.body)) ?? 0) + 1);
   const top = [...kinds].sort((a, b) => b[1] - a[1])[0];
   return {
     tokens: mean(n),
