@@ -23,10 +23,7 @@ const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const std = (xs) => Math.sqrt(mean(xs.map((x) => (x - mean(xs)) ** 2)));
 const num = (x, d) => (x < 0 ? `−${(-x).toFixed(d)}` : x.toFixed(d));
 const ms = (xs, d = 3) => `${num(mean(xs), d)} ± ${std(xs).toFixed(d)}`;
-const signed = (xs, d = 3) => {
-  const m = mean(xs);
-  return `${m >= 0 ? '+' : '−'}${Math.abs(m).toFixed(d)} ± ${std(xs).toFixed(d)}`;
-};
+const signed = (xs, d = 3) => `${mean(xs) >= 0 ? '+' : ''}${ms(xs, d)}`;
 const pct = (xs) => `${(100 * mean(xs)).toFixed(0)}%`;
 
 const jsonl = (f) => readFileSync(f, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
@@ -57,24 +54,33 @@ for (const ds of readdirSync(root).filter((d) => existsSync(join(root, d)) && !d
     );
     changes.push({ dataset: prior.dataset, label: p.label, dir: join(dir, compare), seeds: readdirSync(join(dir, compare)).filter((r) => r.startsWith(`${p.label}-s`)).sort() });
     const ok = mean(d) >= 0.03 && mean(seeds.map((x) => x.finalRun)) > prior.ran;
-    (met[p.label] ??= []).push(`${prior.dataset} ${ok ? 'met' : 'not met'}`);
+    (met[p.label] ??= []).push({ dataset: prior.dataset, ok });
   }
 }
 console.log('');
 for (const [algo, list] of Object.entries(met)) {
-  const n = list.filter((x) => x.endsWith(' met') && !x.endsWith('not met')).length;
-  console.log(`- ${algo}: target met on ${n} of ${list.length} datasets (${list.join(', ')})`);
+  const n = list.filter((x) => x.ok).length;
+  const each = list.map((x) => `${x.dataset} ${x.ok ? 'met' : 'not met'}`).join(', ');
+  console.log(`- ${algo}: target met on ${n} of ${list.length} datasets (${each})`);
 }
 
-// How the programs changed: per run, the first and last 5 iterations.
-const partOf = async (run, which) => {
+// How the programs changed: per run, its first and its last 5 iterations.
+const partsOf = async (run) => {
   const rows = jsonl(join(run, 'metrics.jsonl'));
+  const all = readPrograms(run);
   const its = rows.map((r) => r.iteration);
-  const ii = new Set(which === 'first' ? its.slice(0, 5) : its.slice(-5));
-  const programs = readPrograms(run).filter((x) => ii.has(x.iteration));
+  return { first: await partOf(rows, all, its.slice(0, 5)), last: await partOf(rows, all, its.slice(-5)) };
+};
+const partOf = async (allRows, allPrograms, iterations) => {
+  const ii = new Set(iterations);
+  const rows = allRows.filter((r) => ii.has(r.iteration));
+  const programs = allPrograms.filter((x) => ii.has(x.iteration));
   const n = await Promise.all(programs.map(async (x) => (await tok.encode(x.body)).length));
   const kinds = new Map();
-  for (const x of programs) kinds.set(chosenEstimator(x.body), (kinds.get(chosenEstimator(x.body)) ?? 0) + 1);
+  for (const x of programs) {
+    const kind = chosenEstimator(x.body);
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+  }
   const top = [...kinds].sort((a, b) => b[1] - a[1])[0];
   return {
     tokens: mean(n),
@@ -84,7 +90,7 @@ const partOf = async (run, which) => {
     kinds: kinds.size,
     top: top[1] / programs.length,
     topName: top[0],
-    entropy: mean(rows.filter((r) => ii.has(r.iteration)).map((r) => r.entropy)),
+    entropy: mean(rows.map((r) => r.entropy)),
   };
 };
 console.log('');
@@ -96,8 +102,9 @@ for (const c of changes) {
   const parts = { first: [], last: [] };
   for (const run of c.seeds) {
     if (!existsSync(join(c.dir, run, 'programs.jsonl'))) continue;
-    parts.first.push(await partOf(join(c.dir, run), 'first'));
-    parts.last.push(await partOf(join(c.dir, run), 'last'));
+    const { first, last } = await partsOf(join(c.dir, run));
+    parts.first.push(first);
+    parts.last.push(last);
   }
   if (parts.first.length === 0) continue;
   const m = (which, k) => mean(parts[which].map((x) => x[k]));
