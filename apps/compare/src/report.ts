@@ -24,6 +24,16 @@ export interface GroupSummary {
   runs: RunSummary[];
 }
 
+/**
+ * `x` with `digits` decimals, a negative number written with the minus sign (U+2212) as in the
+ * rest of the report's text, and one that rounds to zero written without a sign.
+ */
+export function fixed(x: number, digits: number): string {
+  const s = x.toFixed(digits);
+  if (!s.startsWith('-')) return s;
+  return /^-[0.]+$/.test(s) ? s.slice(1) : `−${s.slice(1)}`;
+}
+
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 const std = (xs: number[]) => Math.sqrt(mean(xs.map((x) => (x - mean(xs)) ** 2)));
 
@@ -289,8 +299,8 @@ export function programsMarkdown(
   prior?: PriorReference,
 ): string[] {
   if (rows.length === 0) return [];
-  const f = ([m, s]: [number, number]) => `${m.toFixed(3)} ± ${s.toFixed(3)}`;
-  const p = ([m, s]: [number, number]) => `${(100 * m).toFixed(0)}% ± ${(100 * s).toFixed(0)}%`;
+  const f = ([m, s]: [number, number]) => `${fixed(m, 3)} ± ${fixed(s, 3)}`;
+  const p = ([m, s]: [number, number]) => `${fixed(100 * m, 0)}% ± ${fixed(100 * s, 0)}%`;
   const lines = [
     '',
     '## Programs (DataSciCoding)',
@@ -305,14 +315,16 @@ export function programsMarkdown(
     ),
   ];
   if (!prior) return lines;
-  const se = prior.meanRewardSe === null ? '' : ` ± ${prior.meanRewardSe.toFixed(3)} (s.e.)`;
-  const best = prior.bestAuc === null ? '–' : prior.bestAuc.toFixed(3);
-  const ran = `${(100 * prior.ran).toFixed(0)}%`;
+  const se = prior.meanRewardSe === null ? '' : ` ± ${fixed(prior.meanRewardSe, 3)} (s.e.)`;
+  const best = prior.bestAuc === null ? '–' : fixed(prior.bestAuc, 3);
+  const ran = `${fixed(100 * prior.ran, 0)}%`;
   lines.push(
-    `| prior (${prior.samples} programs) | ${prior.meanReward.toFixed(3)}${se} | | ${ran} | | ${best} |`,
+    `| prior (${prior.samples} programs) | ${fixed(prior.meanReward, 3)}${se} | | ${ran} | | ${best} |`,
   );
-  const signed = (x: number, digits: number) =>
-    `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(digits)}`;
+  const signed = (x: number, digits: number) => {
+    const s = fixed(x, digits);
+    return s.startsWith('−') ? s : `+${s}`;
+  };
   lines.push(
     '',
     `Against the prior: each seed's last 5 iterations minus the prior's programs, mean ± std over seeds, and the seeds whose mean reward is at least ${PRIOR_MARGIN} above the prior's. The prior samples only an episode's first prompt, while a run's programs include the fix-it turns after a failure (harder: they start from a program that failed), so the last two columns take the runs' first attempts alone (rebuilt from programs.jsonl).`,
@@ -329,10 +341,10 @@ export function programsMarkdown(
             const start = fa.map((x) => x!.startReward);
             const end = fa.map((x) => x!.finalReward);
             const d = end.map((x) => x - prior.meanReward);
-            return `${mean(start).toFixed(3)} → ${mean(end).toFixed(3)} | ${signed(mean(d), 3)} ± ${std(d).toFixed(3)}`;
+            return `${fixed(mean(start), 3)} → ${fixed(mean(end), 3)} | ${signed(mean(d), 3)} ± ${fixed(std(d), 3)}`;
           })()
         : '– | –';
-      return `| ${r.label} | ${signed(mean(dr), 3)} ± ${std(dr).toFixed(3)} | ${signed(mean(dn), 1)} ± ${std(dn).toFixed(1)} | ${above}/${dr.length} | ${first} |`;
+      return `| ${r.label} | ${signed(mean(dr), 3)} ± ${fixed(std(dr), 3)} | ${signed(mean(dn), 1)} ± ${fixed(std(dn), 1)} | ${above}/${dr.length} | ${first} |`;
     }),
   );
   return lines;
@@ -427,7 +439,7 @@ function differencesMarkdown(pairs: readonly PairDifference[]): string[] {
   const cell = (d: Difference | null | undefined, digits: number) =>
     !d
       ? '–'
-      : `${d.diff.toFixed(digits)} [${d.low.toFixed(digits)}, ${d.high.toFixed(digits)}], p = ${d.p.toFixed(3)}${d.p < 0.05 ? '' : ' (n.s.)'}`;
+      : `${fixed(d.diff, digits)} [${fixed(d.low, digits)}, ${fixed(d.high, digits)}], p = ${fixed(d.p, 3)}${d.p < 0.05 ? '' : ' (n.s.)'}`;
   const digits = PAIR_DIGITS;
   const notSignificant = pairs.flatMap((p) =>
     keys
@@ -462,7 +474,7 @@ export function markdown(
   programs: readonly ProgramSummary[] = [],
   prior?: PriorReference,
 ): string {
-  const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+  const pct = (x: number) => `${fixed(100 * x, 1)}%`;
   // DataSciCoding: an episode has no success and no optimum; its programs are the measure.
   const coding = programs.length > 0 && programs.length === summaries.length;
   const lines = [`# ${title}`, '', `Command: \`${command}\``, ''];
@@ -476,7 +488,7 @@ export function markdown(
       '|---|---|---|',
       ...summaries.map(
         (s) =>
-          `| ${s.label} | ${s.seeds} | ${s.finalReturn[0].toFixed(3)} ± ${s.finalReturn[1].toFixed(3)} |`,
+          `| ${s.label} | ${s.seeds} | ${fixed(s.finalReturn[0], 3)} ± ${fixed(s.finalReturn[1], 3)} |`,
       ),
     );
     lines.push(...programsMarkdown(programs, prior));
@@ -485,14 +497,14 @@ export function markdown(
     lines.push(
       '![learning curves](curves.png)',
       '',
-      `| run | seeds | final greedy return | final greedy success | env steps to 90% of optimum${optimum === undefined ? '' : ` (${optimum.toFixed(4)})`} |`,
+      `| run | seeds | final greedy return | final greedy success | env steps to 90% of optimum${optimum === undefined ? '' : ` (${fixed(optimum, 4)})`} |`,
       '|---|---|---|---|---|',
       ...summaries.map((s) => {
         const reached = s.stepsTo90.filter((x): x is number => x !== null);
         const steps = reached.length
           ? `${Math.round(mean(reached))} (${reached.length}/${s.seeds} seeds reached)`
           : `not reached (0/${s.seeds})`;
-        return `| ${s.label} | ${s.seeds} | ${s.finalReturn[0].toFixed(3)} ± ${s.finalReturn[1].toFixed(3)} | ${pct(s.finalSuccess[0])} ± ${pct(s.finalSuccess[1])} | ${steps} |`;
+        return `| ${s.label} | ${s.seeds} | ${fixed(s.finalReturn[0], 3)} ± ${fixed(s.finalReturn[1], 3)} | ${pct(s.finalSuccess[0])} ± ${pct(s.finalSuccess[1])} | ${steps} |`;
       }),
     );
     lines.push(...differencesMarkdown(pairwiseDifferences(summaries)));
@@ -520,10 +532,10 @@ export function markdown(
     (s.runs ?? []).map((r) => (clash ? { ...r, name: `${s.label}: ${r.name}` } : r)),
   );
   const ppl = (r: RunSummary) =>
-    r.perplexity ? `${r.perplexity[0].toFixed(2)} → ${r.perplexity[1].toFixed(2)}` : '–';
+    r.perplexity ? `${fixed(r.perplexity[0], 2)} → ${fixed(r.perplexity[1], 2)}` : '–';
   if (runs.length && coding) {
     const arrow = (a: number, b: number, f: (x: number) => string) => `${f(a)} → ${f(b)}`;
-    const pct0 = (x: number) => `${(100 * x).toFixed(0)}%`;
+    const pct0 = (x: number) => `${fixed(100 * x, 0)}%`;
     lines.push(
       '',
       '## Per run',
@@ -534,7 +546,7 @@ export function markdown(
       '|---|---|---|---|---|---|---|---|',
       ...runs.map((r) => {
         const p = r.programs!;
-        return `| ${r.name} | ${arrow(p.startReward, p.finalReward, (x) => x.toFixed(3))} | ${arrow(p.startRun, p.finalRun, pct0)} | ${p.best.toFixed(4)} | ${r.greedy ? r.greedy.meanReturn.toFixed(3) : '–'} | ${ppl(r)} | ${r.envSteps} | ${Math.round(r.wallSeconds)} |`;
+        return `| ${r.name} | ${arrow(p.startReward, p.finalReward, (x) => fixed(x, 3))} | ${arrow(p.startRun, p.finalRun, pct0)} | ${fixed(p.best, 4)} | ${r.greedy ? fixed(r.greedy.meanReturn, 3) : '–'} | ${ppl(r)} | ${r.envSteps} | ${Math.round(r.wallSeconds)} |`;
       }),
     );
   } else if (runs.length) {
@@ -550,12 +562,10 @@ export function markdown(
       ...runs.map((r) => {
         const f = r.finalSampled;
         const end = f
-          ? `${pct(f.successRate)}, ${f.episodeReturn.toFixed(3)}, ${f.episodeLength.toFixed(1)}`
+          ? `${pct(f.successRate)}, ${fixed(f.episodeReturn, 3)}, ${fixed(f.episodeLength, 1)}`
           : '–';
-        const g = r.greedy
-          ? `${pct(r.greedy.successRate)}, ${r.greedy.meanReturn.toFixed(3)}`
-          : '–';
-        const mass = r.finalLabelMass === null ? '–' : r.finalLabelMass.toFixed(3);
+        const g = r.greedy ? `${pct(r.greedy.successRate)}, ${fixed(r.greedy.meanReturn, 3)}` : '–';
+        const mass = r.finalLabelMass === null ? '–' : fixed(r.finalLabelMass, 3);
         return `| ${r.name} | ${at(r.sampledSuccessAt[0])} / ${at(r.sampledSuccessAt[1])} | ${end} | ${g} | ${mass} | ${ppl(r)} | ${r.envSteps} | ${Math.round(r.wallSeconds)} |`;
       }),
     );

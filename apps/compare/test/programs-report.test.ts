@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { OptionError } from '@poad/run-kit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { priorDatasetOf, readPrior } from '../src/prior.js';
-import { groupCurve, programSummary, programsMarkdown } from '../src/report.js';
+import { fixed, groupCurve, programSummary, programsMarkdown } from '../src/report.js';
 
 const root = mkdtempSync(join(tmpdir(), 'poad-programs-report-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -51,6 +51,14 @@ describe('program figures of a DataSciCoding comparison', () => {
     );
   });
 
+  it('negative means are written with the minus sign, as the differences are', () => {
+    const c = run('b-s1', rows([-0.5, -0.5, -0.5, -0.5, -0.5, -0.5]));
+    const s = programSummary({ label: 'ntpo', runDirs: [c] })!;
+    expect(programsMarkdown([s]).join('\n')).toContain(
+      '| ntpo | −0.500 ± 0.000 | −0.500 ± 0.000 | 25% ± 0% | 25% ± 0% | −0.400 ± 0.000 |',
+    );
+  });
+
   it('the best-reward curve is not smoothed, the mean-reward curve is', () => {
     const best = groupCurve({ label: 'poad', runDirs: [a] }, 'bestReward');
     expect(best.points.map(([, y]) => y)).toEqual([0.1, 0.1, 0.1, 0.1, 0.1, 1.1]);
@@ -69,6 +77,17 @@ describe('program figures of a DataSciCoding comparison', () => {
     expect(programSummary({ label: 'poad', runDirs: [rewarded] })).toBeNull();
     expect(programSummary({ label: 'poad', runDirs: [other] })).toBeNull();
     expect(programsMarkdown([])).toEqual([]);
+  });
+});
+
+describe('numbers in the report', () => {
+  it('a negative number takes U+2212, one that rounds to zero takes no sign', () => {
+    expect(fixed(-0.5, 3)).toBe('−0.500');
+    expect(fixed(0.5, 3)).toBe('0.500');
+    expect(fixed(-0.0004, 3)).toBe('0.000');
+    expect(fixed(-0.4, 0)).toBe('0');
+    expect(fixed(-12.5, 1)).toBe('−12.5');
+    expect(fixed(-Infinity, 1)).toBe('−Infinity');
   });
 });
 
