@@ -14,6 +14,7 @@
 //   node --import tsx results/datascicoding-eval/summarise.mjs [folder holding <dataset>/compare-*/]
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fixed as num } from '@poad/compare/src/report.js';
 import { defaultCodeModelPath } from '@poad/default-model';
 import { loadTokenizer } from '@poad/hf-files';
 import { chosenEstimator, readPrograms } from '@poad/train-datascicoding/src/programs.js';
@@ -21,7 +22,6 @@ import { chosenEstimator, readPrograms } from '@poad/train-datascicoding/src/pro
 const root = process.argv[2] ?? new URL('.', import.meta.url).pathname;
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const std = (xs) => Math.sqrt(mean(xs.map((x) => (x - mean(xs)) ** 2)));
-const num = (x, d) => (x < 0 ? `−${(-x).toFixed(d)}` : x.toFixed(d));
 const ms = (xs, d = 3) => `${num(mean(xs), d)} ± ${std(xs).toFixed(d)}`;
 const signed = (xs, d = 3) => `${mean(xs) >= 0 ? '+' : ''}${ms(xs, d)}`;
 const pct = (xs) => `${(100 * mean(xs)).toFixed(0)}%`;
