@@ -5,7 +5,8 @@
 // it chose.
 //
 //   npm run prior -w @poad/train-datascicoding -- [--model default-code] [--samples 64]
-//     [--datasets iris,wine,breast_cancer,digits,csv] [--temperature T --top-k K] [--out FILE]
+//     [--datasets iris,wine,breast_cancer,digits,csv] [--temperature T --top-k K] [--timeout S]
+//     [--out FILE]
 import { writeFileSync } from 'node:fs';
 import { createRng } from '@poad/envs-core';
 import {
@@ -25,7 +26,7 @@ import {
 } from '@poad/run-kit';
 import { createLmAgent, releaseBackend, resolveModelPath, runPreset } from '@poad/trainer';
 import { chosenEstimator } from './programs.js';
-import { dataSciApp, datasetOf } from './spec.js';
+import { dataSciApp, datasetOf, sandboxLimits, TIMEOUT_OPTION } from './spec.js';
 
 /** The CSV the measurements use besides the built-in datasets. */
 export const PLANT_HEALTH = {
@@ -62,6 +63,7 @@ const schema = {
     description: 'Longest program in tokens',
   },
   seed: { type: 'integer', default: 1, min: 0, description: 'Seed of the sampling' },
+  timeout: TIMEOUT_OPTION,
   out: {
     type: 'string',
     optional: true,
@@ -154,6 +156,7 @@ async function main(argv: readonly string[]): Promise<void> {
     }
     return { name: d, spec: datasetOf(d) };
   });
+  const limits = sandboxLimits(o.timeout);
   const agent = await createLmAgent({
     model: resolveModelPath(o.model),
     backend: 'auto',
@@ -193,7 +196,7 @@ async function main(argv: readonly string[]): Promise<void> {
       );
       for (const g of batch) {
         pending.push(
-          evaluateProgram(data, g.text).then((e) => {
+          evaluateProgram(data, g.text, limits ? { limits } : {}).then((e) => {
             bar.update(++scored);
             return {
               body: g.text,

@@ -2,6 +2,8 @@ import {
   BUILTIN_DATASETS,
   createDataSciCodingEnv,
   type DatasetSpec,
+  DEFAULT_LIMITS,
+  type SandboxLimits,
 } from '@poad/envs-datascicoding';
 import { OptionError } from '@poad/run-kit';
 import type { AppSpec } from '@poad/trainer';
@@ -27,6 +29,32 @@ export function datasetOf(task: string, o: Record<string, unknown> = {}): Datase
   return task as DatasetSpec;
 }
 
+/**
+ * The sandbox limits of `--timeout SECONDS`: the wall-clock limit of one program, with the CPU
+ * limit kept at twice it (the defaults: 30 s and 60 CPU-seconds). Unset: the environment's defaults.
+ */
+export function sandboxLimits(timeout: unknown): Partial<SandboxLimits> | undefined {
+  if (timeout === undefined || timeout === null) return undefined;
+  if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 1) {
+    throw new OptionError(`--timeout: expected whole seconds (1 or more), got ${String(timeout)}`);
+  }
+  return {
+    timeoutMs: timeout * 1000,
+    cpuSeconds: Math.max(DEFAULT_LIMITS.cpuSeconds, 2 * timeout),
+  };
+}
+
+/** `--timeout`: shared by train:datascicoding and npm run prior. */
+export const TIMEOUT_OPTION = {
+  type: 'integer',
+  optional: true,
+  min: 1,
+  placeholder: 'seconds',
+  description: `Wall-clock limit of one program in the sandbox, all five fits included (default ${
+    DEFAULT_LIMITS.timeoutMs / 1000
+  }, as in the original environment; the CPU limit is twice it). It counts wall time, so on a slower or busier machine more programs fail with 'timeout': raise it there to score programs as a faster machine does`,
+} as const;
+
 export const dataSciApp: AppSpec = {
   command: 'train:datascicoding',
   family: 'datascicoding',
@@ -40,10 +68,14 @@ export const dataSciApp: AppSpec = {
   tasks: [...BUILTIN_DATASETS, 'csv'],
   defaultTask: 'breast_cancer',
   envId: (task) => `datascicoding/${task}`,
-  makeEnv: (task, o) => createDataSciCodingEnv(datasetOf(task, o)),
+  makeEnv: (task, o) => {
+    const limits = sandboxLimits(o?.timeout);
+    return createDataSciCodingEnv(datasetOf(task, o), limits ? { limits } : {});
+  },
   evalTasks: (task) => [task],
   validate: (o) => {
     datasetOf(String(o.task), o);
+    sandboxLimits(o.timeout);
     if (o.tokenSpace === 'labels') {
       throw new OptionError(
         "--token-space labels needs a list of valid labels per step; DataSciCoding's actions are free-form code. Use --token-space vocabulary",
@@ -90,6 +122,7 @@ export const dataSciApp: AppSpec = {
       min: 10,
       description: 'Use the first N complete rows of --csv (default 2000)',
     },
+    timeout: TIMEOUT_OPTION,
   },
   async onIteration(report, runDir, agent) {
     // Every program of the iteration, in the order they were scored (sample i = t·N + n), with

@@ -1,0 +1,51 @@
+import { DEFAULT_LIMITS } from '@poad/envs-datascicoding';
+import { OptionError } from '@poad/run-kit';
+import { describe, expect, it } from 'vitest';
+import { dataSciApp, sandboxLimits } from '../src/spec.js';
+
+// A program whose five fits take about 2 s in all (0.4 s each, plus the interpreter's work).
+const SLOW = [
+  'import time',
+  '    from sklearn.linear_model import LogisticRegression',
+  '    time.sleep(0.4)',
+  '    model = LogisticRegression(max_iter=500)',
+  '    model.fit(x_train, y_train)',
+].join('\n');
+
+describe('--timeout', () => {
+  it('sets the wall-clock limit, with the CPU limit at twice it (never below the default)', () => {
+    expect(sandboxLimits(undefined)).toBeUndefined();
+    expect(sandboxLimits(60)).toEqual({ timeoutMs: 60_000, cpuSeconds: 120 });
+    expect(sandboxLimits(10)).toEqual({ timeoutMs: 10_000, cpuSeconds: DEFAULT_LIMITS.cpuSeconds });
+    for (const bad of [0, -5, 2.5, 'ten']) {
+      expect(() => sandboxLimits(bad)).toThrow(OptionError);
+      expect(() => sandboxLimits(bad)).toThrow(/--timeout/);
+    }
+  });
+
+  it('reaches the sandbox: the same program times out at 1 s and runs at 20 s', async () => {
+    const score = async (timeout: number | undefined) => {
+      const env = dataSciApp.makeEnv('iris', timeout === undefined ? {} : { timeout });
+      try {
+        await env.reset({ seed: 1 });
+        return await env.step(SLOW);
+      } finally {
+        await env.close();
+      }
+    };
+    const cut = await score(1);
+    expect(cut.reward).toBe(-1);
+    expect(cut.info).toMatchObject({ reason: 'timeout' });
+    expect(String(cut.info.error)).toContain('within 1 s');
+    const ran = await score(20);
+    expect(ran.info.reason ?? null).toBeNull();
+    expect(ran.reward).toBeGreaterThan(0.9);
+    expect(Number(ran.info.durationMs)).toBeGreaterThan(1000);
+  }, 60_000);
+
+  it('is an optional whole number of seconds, its help giving the default', () => {
+    const schema = dataSciApp.extraOptions ?? {};
+    expect(schema.timeout).toMatchObject({ type: 'integer', optional: true, min: 1 });
+    expect(String((schema.timeout as { description: string }).description)).toContain('default 30');
+  });
+});
