@@ -52,7 +52,7 @@ export const TIMEOUT_OPTION = {
   placeholder: 'seconds',
   description: `Wall-clock limit of one program in the sandbox, all five fits included (default ${
     DEFAULT_LIMITS.timeoutMs / 1000
-  }, as in the original environment; the CPU limit is twice it). It counts wall time, so on a slower or busier machine more programs fail with 'timeout': raise it there to score programs as a faster machine does`,
+  }, as in the original environment; the CPU limit is twice it, 60 s at least). It counts wall time, so on a slower or busier machine more programs fail with 'timeout': raise it there to score programs as a faster machine does`,
 } as const;
 
 export const dataSciApp: AppSpec = {
