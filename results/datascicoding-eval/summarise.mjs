@@ -9,7 +9,8 @@
 // 190 tokens or more, the distinct programs, the kinds of estimator (the outer ensemble or last
 // scikit-learn class a program builds: chosenEstimator, as the prior's report counts them) and the share of the
 // most frequent kind, and the mean token entropy (each a mean over seeds).
-// Reads the summary.json that `npm run compare -- --resume DIR --report-only --prior FILE` writes.
+// Reads the summary.json that `npm run compare -- --resume DIR --report-only --prior FILE` writes,
+// from every compare-* folder of a dataset (settings run with --extra are labelled with it).
 // Run from the repository root after `npm run build`:
 //   node --import tsx results/datascicoding-eval/summarise.mjs [folder holding <dataset>/compare-*/]
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -34,27 +35,49 @@ console.log(
   '| dataset (prior: mean reward ± s.e., ran) | algorithm | seeds | mean reward, first 5 → last 5 | last 5 − prior | seeds ≥ prior + 0.03 | first attempts, last 5 − prior | ran, first 5 → last 5 | best reward |',
 );
 console.log('|---|---|---|---|---|---|---|---|---|');
+// A dataset's folder may hold several comparisons (digits: POAD's, and NTPO's and ETPO's at
+// --timeout 90); a comparison run with --extra labels its settings with it, as --combine does.
+const extraOf = (dir) => {
+  const argv = JSON.parse(readFileSync(join(dir, 'compare.json'), 'utf8')).argv;
+  const i = argv.findIndex((a) => a === '--extra' || a.startsWith('--extra='));
+  if (i < 0) return '';
+  return (argv[i] === '--extra' ? argv[i + 1] : argv[i].slice('--extra='.length)).trim();
+};
 for (const ds of readdirSync(root).filter((d) => existsSync(join(root, d)) && !d.includes('.'))) {
   const dir = join(root, ds);
-  const compare = readdirSync(dir).find((d) => d.startsWith('compare-'));
-  if (!compare || !existsSync(join(dir, compare, 'summary.json'))) continue;
-  const s = JSON.parse(readFileSync(join(dir, compare, 'summary.json'), 'utf8'));
-  const prior = s.prior;
-  if (!prior) throw new Error(`${ds}: summary.json has no prior; rewrite the report with --prior`);
-  const head = `${prior.dataset} (${prior.meanReward.toFixed(3)} ± ${prior.meanRewardSe.toFixed(3)}, ${(100 * prior.ran).toFixed(0)}%)`;
-  for (const p of s.programs) {
-    const seeds = p.perSeed;
-    const d = seeds.map((x) => x.finalReward - prior.meanReward);
-    const first = seeds.every((x) => x.firstAttempts)
-      ? signed(seeds.map((x) => x.firstAttempts.finalReward - prior.meanReward))
-      : '–';
-    const above = d.filter((x) => x >= 0.03).length;
-    console.log(
-      `| ${head} | ${p.label} | ${seeds.length} | ${ms(seeds.map((x) => x.startReward))} → ${ms(seeds.map((x) => x.finalReward))} | ${signed(d)} | ${above}/${seeds.length} | ${first} | ${pct(seeds.map((x) => x.startRun))} → ${pct(seeds.map((x) => x.finalRun))} | ${ms(seeds.map((x) => x.best), 4)} |`,
-    );
-    changes.push({ dataset: prior.dataset, label: p.label, dir: join(dir, compare), seeds: readdirSync(join(dir, compare)).filter((r) => r.startsWith(`${p.label}-s`)).sort() });
-    const ok = mean(d) >= 0.03 && mean(seeds.map((x) => x.finalRun)) > prior.ran;
-    (met[p.label] ??= []).push({ dataset: prior.dataset, ok });
+  const compares = readdirSync(dir)
+    .filter((d) => d.startsWith('compare-') && existsSync(join(dir, d, 'summary.json')))
+    .sort();
+  for (const compare of compares) {
+    const s = JSON.parse(readFileSync(join(dir, compare, 'summary.json'), 'utf8'));
+    const prior = s.prior;
+    if (!prior) throw new Error(`${ds}: summary.json has no prior; rewrite the report with --prior`);
+    const extra = extraOf(join(dir, compare));
+    // --csv FILE --target COLUMN say which dataset it is, not how it is trained
+    const shown = extra.replace(/--(csv|target)(=|\s+)\S+/g, '').replace(/\s+/g, ' ').trim();
+    const head = `${prior.dataset} (${prior.meanReward.toFixed(3)} ± ${prior.meanRewardSe.toFixed(3)}, ${(100 * prior.ran).toFixed(0)}%)`;
+    for (const p of s.programs) {
+      const label = shown ? `${p.label} ${shown}` : p.label;
+      const seeds = p.perSeed;
+      const d = seeds.map((x) => x.finalReward - prior.meanReward);
+      const first = seeds.every((x) => x.firstAttempts)
+        ? signed(seeds.map((x) => x.firstAttempts.finalReward - prior.meanReward))
+        : '–';
+      const above = d.filter((x) => x >= 0.03).length;
+      console.log(
+        `| ${head} | ${label} | ${seeds.length} | ${ms(seeds.map((x) => x.startReward))} → ${ms(seeds.map((x) => x.finalReward))} | ${signed(d)} | ${above}/${seeds.length} | ${first} | ${pct(seeds.map((x) => x.startRun))} → ${pct(seeds.map((x) => x.finalRun))} | ${ms(seeds.map((x) => x.best), 4)} |`,
+      );
+      changes.push({
+        dataset: prior.dataset,
+        label,
+        dir: join(dir, compare),
+        seeds: readdirSync(join(dir, compare))
+          .filter((r) => r.startsWith(`${p.label}-s`))
+          .sort(),
+      });
+      const ok = mean(d) >= 0.03 && mean(seeds.map((x) => x.finalRun)) > prior.ran;
+      (met[p.label] ??= []).push({ dataset: shown ? `${prior.dataset} (${shown})` : prior.dataset, ok });
+    }
   }
 }
 console.log('');
