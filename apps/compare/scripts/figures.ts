@@ -1,0 +1,220 @@
+// Rebuilds every figure of docs/ whose data is kept in results/, from that data alone (each
+// comparison's summary.json, and each run's metrics.jsonl), with the charts of `npm run compare`:
+//   npm run figures -w @poad/compare                  writes them into docs/img/
+//   npm run figures -w @poad/compare -- --check       rebuilds them and compares them with
+//                                                     docs/img/ byte for byte (exit 1 if one differs)
+//   npm run figures -w @poad/compare -- --out DIR     writes them into DIR instead
+//   … -- --results DIR                                reads the comparisons from DIR, not results/
+// The output depends on the data only: the same files give the same bytes.
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { lineChartSvg, type Series, svgToPng, writeFileAtomicSync } from '@poad/run-kit';
+import type { PriorReference } from '../src/prior.js';
+import { type Group, groupCurve } from '../src/report.js';
+
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+
+/** A path as printed: from the repository root when it is inside it. */
+const display = (path: string): string => {
+  const r = relative(ROOT, path);
+  return r.startsWith('..') || isAbsolute(r) ? path : r;
+};
+
+/** What a figure shows: one chart of a comparison's report. */
+type Chart = 'successRate' | 'meanReward';
+
+/** A figure of docs/: its file under docs/img/ and the comparison (under results/) it draws. */
+interface Figure {
+  file: string;
+  comparison: string;
+  chart: Chart;
+}
+
+/** Every figure docs/ shows whose data results/ keeps (the others have no data there). */
+export const FIGURES: readonly Figure[] = [
+  {
+    file: 'compare-food-preparation-secondary-success.png',
+    comparison:
+      'food-preparation-eval/secondary-combined/combined-virtualhome-food-preparation-20261126-020500',
+    chart: 'successRate',
+  },
+  {
+    file: 'datascicoding-eval-breast_cancer-mean-reward.png',
+    comparison:
+      'datascicoding-eval/breast_cancer/compare-datascicoding-breast_cancer-20261126-032318',
+    chart: 'meanReward',
+  },
+  {
+    file: 'datascicoding-eval-wine-mean-reward.png',
+    comparison: 'datascicoding-eval/wine/compare-datascicoding-wine-20261126-032318',
+    chart: 'meanReward',
+  },
+  {
+    file: 'datascicoding-eval-csv-mean-reward.png',
+    comparison: 'datascicoding-eval/csv/compare-datascicoding-csv-20261126-071646',
+    chart: 'meanReward',
+  },
+  {
+    file: 'datascicoding-eval-digits-mean-reward.png',
+    comparison: 'datascicoding-eval/digits/combined-datascicoding-digits-20261127-014105',
+    chart: 'meanReward',
+  },
+];
+
+/** The part of a comparison's summary.json the figures read. */
+interface Summary {
+  env: string;
+  summaries: { label: string; runs: { name: string }[] }[];
+  prior?: PriorReference;
+}
+
+const readJson = <T>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T;
+
+function readSummary(dir: string): Summary {
+  const file = join(dir, 'summary.json');
+  if (!existsSync(file)) throw new Error(`${dir}: no summary.json (not a comparison folder)`);
+  return readJson<Summary>(file);
+}
+
+/**
+ * A folder a `--combine` report names (as given on its command line, from the repository
+ * root): its place under `results`, so that a copy of results/ elsewhere is read too.
+ */
+function combinedFolder(folder: string, results: string): string {
+  const inRepo = relative(join(ROOT, 'results'), resolve(ROOT, folder));
+  if (inRepo.startsWith('..') || isAbsolute(inRepo)) {
+    throw new Error(`combine.json names ${folder}, which is not under results/`);
+  }
+  return join(results, inRepo);
+}
+
+/**
+ * The settings of a comparison folder as curve groups: its summary.json's labels and runs, in the
+ * report's order. A `--combine` report's runs are in the folders its combine.json names: they
+ * hold its settings in the same order, each labelled there without the folder's `--extra`.
+ */
+export function groupsOf(dir: string, results: string): Group[] {
+  const summary = readSummary(dir);
+  const combine = join(dir, 'combine.json');
+  if (!existsSync(combine)) {
+    return summary.summaries.map((s) => ({
+      label: s.label,
+      runDirs: s.runs.map((r) => join(dir, r.name)),
+    }));
+  }
+  const { folders } = readJson<{ folders: string[] }>(combine);
+  const groups: Group[] = [];
+  for (const folder of folders) {
+    const from = combinedFolder(folder, results);
+    for (const own of readSummary(from).summaries) {
+      const shown = summary.summaries[groups.length];
+      const names = (s: { runs: { name: string }[] }) => s.runs.map((r) => r.name).join(',');
+      const sameLabel = shown?.label === own.label || shown?.label.startsWith(`${own.label} `);
+      if (!shown || !sameLabel || names(shown) !== names(own)) {
+        throw new Error(
+          `${dir}: setting ${groups.length + 1} of summary.json is not ${own.label} (${names(own)}) of ${folder}`,
+        );
+      }
+      groups.push({ label: shown.label, runDirs: own.runs.map((r) => join(from, r.name)) });
+    }
+  }
+  if (groups.length !== summary.summaries.length) {
+    throw new Error(`${dir}: summary.json has settings the folders of combine.json do not hold`);
+  }
+  return groups;
+}
+
+/** The chart of one figure as SVG text, drawn as `npm run compare` draws its report's. */
+export function figureSvg(figure: Figure, results: string): string {
+  const dir = join(results, figure.comparison);
+  const { env, prior } = readSummary(dir);
+  const series: Series[] = groupsOf(dir, results).map((g) => groupCurve(g, figure.chart));
+  if (figure.chart === 'successRate') {
+    return lineChartSvg({
+      title: `${env}: success rate (mean ± std over seeds)`,
+      xLabel: 'environment steps',
+      yLabel: 'success rate',
+      series,
+    });
+  }
+  if (prior) {
+    // The untrained model's programs: a dashed level across the runs' steps.
+    const xs = series.flatMap((s) => s.points.map(([x]) => x));
+    series.push({
+      name: `prior (${prior.samples} programs)`,
+      points: [
+        [Math.min(...xs), prior.meanReward],
+        [Math.max(...xs), prior.meanReward],
+      ],
+      color: '#555555',
+      dashed: true,
+    });
+  }
+  return lineChartSvg({
+    title: `${env}: mean reward of the sampled programs (failure −1) (mean ± std over seeds)`,
+    xLabel: 'environment steps',
+    yLabel: 'reward',
+    series,
+  });
+}
+
+interface Options {
+  out: string;
+  results: string;
+  check: boolean;
+}
+
+function parse(argv: readonly string[]): Options {
+  // npm run -w starts this in apps/compare; paths on the command line are the caller's.
+  const cwd = process.env.INIT_CWD ?? process.cwd();
+  const o: Options = {
+    out: join(ROOT, 'docs', 'img'),
+    results: join(ROOT, 'results'),
+    check: false,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--check') o.check = true;
+    else if (a === '--out' || a === '--results') {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${a} needs a folder`);
+      o[a === '--out' ? 'out' : 'results'] = resolve(cwd, v);
+    } else throw new Error(`unknown argument ${a} (expected --out DIR, --results DIR or --check)`);
+  }
+  return o;
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const o = parse(argv);
+  let differ = 0;
+  if (!o.check) mkdirSync(o.out, { recursive: true });
+  for (const figure of FIGURES) {
+    const png = await svgToPng(figureSvg(figure, o.results));
+    const target = join(o.out, figure.file);
+    if (o.check) {
+      const same = existsSync(target) && Buffer.from(png).equals(readFileSync(target));
+      if (!same) differ++;
+      process.stdout.write(`${same ? 'same' : 'DIFFERS'}  ${display(target)}\n`);
+    } else {
+      writeFileAtomicSync(target, png);
+      process.stdout.write(`wrote ${display(target)}\n`);
+    }
+  }
+  if (differ > 0) {
+    process.stderr.write(
+      `${differ} of ${FIGURES.length} figures differ from their rebuild; run npm run figures -w @poad/compare\n`,
+    );
+    return 1;
+  }
+  return 0;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  try {
+    process.exitCode = await main(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`error: ${(err as Error).message}\n`);
+    process.exitCode = 2;
+  }
+}
