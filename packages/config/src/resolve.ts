@@ -1,0 +1,71 @@
+import { coerceOption, type Naming } from './coerce.js';
+import { OptionError } from './errors.js';
+import { kebab, suggestOption } from './names.js';
+import type { OptionsSchema, OptionValues } from './schema.js';
+
+/** Defaults layered between a schema's own and the explicit values (e.g. a preset). */
+export interface OptionLayer {
+  /** Names the layer in errors, e.g. `preset small`. */
+  readonly name: string;
+  readonly values: Readonly<Record<string, unknown>>;
+}
+
+/** How {@link resolveOptions} reads its inputs. */
+export interface ResolveOptions {
+  /** Defaults above the schema's, lowest first; explicit values win over all of them. */
+  readonly layers?: readonly OptionLayer[];
+  /** Where each explicit value came from, by field (e.g. `command line`), for errors. */
+  readonly sources?: Readonly<Record<string, string>>;
+  /** Where explicit values came from when `sources` does not say (default `option`). */
+  readonly where?: string;
+  /** How errors name a field: `--flag` (default) or `where.field`. */
+  readonly naming?: Naming;
+}
+
+/**
+ * The final values of a schema: its defaults < each layer < `explicit`. Every value is converted
+ * and checked here, once, by {@link coerceOption} (explicit values may be command-line strings
+ * or typed values); an unknown name, a bad value or a missing required field throws an
+ * `OptionError` naming it. Explicit `undefined` means unset.
+ */
+export function resolveOptions<T extends OptionsSchema>(
+  schema: T,
+  explicit: Readonly<Record<string, unknown>>,
+  options: ResolveOptions = {},
+): OptionValues<T> {
+  const naming = options.naming ?? 'flag';
+  const where = options.where ?? 'option';
+  const known = Object.keys(schema);
+  const out: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(schema))
+    if (spec.default !== undefined) out[key] = spec.default;
+  const take = (values: Readonly<Record<string, unknown>>, from: (key: string) => string) => {
+    for (const [key, raw] of Object.entries(values)) {
+      if (raw === undefined) continue;
+      const spec = schema[key];
+      if (!spec) {
+        const label = naming === 'field' ? `${from(key)}.${key}` : `${from(key)} --${kebab(key)}`;
+        const hint =
+          naming === 'field'
+            ? ` Valid fields: ${known.join(', ')}.`
+            : suggestOption(kebab(key), known);
+        throw new OptionError(`${label}: unknown option.${hint}`, {
+          option: key,
+          reason: 'unknown option',
+        });
+      }
+      out[key] = coerceOption(key, spec, raw, from(key), naming);
+    }
+  };
+  for (const layer of options.layers ?? []) take(layer.values, () => layer.name);
+  take(explicit, (key) => options.sources?.[key] ?? where);
+  const missing = known.filter((k) => out[k] === undefined && !schema[k]!.optional);
+  if (missing.length) {
+    const names = missing.map((k) => (naming === 'field' ? k : `--${kebab(k)}`)).join(', ');
+    throw new OptionError(`missing required option(s): ${names}`, {
+      option: missing[0]!,
+      reason: 'required',
+    });
+  }
+  return out as OptionValues<T>;
+}
