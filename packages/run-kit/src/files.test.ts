@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanCheckpointLeftovers, latestCheckpoint, saveCheckpoint } from './checkpoint.js';
-import { parseArgsWithConfig, writeFileAtomicSync } from './files.js';
+import { writeFileAtomicSync } from './files.js';
 import { MetricsLog } from './metrics.js';
 
 const dirs: string[] = [];
@@ -107,36 +107,5 @@ describe('saveCheckpointWith', () => {
     expect(found.meta.iteration).toBe(1);
     expect(readFileSync(join(found.dir, 'w.bin'), 'utf8')).toBe('w1');
     expect(readdirSync(join(d, 'checkpoints')).sort()).toEqual(['iter-00000001', 'latest.json']);
-  });
-});
-
-describe('parseArgsWithConfig', () => {
-  const schema = {
-    seeds: { type: 'integer', default: 3, min: 1, description: 'Seeds' },
-    algos: { type: 'list', default: ['poad'], description: 'Algorithms' },
-  } as const;
-
-  it('reads --config FILE (JSON or YAML) and lets the command line win', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'run-kit-config-'));
-    try {
-      const yaml = join(dir, 'c.yaml');
-      writeFileSync(yaml, 'seeds: 5\nalgos: [poad, ntpo]\n');
-      const a = await parseArgsWithConfig(['--config', yaml], schema);
-      expect(a.explicit).toEqual({ seeds: 5, algos: ['poad', 'ntpo'] });
-      const json = join(dir, 'c=1.json');
-      writeFileSync(json, '{"seeds": 7}');
-      const b = await parseArgsWithConfig([`--config=${json}`, '--seeds', '2'], schema);
-      expect(b.explicit).toEqual({ seeds: 2 });
-      expect(b.configPath).toBe(json);
-      await expect(
-        parseArgsWithConfig(['--config', join(dir, 'none.json')], schema),
-      ).rejects.toThrow(/cannot read the file/);
-      writeFileSync(json, '{"sedes": 7}');
-      await expect(parseArgsWithConfig(['--config', json], schema)).rejects.toThrow(
-        /unknown option "sedes"/,
-      );
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 });

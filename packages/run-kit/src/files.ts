@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { OptionError, type OptionsSchema, type ParsedArgs, parseArgs } from '@poad/config';
 import { parse as parseYaml } from 'yaml';
-import { OptionError, type OptionsSchema, type ParsedArgs, parseArgs } from './options.js';
 
 /**
  * Writes a file so that readers only ever see the old or the complete new content: the bytes go
