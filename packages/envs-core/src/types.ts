@@ -1,3 +1,5 @@
+import type { EnvPresets } from './presets.js';
+
 /**
  * The contract between environments and learners.
  *
@@ -39,6 +41,15 @@ export type EnvFactory<O = Record<string, unknown>> = (options?: O) => TextEnv;
 
 /** Optional description of a registered environment. */
 export interface EnvMeta {
+  /** Training presets (see {@link EnvPresets}); a run of the environment starts from them. */
+  presets?: EnvPresets;
+  /** Best achievable logged (discounted) return, for "steps to 90% of the optimum". */
+  optimalReturn?: number;
+  /**
+   * Registered ids of unseen variants that an evaluation of a policy trained here also plays
+   * (e.g. the food-preparation tasks with other foods).
+   */
+  unseenVariants?: readonly string[];
   /** One line saying what the environment is. */
   description?: string;
   /** Upper bound on agent steps per episode (what `checkEnv` verifies). */

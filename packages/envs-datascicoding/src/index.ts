@@ -30,6 +30,7 @@ export { chooseIsolation, probeIsolation } from './isolation.js';
 export type { SandboxLimits } from './limits.js';
 export { DEFAULT_LIMITS, resolveLimits } from './limits.js';
 export { defaultEvaluationPool, EvaluationPool } from './pool.js';
+export { DATASCICODING_PRESETS } from './presets.js';
 export type { PromptData, PromptParts } from './prompts.js';
 export {
   assembleProgram,

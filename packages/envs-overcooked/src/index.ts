@@ -2,6 +2,7 @@ export type { CellCode } from './codes.js';
 export { CELL, GRID, MOVE, VIEW_RADIUS } from './codes.js';
 export { createOvercookedEnv, OvercookedEnv } from './env.js';
 export type { OvercookedEnvOptions, ResolvedOvercookedOptions } from './options.js';
+export { OVERCOOKED_PRESETS, overcookedOptimalReturn } from './presets.js';
 export { registerOvercookedEnvs } from './register.js';
 export { renderSvg as renderOvercookedSvg } from './render-svg.js';
 export { renderText as renderOvercookedText } from './render-text.js';

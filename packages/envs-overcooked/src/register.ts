@@ -1,6 +1,7 @@
 import { registerEnv } from '@poad/envs-core';
 import { createOvercookedEnv } from './env.js';
 import type { OvercookedEnvOptions } from './options.js';
+import { OVERCOOKED_PRESETS, overcookedOptimalReturn } from './presets.js';
 import { PRIMITIVE_DISCOUNT } from './rewards.js';
 import { OVERCOOKED_TASKS } from './tasks.js';
 
@@ -13,7 +14,8 @@ const FACTORIES = Object.fromEntries(
 
 /**
  * Registers `overcooked/tomato-salad` and `overcooked/tomato-lettuce-salad` in the
- * `@poad/envs-core` registry so `makeEnv(id, options)` can create them. Safe to call twice.
+ * `@poad/envs-core` registry so `makeEnv(id, options)` can create them, with the training presets
+ * and each task's best known return. Safe to call twice.
  */
 export function registerOvercookedEnvs(): void {
   for (const task of Object.values(OVERCOOKED_TASKS)) {
@@ -25,6 +27,8 @@ export function registerOvercookedEnvs(): void {
       maxSteps: 200,
       actionSpace: 'discrete',
       gamma: PRIMITIVE_DISCOUNT,
+      presets: OVERCOOKED_PRESETS,
+      optimalReturn: overcookedOptimalReturn(task.id.split('/')[1]!),
     });
   }
 }

@@ -2,6 +2,7 @@ export { ENTERTAINMENT_ACTIONS } from './entertainment.js';
 export type { VirtualHomeOptions, VirtualHomeStepInfo } from './env.js';
 export { createVirtualHomeEnv, VirtualHomeEnv } from './env.js';
 export { FOOD_ACTIONS } from './food-preparation.js';
+export { VIRTUALHOME_PRESETS, virtualHomeOptimalReturn } from './presets.js';
 export { registerVirtualHomeEnvs } from './register.js';
 export type { FoodNouns, VirtualHomeTask } from './tasks.js';
 export {
@@ -9,5 +10,6 @@ export {
   foodLabels,
   foodNouns,
   isVirtualHomeTask,
+  UNSEEN_VARIANTS,
   VIRTUALHOME_TASKS,
 } from './tasks.js';

@@ -1,6 +1,9 @@
 import { type EnvFactory, registerEnv } from '@poad/envs-core';
 import { createVirtualHomeEnv, type VirtualHomeOptions } from './env.js';
-import { VIRTUALHOME_TASKS, type VirtualHomeTask } from './tasks.js';
+import { VIRTUALHOME_PRESETS, virtualHomeOptimalReturn } from './presets.js';
+import { UNSEEN_VARIANTS, VIRTUALHOME_TASKS, type VirtualHomeTask } from './tasks.js';
+
+const UNSEEN = UNSEEN_VARIANTS.map((t) => `virtualhome/${t}`);
 
 const factories = new Map<VirtualHomeTask, EnvFactory<VirtualHomeOptions>>(
   VIRTUALHOME_TASKS.map((task) => [
@@ -11,7 +14,9 @@ const factories = new Map<VirtualHomeTask, EnvFactory<VirtualHomeOptions>>(
 
 /**
  * Registers `virtualhome/<task>` for every task in the `@poad/envs-core` registry, so that
- * `makeEnv('virtualhome/food-preparation')` works. Safe to call more than once. Returns the ids.
+ * `makeEnv('virtualhome/food-preparation')` works, with the training presets, each task's optimal
+ * return and (for food-preparation) its unseen variants. Safe to call more than once. Returns
+ * the ids.
  */
 export function registerVirtualHomeEnvs(): string[] {
   const ids: string[] = [];
@@ -25,6 +30,9 @@ export function registerVirtualHomeEnvs(): string[] {
       maxSteps: 50,
       actionSpace: 'discrete',
       gamma: 0.95,
+      presets: VIRTUALHOME_PRESETS,
+      optimalReturn: virtualHomeOptimalReturn(task),
+      ...(task === 'food-preparation' ? { unseenVariants: UNSEEN } : {}),
     });
     ids.push(id);
   }

@@ -10,6 +10,12 @@ export const VIRTUALHOME_TASKS = [
   'food-preparation/laundry',
 ] as const;
 
+/**
+ * The unseen variants of food-preparation (the paper's Table 1: only the nouns change), which an
+ * evaluation of a policy trained on food-preparation also plays.
+ */
+export const UNSEEN_VARIANTS = VIRTUALHOME_TASKS.filter((t) => t.startsWith('food-preparation/'));
+
 /** One of {@link VIRTUALHOME_TASKS}. */
 export type VirtualHomeTask = (typeof VIRTUALHOME_TASKS)[number];
 

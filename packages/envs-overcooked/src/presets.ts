@@ -1,0 +1,61 @@
+import type { EnvPresets } from '@poad/envs-core';
+
+/**
+ * Overcooked's training presets (field names as in the trainers' config schemas).
+ *
+ * - `small`: the VirtualHome values for the embedded default model with γ 0.99 and the token space
+ *   restricted to the labels. With it POAD's greedy policy solved tomato-salad in 2 of 3 seeds
+ *   within 30,000 steps; with the full vocabulary no learning rate (1e-4–5e-4), entropy
+ *   coefficient (0–1e-3) or critic ratio (up to 20×) learned it (docs/results.md). TWOSOME
+ *   optimises a distribution over labels and has no token space to restrict.
+ * - `paper`: the authors' train_overcooked.py for POAD; NTPO and TWOSOME have no script of their
+ *   own and take POAD's values for a like-for-like comparison, as ETPO does.
+ */
+export const OVERCOOKED_PRESETS: EnvPresets = {
+  algorithms: ['poad', 'ntpo', 'twosome', 'etpo'],
+  default: 'small',
+  presets: {
+    small: {
+      source:
+        'small: the VirtualHome values with γ 0.99 and the token space restricted to the labels (docs/results.md)',
+      values: {
+        envs: 8,
+        envSteps: 30_000,
+        numSteps: 16,
+        lr: 5e-4,
+        criticLr: 1e-3,
+        gamma: 0.99,
+        epochs: 2,
+        numMinibatches: 4,
+        gradAccumulation: 1,
+        entropyCoef: 1e-3,
+        tokenSpace: 'labels',
+      },
+      byAlgorithm: { twosome: { tokenSpace: 'vocabulary' } },
+    },
+    paper: {
+      source: 'paper: Overcooked POAD, train_overcooked.py',
+      values: {
+        envs: 4,
+        envSteps: 40_000,
+        numSteps: 32,
+        lr: 5e-7,
+        criticLr: 1e-5,
+        gamma: 0.99,
+        epochs: 5,
+        numMinibatches: 2,
+        gradAccumulation: 1,
+        entropyCoef: 1e-4,
+        maxNewTokens: 10,
+      },
+    },
+  },
+};
+
+/**
+ * Best logged return of a task (envs.md): tomato-salad 0.9205 (28 primitive steps, the optimum);
+ * tomato-lettuce-salad 0.9477 (the best known).
+ */
+export function overcookedOptimalReturn(task: string): number {
+  return task === 'tomato-salad' ? 0.9205 : 0.9477;
+}
