@@ -3,8 +3,11 @@
 export { actionGae } from './actionGae.js';
 export type { BatchGaeResult } from './batchTokenGae.js';
 export { batchTokenGae } from './batchTokenGae.js';
+// Group-relative advantages of episodes from the same start (no critic).
+export { grpoAdvantages } from './grpoAdvantages.js';
 export type { PresetOptions } from './presets.js';
 export { archer, makeTokenGae, ntpo, poad } from './presets.js';
+export { rlooAdvantages } from './rlooAdvantages.js';
 export { softBad } from './softBad.js';
 export type { ActionQTable } from './tabular/actionQIteration.js';
 // Tabular backups on small token MDPs (the paper's theory, exactly).
@@ -41,6 +44,8 @@ export type {
   ActionSegment,
   BootstrapMode,
   GaeResult,
+  GroupNormalisation,
+  GrpoOptions,
   SoftBadOptions,
   TokenGaeOptions,
   TokenSegment,

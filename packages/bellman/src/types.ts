@@ -72,3 +72,16 @@ export interface GaeResult {
   advantages: Float64Array;
   returns: Float64Array;
 }
+
+/**
+ * How a group-relative advantage is scaled after the group mean is subtracted:
+ * - `'std'`: divided by the group's population standard deviation plus ε = 1e-6 (GRPO).
+ * - `'none'`: not scaled, only centred (Dr. GRPO).
+ */
+export type GroupNormalisation = 'std' | 'none';
+
+/** Options of `grpoAdvantages`. */
+export interface GrpoOptions {
+  /** `'std'` for GRPO, `'none'` for Dr. GRPO. */
+  normalise: GroupNormalisation;
+}

@@ -150,3 +150,46 @@ export function checkTokenSegment(
     : checkFinite(fn, 'segment.bootstrapValue', segment.bootstrapValue);
   return { rewards, dones, counts, values, bootstrapValue, total };
 }
+
+/** Throws a TypeError unless `x` is `'std'` or `'none'`; `call` shows a correct call. */
+export function checkGroupNormalisation(
+  fn: string,
+  field: string,
+  x: unknown,
+  call: string,
+): 'std' | 'none' {
+  if (x === 'std' || x === 'none') return x;
+  throw new TypeError(
+    `${fn}: \`${field}\` must be 'std' (divide by the group's std + 1e-6, GRPO) or 'none' (only subtract the group mean, Dr. GRPO), got ${typeof x === 'string' ? `'${x}'` : String(x)}; e.g. ${call}`,
+  );
+}
+
+/**
+ * Throws unless `x` is array-like with at least `min` entries (a group of episodes); `why` says
+ * why that many are needed and `call` shows a correct call.
+ */
+export function checkGroupSize(
+  fn: string,
+  field: string,
+  x: unknown,
+  min: number,
+  why: string,
+  call: string,
+): ArrayLike<unknown> {
+  if (
+    x === null ||
+    typeof x !== 'object' ||
+    typeof (x as { length?: unknown }).length !== 'number'
+  ) {
+    throw new TypeError(
+      `${fn}: \`${field}\` must be an array or typed array with one entry per episode of the group, got ${x === null ? 'null' : typeof x}; e.g. ${call}`,
+    );
+  }
+  const n = (x as ArrayLike<unknown>).length;
+  if (n < min) {
+    throw new RangeError(
+      `${fn}: \`${field}\` has ${n} ${n === 1 ? 'entry' : 'entries'}, but ${why}; e.g. ${call}`,
+    );
+  }
+  return x as ArrayLike<unknown>;
+}
