@@ -4,6 +4,7 @@ export { actionGae } from './actionGae.js';
 export type { BatchGaeResult } from './batchTokenGae.js';
 export { batchTokenGae } from './batchTokenGae.js';
 // Group-relative advantages of episodes from the same start (no critic).
+export { gigpoAdvantages } from './gigpoAdvantages.js';
 export { grpoAdvantages } from './grpoAdvantages.js';
 export type { PresetOptions } from './presets.js';
 export { archer, makeTokenGae, ntpo, poad } from './presets.js';
@@ -44,6 +45,9 @@ export type {
   ActionSegment,
   BootstrapMode,
   GaeResult,
+  GigpoOptions,
+  GigpoResult,
+  GigpoTrajectory,
   GroupNormalisation,
   GrpoOptions,
   SoftBadOptions,

@@ -85,3 +85,31 @@ export interface GrpoOptions {
   /** `'std'` for GRPO, `'none'` for Dr. GRPO. */
   normalise: GroupNormalisation;
 }
+
+/** One episode of a GiGPO group: the state before each step and the reward of each step. */
+export interface GigpoTrajectory {
+  /** s_t, the state (observation text) the agent acted in at step t. Length T. */
+  states: readonly string[];
+  /** r_t, the reward of step t. Length T, like `states`. */
+  rewards: ArrayLike<number>;
+}
+
+/** Options of `gigpoAdvantages`. */
+export interface GigpoOptions {
+  /** γ, the discount of the step-level return G_t = Σ_k γ^k·r_{t+k}. In [0, 1]. */
+  gamma: number;
+  /** ω, the weight of the step-level advantage in the combined one. Finite and >= 0. */
+  omega: number;
+  /** The normalisation of both levels, episode and step: `'std'` (GRPO) or `'none'` (Dr. GRPO). */
+  normalise: GroupNormalisation;
+}
+
+/** GiGPO's advantages of one group; `step[i]` and `combined[i]` have one entry per step of episode i. */
+export interface GigpoResult {
+  /** A^E_i, the episode-level advantage of each episode. */
+  episode: Float64Array;
+  /** A^S_{i,t}, the step-level advantage of each step, over its anchor group. */
+  step: Float64Array[];
+  /** A^E_i + ω·A^S_{i,t}, the advantage every token of step t of episode i gets. */
+  combined: Float64Array[];
+}
