@@ -78,10 +78,26 @@ describe('the packed tarball', () => {
     expect(t).toEqual(a);
   });
 
+  it('exports the group advantages through both import and require', () => {
+    const call = `[Array.from(b.grpoAdvantages([1, 0], { normalise: 'none' })), Array.from(b.rlooAdvantages([1, 0])), Array.from(b.gigpoAdvantages([{ states: ['a'], rewards: [1] }, { states: ['a'], rewards: [0] }], { gamma: 1, omega: 1, normalise: 'none' }).combined[0])]`;
+    writeFileSync(
+      join(project, 'group.mjs'),
+      `import * as b from '@poad/bellman';\nconsole.log(JSON.stringify(${call}));\n`,
+    );
+    writeFileSync(
+      join(project, 'group.cjs'),
+      `const b = require('@poad/bellman');\nconsole.log(JSON.stringify(${call}));\n`,
+    );
+    // GRPO without std: ±0.5; RLOO: ±1; GiGPO: episode 0.5 + step 0.5 (both visit state a).
+    const expected = [[0.5, -0.5], [1, -1], [1]];
+    expect(JSON.parse(run('node', ['group.mjs'], project))).toEqual(expected);
+    expect(JSON.parse(run('node', ['group.cjs'], project))).toEqual(expected);
+  });
+
   it('type-checks in a strict TypeScript project (node16 resolution)', () => {
     typecheckSnippet(
       project,
-      `import { poad, badQIteration, type TokenSegment, type GaeResult, type TokenMdp } from '@poad/bellman';\nconst s: TokenSegment = ${segment};\nconst r: GaeResult = poad(s, { gamma: 0.9, lambda: 0.9 });\nconst m: TokenMdp = { states: [{ actions: [{ tokens: [1], reward: 1, next: [] }] }] };\nconst v: number = badQIteration(m, { gamma: 0.9 }).v[0]![0]!;\nexport { r, v };\n`,
+      `import { poad, badQIteration, gigpoAdvantages, type TokenSegment, type GaeResult, type TokenMdp, type GigpoResult, type GigpoTrajectory } from '@poad/bellman';\nconst s: TokenSegment = ${segment};\nconst r: GaeResult = poad(s, { gamma: 0.9, lambda: 0.9 });\nconst m: TokenMdp = { states: [{ actions: [{ tokens: [1], reward: 1, next: [] }] }] };\nconst v: number = badQIteration(m, { gamma: 0.9 }).v[0]![0]!;\nconst g: GigpoTrajectory[] = [{ states: ['a'], rewards: [1] }];\nconst a: GigpoResult = gigpoAdvantages(g, { gamma: 0.95, omega: 1, normalise: 'std' });\nexport { r, v, a };\n`,
     );
     // A type error must be reported: the check is able to fail.
     const bad = `import { poad } from '@poad/bellman';\npoad({ rewards: [0] }, { gamma: 0.9, lambda: 0.9 });\n`;
