@@ -1,22 +1,49 @@
 /**
  * The parts of `@poad/hf-files` that need no Node built-ins: safetensors parsing and writing in
- * memory, Hugging Face config parsing, PEFT naming, and a byte-level BPE tokenizer in plain
- * TypeScript. Bundlers that resolve the `browser` export condition get this entry; Node gets
+ * memory, Hugging Face config parsing, PEFT naming, a byte-level BPE tokenizer in plain
+ * TypeScript, chat templates, and the parsing of Hub model ids. Bundlers that resolve the `browser` export condition get this entry; Node gets
  * `index.ts`, which adds files, folders and the native tokenizer.
  */
 
 export type { TokenizerFromJsonOptions } from './bpe-tokenizer.js';
 export { tokenizerFromJson } from './bpe-tokenizer.js';
+export type {
+  ApplyChatTemplateOptions,
+  ChatMessage,
+  ChatTemplateChoice,
+} from './chat-template.js';
+export {
+  applyChatTemplate,
+  ChatTemplate,
+  chatTemplateOf,
+  strftime,
+  TEMPLATE_SPECIAL_TOKENS,
+  templateSpecialTokens,
+} from './chat-template.js';
 export type { DType, StoreDType } from './dtype.js';
 export { DTYPE_BYTES, DTYPES, isDType } from './dtype.js';
-export type { CheckpointErrorCode } from './errors.js';
-export { CheckpointError, isCheckpointError } from './errors.js';
+export type { CheckpointErrorCode, HubErrorDetails } from './errors.js';
+export { CheckpointError, HubError, isCheckpointError, isHubError } from './errors.js';
 export {
   bfloat16BitsToFloat32,
   float16BitsToFloat32,
   float32ToBfloat16Bits,
   float32ToFloat16Bits,
 } from './half.js';
+export type { ModelId } from './hub-id.js';
+export { isCommitHash, isHubRepoId, isValidRevision, parseModelId } from './hub-id.js';
+export type { ModelFilePlan, WeightsPlan } from './hub-plan.js';
+export {
+  HUB_CONFIG_FILE,
+  HUB_GENERATION_CONFIG_FILE,
+  HUB_TOKENIZER_FILES,
+  HUB_WEIGHTS_FILE,
+  HUB_WEIGHTS_INDEX_FILE,
+  planModelFiles,
+  shardsOfIndex,
+} from './hub-plan.js';
+export type { DownloadProgress } from './hub-progress.js';
+export { formatBytes } from './hub-progress.js';
 export type { Llama3RopeScaling, LlamaConfig } from './llama-config.js';
 export {
   effectiveSlidingWindow,
