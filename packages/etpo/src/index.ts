@@ -1,3 +1,5 @@
+export type { EtpoConfig } from './config.js';
+export { etpoConfigSchema, resolveEtpoConfig } from './config.js';
 export { EtpoArgumentError } from './errors.js';
 export type { LionOptions, LionState } from './lion.js';
 export { Lion } from './lion.js';
@@ -11,9 +13,7 @@ export { softStats } from './soft-values.js';
 export { softBadTargets } from './targets.js';
 export type {
   EtpoCheckpoint,
-  EtpoConfig,
   EtpoIterationReport,
-  EtpoSettings,
   EtpoTrainerOptions,
   EtpoUpdateDiagnostics,
 } from './trainer.js';

@@ -7,12 +7,10 @@ import {
   collectRollout,
   explainedVariance,
   NonFiniteUpdateError,
-  type PpoConfig,
   type RngState,
   type RolloutBuffer,
   type RolloutStats,
   readVariables,
-  resolveConfig,
   SeededRng,
   type TensorData,
   type TokenBatch,
@@ -21,6 +19,7 @@ import {
   writeVariables,
 } from '@poad/ppo';
 import * as tf from '@tensorflow/tfjs-core';
+import { type EtpoConfig, resolveEtpoConfig } from './config.js';
 import { EtpoArgumentError } from './errors.js';
 import { Lion, type LionState } from './lion.js';
 import { etpoCriticLoss, etpoPolicyLoss } from './losses.js';
@@ -29,27 +28,6 @@ import { polyakUpdate } from './polyak.js';
 import { policyTerms } from './reference.js';
 import { flatAllowed, restrictScores } from './restrict.js';
 import { softBadTargets } from './targets.js';
-
-/** ETPO's own settings. */
-export interface EtpoSettings {
-  /** β, the weight of KL(π ‖ π̄) (the temperature of the soft backup). Default 0.1. */
-  beta: number;
-  /** τ of the target critic's Polyak average, applied after every critic step. Default 0.005. */
-  tau: number;
-  /**
-   * Optimiser of actor and critic: 'adamw' (default, as `@poad/ppo`) or 'lion' (ETPO's authors'
-   * choice; β1 0.9, β2 0.99, the config's weight decay; use a 3–10× smaller lr than AdamW's).
-   */
-  optimizer: 'adamw' | 'lion';
-}
-
-/**
- * Configuration: the rollout, sampler and optimiser fields of `@poad/ppo`'s config (numSteps,
- * gamma, epochs, numMinibatches, lr, criticLr, weightDecay, adamEps, maxGradNorm,
- * criticMaxGradNorm, maxNonFiniteSkips, seed, tokenSpace, generation options, …) plus β and τ.
- * The PPO-only fields (clip, GAE λ, entropy coefficient, target KL) are not used.
- */
-export type EtpoConfig = Partial<Omit<PpoConfig, 'algorithm'>> & Partial<EtpoSettings>;
 
 /** What one update did (names as `@poad/ppo`'s diagnostics where the quantity is the same). */
 export interface EtpoUpdateDiagnostics {
@@ -102,7 +80,8 @@ export interface EtpoCheckpoint {
 export interface EtpoTrainerOptions {
   policy: EtpoPolicy;
   env: VecEnvLike;
-  config?: EtpoConfig;
+  /** Configuration: `resolveEtpoConfig(…)`'s result, or fields over the schema's defaults. */
+  config?: Partial<EtpoConfig>;
 }
 
 /**
@@ -115,9 +94,8 @@ export interface EtpoTrainerOptions {
 export class EtpoTrainer {
   readonly policy: EtpoPolicy;
   readonly env: VecEnvLike;
-  /** The resolved rollout and optimiser configuration. */
-  readonly config: PpoConfig;
-  readonly settings: EtpoSettings;
+  /** The resolved configuration. */
+  readonly config: EtpoConfig;
   readonly rng: SeededRng;
   readonly actorOptimizer: Adam | Lion;
   readonly criticOptimizer: Adam | Lion;
@@ -127,19 +105,7 @@ export class EtpoTrainer {
   private nonFiniteStreak = 0;
 
   constructor(o: EtpoTrainerOptions) {
-    const { beta = 0.1, tau = 0.005, optimizer = 'adamw', ...rest } = o.config ?? {};
-    if (optimizer !== 'adamw' && optimizer !== 'lion')
-      throw new EtpoArgumentError(
-        'config.optimizer',
-        `expected 'adamw' or 'lion', got ${JSON.stringify(optimizer)}`,
-      );
-    if (!(Number.isFinite(beta) && beta > 0))
-      throw new EtpoArgumentError('config.beta', `expected a finite number > 0, got ${beta}`);
-    if (!(tau > 0 && tau <= 1))
-      throw new EtpoArgumentError('config.tau', `expected a number in (0, 1], got ${tau}`);
-    // The rollout stores one (soft) value per token, as POAD's does.
-    this.config = resolveConfig({ ...rest, algorithm: 'poad' });
-    this.settings = { beta, tau, optimizer };
+    this.config = resolveEtpoConfig(o.config);
     this.policy = o.policy;
     this.env = o.env;
     const target = o.policy.targetVariables;
@@ -154,10 +120,17 @@ export class EtpoTrainer {
       );
     }
     this.rng = new SeededRng(this.config.seed);
+    const c = this.config;
     const make = (vars: readonly tf.Variable[], lr: number) =>
-      optimizer === 'lion'
-        ? new Lion(vars, { lr, weightDecay: this.config.weightDecay })
-        : new Adam(vars, { lr, eps: this.config.adamEps, weightDecay: this.config.weightDecay });
+      c.optimizer === 'lion'
+        ? new Lion(vars, { lr, weightDecay: c.weightDecay })
+        : new Adam(vars, {
+            lr,
+            eps: c.adamEps,
+            beta1: c.adamBeta1,
+            beta2: c.adamBeta2,
+            weightDecay: c.weightDecay,
+          });
     this.actorOptimizer = make(o.policy.actorVariables, this.config.lr);
     this.criticOptimizer = make(critic, this.config.criticLr);
   }
@@ -202,7 +175,7 @@ export class EtpoTrainer {
   ): Promise<EtpoUpdateDiagnostics> {
     const started = performance.now();
     const { config, policy } = this;
-    const { beta, tau } = this.settings;
+    const { beta, tau } = config;
     const size = buffer.size;
     const mbSize = Math.max(1, Math.floor(size / config.numMinibatches));
     const sums = { policy: 0, value: 0, entropy: 0, kl: 0, tokens: 0, actorNorm: 0, criticNorm: 0 };
@@ -335,7 +308,7 @@ export class EtpoTrainer {
     return {
       format: 'poad-etpo-checkpoint',
       version: 1,
-      optimizer: this.settings.optimizer,
+      optimizer: this.config.optimizer,
       actorWeights: await readVariables(this.policy.actorVariables),
       criticWeights: await readVariables(this.policy.criticVariables),
       targetWeights: await readVariables(this.policy.targetVariables),
@@ -357,10 +330,10 @@ export class EtpoTrainer {
     }
     // Checkpoints from before the option existed were trained with AdamW.
     const optimizer = state.optimizer ?? 'adamw';
-    if (optimizer !== this.settings.optimizer) {
+    if (optimizer !== this.config.optimizer) {
       throw new EtpoArgumentError(
         'state.optimizer',
-        `the checkpoint was trained with ${optimizer}, this trainer uses ${this.settings.optimizer}; resume with the run's own optimiser`,
+        `the checkpoint was trained with ${optimizer}, this trainer uses ${this.config.optimizer}; resume with the run's own optimiser`,
       );
     }
     writeVariables(this.policy.actorVariables, state.actorWeights, 'actor');

@@ -13,7 +13,7 @@ beforeAll(async () => {
   await tf.setBackend('cpu');
 });
 
-const CONFIG: EtpoConfig = {
+const CONFIG: Partial<EtpoConfig> = {
   numSteps: 1,
   epochs: 2,
   numMinibatches: 2,
@@ -24,7 +24,7 @@ const CONFIG: EtpoConfig = {
   tau: 0.02,
 };
 
-function setup(seed: number, length = 4, config: EtpoConfig = {}) {
+function setup(seed: number, length = 4, config: Partial<EtpoConfig> = {}) {
   const task = keyTokenTask(length);
   const policy = new TinyEtpoPolicy(task.words, seed, CONFIG.beta!);
   const trainer = new EtpoTrainer({
@@ -136,7 +136,7 @@ describe('EtpoTrainer on the key-token task', () => {
 
   for (const optimizer of ['adamw', 'lion'] as const)
     it(`${optimizer}: resumes from getState bit for bit (weights, target critic, optimisers, generator)`, async () => {
-      const cfg: EtpoConfig = {
+      const cfg: Partial<EtpoConfig> = {
         optimizer,
         ...(optimizer === 'lion' ? { lr: 1e-3, criticLr: 1e-3 } : {}),
       };

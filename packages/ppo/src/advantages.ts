@@ -61,7 +61,7 @@ export function computeAdvantages(buffer: RolloutBuffer, config: PpoConfig): Adv
   const opts = { gamma: config.gamma, lambda: config.gaeLambda };
   // Token level: λ_w between an action's tokens (λ unless set).
   const tokenOpts =
-    config.intraLambda === null ? opts : { ...opts, intraLambda: config.intraLambda };
+    config.intraLambda === undefined ? opts : { ...opts, intraLambda: config.intraLambda };
   for (let n = 0; n < buffer.numEnvs; n++) {
     for (const seg of rolloutSegments(buffer, n, config.truncationAsTermination)) {
       const rewards = seg.steps.map((i) => buffer.rewards[i]!);

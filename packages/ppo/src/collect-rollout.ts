@@ -61,6 +61,22 @@ export interface RolloutResult {
   readonly stats: RolloutStats;
 }
 
+/**
+ * The config fields a rollout reads: its length, the sampler and generation settings and the
+ * truncation mode. `PpoConfig` and ETPO's config both have them.
+ */
+export type RolloutConfig = Pick<
+  PpoConfig,
+  | 'numSteps'
+  | 'truncationAsTermination'
+  | 'greedy'
+  | 'candidateNormalisation'
+  | 'tokenSpace'
+  | 'maxNewTokens'
+  | 'temperature'
+  | 'topK'
+>;
+
 /** Inputs of {@link collectRollout}. */
 export interface CollectRolloutArgs {
   /** The acting policy (no gradients are taken). */
@@ -69,8 +85,8 @@ export interface CollectRolloutArgs {
   readonly env: VecEnvLike;
   /** The steps to act on (from `env.reset()` or the previous rollout's `nextSteps`). */
   readonly steps: readonly TextStep[];
-  /** Trainer configuration (uses numSteps, sampler and generation options, truncation mode). */
-  readonly config: PpoConfig;
+  /** The rollout's settings (a trainer's config has them all). */
+  readonly config: RolloutConfig;
   /** The trainer's seeded generator; advanced by every sample. */
   readonly rng: SeededRng;
 }

@@ -1,251 +1,311 @@
+import {
+  defaultsOf,
+  defineSchema,
+  OptionError,
+  type OptionValues,
+  resolveOptions,
+} from '@poad/config';
 import { PpoConfigError } from './errors.js';
 
+/**
+ * Every hyper-parameter of a PPO run, in one place: name, default, range and meaning. This schema
+ * is at once the {@link PpoConfig} type, the training commands' flags (`numMinibatches` is
+ * `--num-minibatches`), the keys of config files and of a run's config.json, and the one
+ * validation ({@link resolveConfig}). Defaults are `mappo/config.py`'s, with the corrections listed
+ * in the README; each environment's presets (its package) change some of them.
+ */
+export const ppoConfigSchema = defineSchema({
+  // ---- algorithm ----
+  algorithm: {
+    type: 'enum',
+    choices: ['poad', 'ntpo', 'archer', 'twosome'],
+    default: 'poad',
+    description:
+      'Advantage estimator and surrogate: poad (BAD, γ_w = 1), ntpo (γ_w = intra-gamma), archer (next-last-token bootstrap), twosome (action level)',
+  },
+  gamma: {
+    type: 'number',
+    default: 0.95,
+    min: 0,
+    max: 1,
+    description: 'Discount γ between actions',
+  },
+  gaeLambda: {
+    type: 'number',
+    default: 0.95,
+    min: 0,
+    max: 1,
+    description: 'GAE λ (per token for the token-level algorithms, per action for twosome)',
+  },
+  intraGamma: {
+    type: 'number',
+    optional: true,
+    min: 0,
+    max: 1,
+    description:
+      'NTPO intra-action discount γ_w (unset: γ); ignored by poad (1), archer (γ), twosome',
+  },
+  intraLambda: {
+    type: 'number',
+    optional: true,
+    min: 0,
+    max: 1,
+    description:
+      "GAE λ between the tokens of one action, λ_w (unset: λ); 1 gives an action's first token the action-level GAE (TWOSOME's weight); poad/ntpo/archer",
+  },
+  truncationAsTermination: {
+    type: 'boolean',
+    default: false,
+    description:
+      'Treat truncation like termination (no bootstrap), as the original code does; off: bootstrap from V(final observation)',
+  },
+
+  // ---- rollout ----
+  numSteps: {
+    type: 'integer',
+    default: 32,
+    min: 1,
+    description: 'Rollout length T per environment per iteration',
+  },
+  candidateNormalisation: {
+    type: 'enum',
+    choices: ['words', 'tokens', 'none'],
+    default: 'words',
+    description:
+      "TWOSOME sampler: divide a candidate's summed token log-prob by its word count, token count, or nothing",
+  },
+  tokenSpace: {
+    type: 'enum',
+    choices: ['vocabulary', 'labels'],
+    default: 'vocabulary',
+    description:
+      "Token policy of poad/ntpo/archer on labelled actions: 'vocabulary' scores tokens over the whole vocabulary and samples labels by the TWOSOME softmax (the paper); 'labels' renormalises each token over the tokens that continue a valid label and samples labels from the product; not for twosome",
+  },
+  greedy: {
+    type: 'boolean',
+    default: false,
+    description: 'Take the arg-max action (and greedy generation) instead of sampling',
+  },
+  maxNewTokens: {
+    type: 'integer',
+    default: 10,
+    min: 1,
+    max: 2048,
+    description: 'Open action spaces: most tokens generated per action (stops early at EOS)',
+  },
+  temperature: {
+    type: 'number',
+    default: 0.5,
+    min: 1e-6,
+    max: 1e6,
+    description:
+      'Open action spaces: sampling temperature (behaviour log-probs are stored at temperature 1)',
+  },
+  topK: {
+    type: 'integer',
+    default: 50,
+    min: 0,
+    description: 'Open action spaces: top-k filter when sampling (0 = off)',
+  },
+
+  // ---- update ----
+  epochs: { type: 'integer', default: 1, min: 1, description: 'PPO epochs per rollout' },
+  numMinibatches: {
+    type: 'integer',
+    default: 4,
+    min: 1,
+    description: 'Minibatches per epoch, of ⌊T·N / num-minibatches⌋ samples (the rest is dropped)',
+  },
+  gradAccumulation: {
+    type: 'integer',
+    default: 1,
+    min: 1,
+    description: 'Gradient-accumulation chunks per minibatch (must divide the minibatch size)',
+  },
+  clip: {
+    type: 'number',
+    default: 0.2,
+    min: 0,
+    max: 10,
+    description: 'PPO ratio clip ε (also the value clip)',
+  },
+  entropyCoef: {
+    type: 'number',
+    default: 0.01,
+    min: 0,
+    max: 1e6,
+    description: 'Entropy bonus coefficient c_H',
+  },
+  valueLossCoef: {
+    type: 'number',
+    default: 0.5,
+    min: 0,
+    max: 1e6,
+    description: 'Multiplier of the critic loss',
+  },
+  valueLoss: {
+    type: 'enum',
+    choices: ['mse', 'huber'],
+    default: 'mse',
+    description: 'Critic regression loss per element: e²/2 (mse) or Huber with huber-delta',
+  },
+  huberDelta: {
+    type: 'number',
+    default: 10,
+    min: 1e-12,
+    max: 1e12,
+    description: 'Huber threshold δ',
+  },
+  advantageNormalisation: {
+    type: 'string',
+    default: 'masked',
+    placeholder: 'mode',
+    pattern: /^(masked|nan-trick|none|chunk:[1-9]\d*)$/,
+    expected: 'masked, nan-trick, none or chunk:N with N ≥ 1 (e.g. chunk:4)',
+    description:
+      "How a minibatch's advantages are standardised: masked (over real tokens), nan-trick (the POAD code's), none, or chunk:N (the TWOSOME code's: each N consecutive samples on their own, unbiased σ)",
+  },
+  targetKl: {
+    type: 'number',
+    default: 0.02,
+    min: 0,
+    description: 'Approximate-KL threshold above which a minibatch skips its actor step (0 = off)',
+  },
+  lr: {
+    type: 'number',
+    default: 1e-6,
+    min: 0,
+    max: 1,
+    description: 'Actor (LoRA) learning rate, AdamW',
+  },
+  criticLr: {
+    type: 'number',
+    default: 5e-5,
+    min: 0,
+    max: 1,
+    description: 'Critic (value head) learning rate, Adam',
+  },
+  weightDecay: {
+    type: 'number',
+    default: 0,
+    min: 0,
+    max: 1,
+    description: 'Actor decoupled weight decay (AdamW)',
+  },
+  adamEps: {
+    type: 'number',
+    default: 1e-5,
+    min: 1e-30,
+    max: 1,
+    description: 'Adam ε of both optimisers',
+  },
+  adamBeta1: {
+    type: 'number',
+    default: 0.9,
+    min: 0,
+    max: 0.999999,
+    description: 'Adam β1 of both optimisers',
+  },
+  adamBeta2: {
+    type: 'number',
+    default: 0.999,
+    min: 0,
+    max: 0.999999999,
+    description: 'Adam β2 of both optimisers',
+  },
+  maxGradNorm: {
+    type: 'number',
+    default: 0.5,
+    min: 0,
+    description: "Global gradient-norm clip of the actor's step (0 = off)",
+  },
+  criticMaxGradNorm: {
+    type: 'number',
+    default: 0.5,
+    min: 0,
+    description: "Global gradient-norm clip of the critic's step (0 = off)",
+  },
+  maxNonFiniteSkips: {
+    type: 'integer',
+    default: 8,
+    min: 1,
+    max: 1_000_000,
+    description:
+      'A minibatch whose loss or gradient norm is NaN/Inf skips its optimiser step (weights untouched); after this many in a row the update stops with NonFiniteUpdateError',
+  },
+
+  // ---- run ----
+  seed: {
+    type: 'integer',
+    default: 1,
+    min: 0,
+    description: 'Seed of every random choice (envs, sampling, initialisation, minibatch order)',
+  },
+});
+
+/** How advantages are standardised in each minibatch. */
+export type AdvantageNormalisation = 'masked' | 'nan-trick' | 'none' | `chunk:${number}`;
+
+/** Every hyper-parameter of a PPO run (see {@link ppoConfigSchema} for each field's meaning). */
+export type PpoConfig = Omit<OptionValues<typeof ppoConfigSchema>, 'advantageNormalisation'> & {
+  advantageNormalisation: AdvantageNormalisation;
+};
+
 /** Which advantage estimator and surrogate the trainer runs. */
-export type Algorithm = 'poad' | 'ntpo' | 'archer' | 'twosome';
+export type Algorithm = PpoConfig['algorithm'];
 
 /** How a candidate's summed token log-prob is normalised by the TWOSOME sampler. */
-export type CandidateNormalisation = 'words' | 'tokens' | 'none';
+export type CandidateNormalisation = PpoConfig['candidateNormalisation'];
 
 /**
  * The token policy of restricted action spaces: the language model's full-vocabulary softmax
  * with labels sampled by the TWOSOME softmax (the paper), or each token renormalised over the
  * tokens that continue a valid label, with labels sampled from the product (see `label-tokens.ts`).
  */
-export type TokenSpace = 'vocabulary' | 'labels';
+export type TokenSpace = PpoConfig['tokenSpace'];
 
-/** How advantages are standardised in each minibatch. */
-export type AdvantageNormalisation = 'masked' | 'nan-trick' | 'none' | `chunk:${number}`;
+/** The schema's defaults: `mappo/config.py`'s values, used under every preset. */
+export const defaultConfig: Readonly<PpoConfig> = Object.freeze(
+  defaultsOf(ppoConfigSchema) as PpoConfig,
+);
 
-/**
- * Every hyper-parameter of a run, in one place. Defaults are `mappo/config.py`'s, with the
- * corrections listed in the README; presets per environment and algorithm live in `presets.ts`.
- */
-export interface PpoConfig {
-  // ---- algorithm ----
-  /** poad (BAD, γ_w = 1), ntpo (γ_w = `intraGamma`), archer (next-last-token bootstrap) or twosome (action level). */
-  algorithm: Algorithm;
-  /** Inter-action discount γ (γ_a). */
-  gamma: number;
-  /** GAE λ, applied per token for token-level algorithms and per action for twosome. */
-  gaeLambda: number;
-  /** NTPO's intra-action discount γ_w; `null` means γ_w = γ. Ignored by poad (1), archer (γ), twosome. */
-  intraGamma: number | null;
-  /**
-   * λ_w, the GAE λ between the tokens of one action (poad, ntpo, archer); `null` means λ_w = λ.
-   * With λ_w = 1, POAD's first-token advantage is the action-level GAE (TWOSOME's weight).
-   */
-  intraLambda: number | null;
-  /** Treat truncation like termination (no bootstrap), as the original code does. Default false: bootstrap from V(final observation). */
-  truncationAsTermination: boolean;
-
-  // ---- rollout ----
-  /** Steps T per environment per iteration (`episode_length`). */
-  numSteps: number;
-  /** Candidate-score normalisation of the TWOSOME sampler: ÷ word count (default), ÷ token count, or none. */
-  candidateNormalisation: CandidateNormalisation;
-  /**
-   * Restricted action spaces, token-level algorithms: 'vocabulary' (default, the paper) scores
-   * tokens over the full vocabulary and samples labels by the TWOSOME softmax; 'labels'
-   * renormalises every token over the continuations of valid labels and samples labels from
-   * the product, so the optimised and the acting policy are one. Not for twosome.
-   */
-  tokenSpace: TokenSpace;
-  /** Take the arg-max action (and greedy generation) instead of sampling. */
-  greedy: boolean;
-  /** Open action spaces: most new tokens per action (`max_new_tokens`). */
-  maxNewTokens: number;
-  /** Open action spaces: sampling temperature (behaviour log-probs are stored at temperature 1). */
-  temperature: number;
-  /** Open action spaces: top-k filter when sampling (0 = off). */
-  topK: number;
-
-  // ---- update ----
-  /** PPO epochs over each rollout (`ppo_epoch`). */
-  epochs: number;
-  /** Minibatches per epoch; size ⌊T·N / numMinibatches⌋, the remainder is dropped. */
-  numMinibatches: number;
-  /** Chunks per minibatch for gradient accumulation (`gradient_cp_steps`); must divide the minibatch size. */
-  gradAccumulation: number;
-  /** Policy ratio clip ε (also the value clip range). */
-  clip: number;
-  /** Entropy bonus coefficient c_H. */
-  entropyCoef: number;
-  /** Multiplier of the critic loss. */
-  valueLossCoef: number;
-  /** Critic regression loss per element: e²/2 ('mse') or Huber with `huberDelta`. */
-  valueLoss: 'mse' | 'huber';
-  /** Huber threshold δ. */
-  huberDelta: number;
-  /** Advantage standardisation: over real tokens ('masked', default), the original NaN trick, or none. */
-  advantageNormalisation: AdvantageNormalisation;
-  /** Approximate-KL threshold: a minibatch whose KL exceeds it skips its actor step; `null` disables. */
-  targetKl: number | null;
-  /** Actor learning rate (AdamW). */
-  lr: number;
-  /** Critic learning rate (Adam). */
-  criticLr: number;
-  /** Actor decoupled weight decay (AdamW). */
-  weightDecay: number;
-  /** Adam ε for both optimisers. */
-  adamEps: number;
-  /** Adam β1 for both optimisers. */
-  adamBeta1: number;
-  /** Adam β2 for both optimisers. */
-  adamBeta2: number;
-  /** Global gradient-norm clip of the actor; `null` disables. */
-  maxGradNorm: number | null;
-  /** Global gradient-norm clip of the critic; `null` disables. */
-  criticMaxGradNorm: number | null;
-  /**
-   * Non-finite guard: a minibatch whose critic or actor loss or gradient norm is NaN or ±∞ skips
-   * that optimiser step (weights and optimiser state untouched); after this many consecutive
-   * such minibatches (counted across updates) the update throws `NonFiniteUpdateError`.
-   */
-  maxNonFiniteSkips: number;
-
-  // ---- run ----
-  /** Seed of the trainer's generator (sampling, generation, minibatch order). */
-  seed: number;
-}
-
-/** `mappo/config.py` defaults (VirtualHome-like sizes), used under every preset. */
-export const defaultConfig: Readonly<PpoConfig> = Object.freeze({
-  algorithm: 'poad',
-  gamma: 0.95,
-  gaeLambda: 0.95,
-  intraGamma: null,
-  intraLambda: null,
-  truncationAsTermination: false,
-  numSteps: 32,
-  candidateNormalisation: 'words',
-  tokenSpace: 'vocabulary',
-  greedy: false,
-  maxNewTokens: 10,
-  temperature: 0.5,
-  topK: 50,
-  epochs: 1,
-  numMinibatches: 4,
-  gradAccumulation: 1,
-  clip: 0.2,
-  entropyCoef: 0.01,
-  valueLossCoef: 0.5,
-  valueLoss: 'mse',
-  huberDelta: 10,
-  advantageNormalisation: 'masked',
-  targetKl: 0.02,
-  lr: 1e-6,
-  criticLr: 5e-5,
-  weightDecay: 0,
-  adamEps: 1e-5,
-  adamBeta1: 0.9,
-  adamBeta2: 0.999,
-  maxGradNorm: 0.5,
-  criticMaxGradNorm: 0.5,
-  maxNonFiniteSkips: 8,
-  seed: 1,
-} satisfies PpoConfig);
-
-const ALGORITHMS: readonly Algorithm[] = ['poad', 'ntpo', 'archer', 'twosome'];
-
-function positiveInt(cfg: PpoConfig, key: keyof PpoConfig): void {
-  const v = cfg[key];
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) {
-    throw new PpoConfigError(`config.${key}`, `expected an integer >= 1, got ${String(v)}.`);
-  }
-}
-
-function inRange(cfg: PpoConfig, key: keyof PpoConfig, lo: number, hi: number): void {
-  const v = cfg[key];
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < lo || v > hi) {
-    throw new PpoConfigError(
-      `config.${key}`,
-      `expected a number in [${lo}, ${hi}], got ${String(v)}.`,
-    );
-  }
-}
-
-function positiveOrNull(cfg: PpoConfig, key: keyof PpoConfig): void {
-  const v = cfg[key];
-  if (v === null) return;
-  if (typeof v !== 'number' || !(v > 0) || !Number.isFinite(v)) {
-    throw new PpoConfigError(
-      `config.${key}`,
-      `expected a positive number or null, got ${String(v)}.`,
-    );
-  }
-}
-
-function oneOf(cfg: PpoConfig, key: keyof PpoConfig, allowed: readonly string[]): void {
-  if (!allowed.includes(cfg[key] as string)) {
-    throw new PpoConfigError(
-      `config.${key}`,
-      `expected one of ${allowed.map((a) => `'${a}'`).join(', ')}, got ${String(cfg[key])}.`,
-    );
-  }
-}
+/** Configs that {@link resolveConfig} returned: complete and checked, so they pass as they are. */
+const resolved = new WeakSet<object>();
 
 /**
- * Fills unspecified fields from {@link defaultConfig} and validates every field.
+ * Fills unset fields from the schema's defaults and checks every field (the schema's ranges and
+ * choices, then the rules that tie fields together). A config this function returned passes
+ * through unchanged, so a trainer given one does not check it again.
  * @throws PpoConfigError naming the first invalid field.
  */
 export function resolveConfig(overrides: Partial<PpoConfig> = {}): PpoConfig {
-  for (const key of Object.keys(overrides)) {
-    if (!(key in defaultConfig)) {
+  if (resolved.has(overrides)) return overrides as PpoConfig;
+  let cfg: PpoConfig;
+  try {
+    cfg = resolveOptions(ppoConfigSchema, overrides, {
+      where: 'config',
+      naming: 'field',
+    }) as PpoConfig;
+  } catch (e) {
+    if (e instanceof OptionError && e.option !== undefined)
       throw new PpoConfigError(
-        `config.${key}`,
-        'unknown option; see PpoConfig for the valid keys.',
+        `config.${e.option}`,
+        e.reason.endsWith('.') ? e.reason : `${e.reason}.`,
       );
-    }
+    throw e;
   }
-  const cfg: PpoConfig = { ...defaultConfig, ...overrides };
-  oneOf(cfg, 'algorithm', ALGORITHMS);
-  oneOf(cfg, 'candidateNormalisation', ['words', 'tokens', 'none']);
-  oneOf(cfg, 'tokenSpace', ['vocabulary', 'labels']);
+  checkConfig(cfg);
+  const out = Object.freeze(cfg);
+  resolved.add(out);
+  return out;
+}
+
+/** The rules between fields that the schema's per-field checks cannot state. */
+function checkConfig(cfg: PpoConfig): void {
   if (cfg.tokenSpace === 'labels' && cfg.algorithm === 'twosome') {
     throw new PpoConfigError(
       'config.tokenSpace',
       "'labels' is for token-level algorithms (poad, ntpo, archer); twosome already optimises a distribution over labels. Use tokenSpace 'vocabulary' with twosome.",
     );
   }
-  if (!/^chunk:[1-9]\d*$/.test(String(cfg.advantageNormalisation)))
-    oneOf(cfg, 'advantageNormalisation', ['masked', 'nan-trick', 'none', 'chunk:N']);
-  oneOf(cfg, 'valueLoss', ['mse', 'huber']);
-  inRange(cfg, 'gamma', 0, 1);
-  inRange(cfg, 'gaeLambda', 0, 1);
-  if (cfg.intraGamma !== null) inRange(cfg, 'intraGamma', 0, 1);
-  if (cfg.intraLambda !== null) inRange(cfg, 'intraLambda', 0, 1);
-  for (const k of [
-    'numSteps',
-    'maxNewTokens',
-    'epochs',
-    'numMinibatches',
-    'gradAccumulation',
-    'maxNonFiniteSkips',
-  ] as const) {
-    positiveInt(cfg, k);
-  }
-  if (!Number.isInteger(cfg.topK) || cfg.topK < 0) {
-    throw new PpoConfigError('config.topK', `expected an integer >= 0, got ${cfg.topK}.`);
-  }
-  inRange(cfg, 'clip', 0, 10);
-  inRange(cfg, 'entropyCoef', 0, 1e6);
-  inRange(cfg, 'valueLossCoef', 0, 1e6);
-  inRange(cfg, 'huberDelta', 1e-12, 1e12);
-  inRange(cfg, 'temperature', 1e-6, 1e6);
-  inRange(cfg, 'lr', 0, 1);
-  inRange(cfg, 'criticLr', 0, 1);
-  inRange(cfg, 'weightDecay', 0, 1);
-  inRange(cfg, 'adamEps', 1e-30, 1);
-  inRange(cfg, 'adamBeta1', 0, 0.999999);
-  inRange(cfg, 'adamBeta2', 0, 0.999999999);
-  positiveOrNull(cfg, 'targetKl');
-  positiveOrNull(cfg, 'maxGradNorm');
-  positiveOrNull(cfg, 'criticMaxGradNorm');
-  if (!Number.isInteger(cfg.seed)) {
-    throw new PpoConfigError('config.seed', `expected an integer, got ${cfg.seed}.`);
-  }
-  if (typeof cfg.greedy !== 'boolean' || typeof cfg.truncationAsTermination !== 'boolean') {
-    throw new PpoConfigError('config.greedy/truncationAsTermination', 'expected booleans.');
-  }
-  return cfg;
 }

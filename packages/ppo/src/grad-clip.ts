@@ -12,9 +12,12 @@ export function gradNorm(grads: readonly (tf.Tensor | null)[]): tf.Scalar {
   });
 }
 
-/** min(1, maxNorm / (norm + 1e-6)) as PyTorch's `clip_grad_norm_`; 1 when `maxNorm` is null. */
+/**
+ * min(1, maxNorm / (norm + 1e-6)) as PyTorch's `clip_grad_norm_`; 1 (no clipping) when `maxNorm`
+ * is 0 (the configs' "off") or null.
+ */
 export function clipCoefficient(norm: number, maxNorm: number | null): number {
-  return maxNorm === null ? 1 : Math.min(1, maxNorm / (norm + NORM_EPS));
+  return maxNorm === null || maxNorm === 0 ? 1 : Math.min(1, maxNorm / (norm + NORM_EPS));
 }
 
 /** `grads` multiplied by `coef` (new tensors; the caller disposes them). */
@@ -27,7 +30,7 @@ export function scaleGrads(
 
 /**
  * Global L2 norm of a gradient list (missing gradients count as zero) and, when `maxNorm` is
- * set, the list rescaled by min(1, maxNorm / (norm + 1e-6)) as PyTorch's `clip_grad_norm_`. The
+ * positive, the list rescaled by min(1, maxNorm / (norm + 1e-6)) as PyTorch's `clip_grad_norm_`. The
  * norm is read asynchronously (GPU backends have no synchronous read). Returns new tensors; the
  * caller disposes both lists.
  */

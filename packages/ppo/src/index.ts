@@ -11,6 +11,7 @@ export { checkpointFromJson, checkpointToJson } from './checkpoint-json.js';
 export type {
   CollectRolloutArgs,
   EpisodeSummary,
+  RolloutConfig,
   RolloutResult,
   RolloutStats,
 } from './collect-rollout.js';
@@ -23,7 +24,7 @@ export type {
   TokenSpace,
 } from './config.js';
 // Configuration
-export { defaultConfig, resolveConfig } from './config.js';
+export { defaultConfig, ppoConfigSchema, resolveConfig } from './config.js';
 export type { UpdateDiagnostics } from './diagnostics.js';
 export { explainedVariance } from './diagnostics.js';
 export {
@@ -53,8 +54,6 @@ export type {
 } from './policy.js';
 export type { PpoUpdateArgs } from './ppo-update.js';
 export { ppoUpdate } from './ppo-update.js';
-export type { Preset, PresetEnv } from './presets.js';
-export { preset, presetKeys } from './presets.js';
 export type { RngState } from './rng.js';
 export { SeededRng } from './rng.js';
 export type { StepRecord } from './rollout-buffer.js';

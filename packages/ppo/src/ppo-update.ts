@@ -159,7 +159,7 @@ async function minibatchStep(
     });
     const skip =
       actorBad.length > 0 ||
-      (config.targetKl !== null && actor.klSum / losses.denominator > config.targetKl);
+      (config.targetKl > 0 && actor.klSum / losses.denominator > config.targetKl);
     if (!skip) {
       const aClipped = scaleGrads(aGrads, clipCoefficient(actorNorm, config.maxGradNorm));
       args.actorOptimizer.step(aClipped);

@@ -92,35 +92,37 @@ const t3Buffer = (() => {
 
 describe('NTPO intra-action discount', () => {
   const buffer = t3Buffer;
-  const run = (algorithm: Algorithm, intraGamma: number | null) =>
+  const run = (algorithm: Algorithm, intraGamma: number | undefined) =>
     computeAdvantages(
       buffer,
       resolveConfig({ algorithm, gamma: 0.95, gaeLambda: 0.95, intraGamma }),
     );
   it('γ_w = 1 turns NTPO into POAD; the default γ_w = γ gives the NTPO vector', () => {
-    expect(Array.from(run('ntpo', 1).advantages)).toEqual(Array.from(run('poad', null).advantages));
+    expect(Array.from(run('ntpo', 1).advantages)).toEqual(
+      Array.from(run('poad', undefined).advantages),
+    );
     const ntpo = fixture.token_and_action_gae.find((x) => x.id === 'ntpo_t3_done_after_0')!;
     for (const [i, a] of (ntpo.A as number[][]).flat().entries()) {
-      expect(run('ntpo', null).advantages[i]).toBeCloseTo(a, 5);
+      expect(run('ntpo', undefined).advantages[i]).toBeCloseTo(a, 5);
     }
   });
   it('intraGamma is ignored by POAD', () => {
     expect(Array.from(run('poad', 0.5).advantages)).toEqual(
-      Array.from(run('poad', null).advantages),
+      Array.from(run('poad', undefined).advantages),
     );
   });
 });
 
 describe('inner-action λ (intraLambda)', () => {
   const buffer = t3Buffer;
-  const run = (algorithm: Algorithm, intraLambda: number | null) =>
+  const run = (algorithm: Algorithm, intraLambda: number | undefined) =>
     computeAdvantages(
       buffer,
       resolveConfig({ algorithm, gamma: 0.95, gaeLambda: 0.95, intraLambda }),
     );
   it('unset is λ; λ_w = 1 gives POAD the action-level GAE at first tokens (TWOSOME on first-token values)', () => {
     expect(Array.from(run('poad', 0.95).advantages)).toEqual(
-      Array.from(run('poad', null).advantages),
+      Array.from(run('poad', undefined).advantages),
     );
     const one = run('poad', 1).advantages;
     const action = computeAdvantages(
@@ -130,7 +132,7 @@ describe('inner-action λ (intraLambda)', () => {
     for (let i = 0; i < buffer.size; i++)
       expect(one[buffer.actionOffsets[i]!]).toBeCloseTo(action[i]!, 12);
     // It changes something: with λ_w = λ the first tokens differ where actions have several tokens.
-    const lam = run('poad', null).advantages;
+    const lam = run('poad', undefined).advantages;
     expect(
       Array.from({ length: buffer.size }, (_, i) => buffer.actionOffsets[i]!).some(
         (k, i) => Math.abs(lam[k]! - action[i]!) > 1e-6,

@@ -4,69 +4,81 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import {
   Adam,
   clipGradNorm,
+  defaultConfig,
   explainedVariance,
+  type PpoConfig,
   PpoConfigError,
-  preset,
-  presetKeys,
+  ppoConfigSchema,
+  resolveConfig,
   SeededRng,
 } from '../src/index.js';
 import { useCpu } from './backend.js';
 
 beforeAll(useCpu);
 
-describe('presets (§5)', () => {
-  it('carry the published values and accept field overrides', () => {
-    const p = preset('virtualhome', 'poad');
-    expect(p.config).toMatchObject({
+describe('the config schema (§5)', () => {
+  it("resolveConfig fills mappo's defaults and keeps what is given", () => {
+    const c = resolveConfig({ epochs: 3, algorithm: 'ntpo' });
+    expect(c).toMatchObject({
+      ...defaultConfig,
+      epochs: 3,
+      algorithm: 'ntpo',
+    });
+    expect(c).toMatchObject({
       numSteps: 32,
       lr: 1e-6,
       criticLr: 5e-5,
       gamma: 0.95,
-      epochs: 5,
-      numMinibatches: 2,
-      gradAccumulation: 16,
-      entropyCoef: 1e-4,
+      gaeLambda: 0.95,
       clip: 0.2,
       valueLossCoef: 0.5,
       targetKl: 0.02,
       maxGradNorm: 0.5,
-      algorithm: 'poad',
+      advantageNormalisation: 'masked',
     });
-    expect(p.numEnvs).toBe(4);
-    expect(preset('overcooked', 'poad').config).toMatchObject({
-      lr: 5e-7,
-      criticLr: 1e-5,
-      gamma: 0.99,
-    });
-    expect(preset('datascicoding', 'ntpo').config).toMatchObject({
-      numSteps: 8,
-      maxNewTokens: 128,
-      epochs: 1,
-    });
-    expect(preset('virtualhome', 'twosome').config).toMatchObject({
-      epochs: 1,
-      numMinibatches: 4,
-      gradAccumulation: 8,
-      entropyCoef: 0.01,
-    });
-    const o = preset('virtualhome', 'poad', { epochs: 1, seed: 9, numEnvs: 2 });
-    expect(o.config.epochs).toBe(1);
-    expect(o.config.seed).toBe(9);
-    expect(o.numEnvs).toBe(2);
-    expect(o.config.gradAccumulation).toBe(16);
+    expect(c.intraGamma).toBeUndefined();
+    // Every field of the schema has a default except the two "unset means λ/γ" ones.
+    expect(Object.keys(ppoConfigSchema).filter((k) => !(k in defaultConfig))).toEqual([
+      'intraGamma',
+      'intraLambda',
+    ]);
   });
-  it('every published pair has a valid minibatch / accumulation split', () => {
-    for (const { env, algorithm } of presetKeys()) {
-      const p = preset(env, algorithm);
-      const mb = Math.floor((p.config.numSteps * p.numEnvs) / p.config.numMinibatches);
-      expect(mb % p.config.gradAccumulation).toBe(0);
+
+  it('a resolved config passes through unchanged; others are checked again', () => {
+    const c = resolveConfig({ seed: 4 });
+    expect(resolveConfig(c)).toBe(c);
+    expect(Object.isFrozen(c)).toBe(true);
+    expect(resolveConfig({ ...c })).not.toBe(c);
+    expect(resolveConfig({ ...c })).toEqual(c);
+  });
+
+  it('names the field and the rule a bad value breaks', () => {
+    expect(() => resolveConfig({ lr: -1 })).toThrow(PpoConfigError);
+    expect(() => resolveConfig({ lr: -1 })).toThrow('config.lr: -1 is below the minimum 0.');
+    try {
+      resolveConfig({ minibatches: 2 } as Partial<PpoConfig>);
+      expect.unreachable();
+    } catch (e) {
+      expect((e as PpoConfigError).input).toBe('config.minibatches');
     }
-  });
-  it('reject pairs without published values and bad overrides, naming them', () => {
-    expect(() => preset('overcooked', 'archer')).toThrow(PpoConfigError);
-    expect(() => preset('datascicoding', 'twosome')).toThrow(/twosome/);
-    expect(() => preset('virtualhome', 'poad', { lr: -1 })).toThrow(/config.lr/);
-    expect(() => preset('virtualhome', 'poad', { numEnvs: 0 })).toThrow(/numEnvs/);
+    expect(() => resolveConfig({ numMinibatches: 1.5 })).toThrow(
+      /config\.numMinibatches: expected an integer/,
+    );
+    expect(() => resolveConfig({ algorithm: 'ppo' as 'poad' })).toThrow(
+      /config\.algorithm: "ppo" is not one of: poad, ntpo, archer, twosome/,
+    );
+    expect(() => resolveConfig({ advantageNormalisation: 'chunk:0' as 'none' })).toThrow(
+      /config\.advantageNormalisation: "chunk:0": expected masked, nan-trick, none or chunk:N/,
+    );
+    expect(resolveConfig({ advantageNormalisation: 'chunk:4' }).advantageNormalisation).toBe(
+      'chunk:4',
+    );
+    expect(() => resolveConfig({ minibatches: 2 } as Partial<PpoConfig>)).toThrow(
+      /config\.minibatches: unknown option\. Valid fields: algorithm, gamma/,
+    );
+    expect(() => resolveConfig({ algorithm: 'twosome', tokenSpace: 'labels' })).toThrow(
+      /config\.tokenSpace: 'labels' is for token-level algorithms/,
+    );
   });
 });
 
@@ -131,6 +143,15 @@ describe('clipGradNorm', () => {
       ),
       { numRuns: 100 },
     );
+  });
+
+  it('a max norm of 0 (the configs\' "off") leaves the gradients as they are', async () => {
+    const g = tf.tensor1d([30, -40]);
+    const { grads, norm } = await clipGradNorm([g], 0);
+    expect(norm).toBeCloseTo(50, 4);
+    expect(Array.from(grads[0]!.dataSync())).toEqual([30, -40]);
+    g.dispose();
+    grads[0]!.dispose();
   });
 });
 

@@ -83,7 +83,7 @@ async function prepared(
     numMinibatches: 4,
     lr: 3e-3,
     criticLr: 1e-2,
-    targetKl: null,
+    targetKl: 0,
     ...config,
   });
   const { buffer } = await collectRollout({
@@ -196,7 +196,7 @@ describe('non-finite guard in ppoUpdate', () => {
     const trainer = new PpoTrainer({
       policy,
       env: new KeyTokenVecEnv(task, 4),
-      config: { numSteps: 4, numMinibatches: 4, maxNonFiniteSkips: 6, targetKl: null },
+      config: { numSteps: 4, numMinibatches: 4, maxNonFiniteSkips: 6, targetKl: 0 },
     });
     live.push(trainer);
     await trainer.iterate();

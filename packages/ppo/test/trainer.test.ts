@@ -27,7 +27,7 @@ const small: Partial<PpoConfig> = {
   numMinibatches: 2,
   lr: 3e-3,
   criticLr: 1e-2,
-  targetKl: null,
+  targetKl: 0,
 };
 const live: { dispose(): void }[] = [];
 afterEach(() => {
@@ -270,7 +270,7 @@ describe('approximate-KL early stop (§2.2 skip semantics)', () => {
     }
     const initActor = weights(policy.actorVariables);
     const initCritic = weights(policy.criticVariables);
-    const runUpdate = async (targetKl: number | null) => {
+    const runUpdate = async (targetKl: number) => {
       writeBack(policy.actorVariables, initActor);
       writeBack(policy.criticVariables, initCritic);
       const actorOptimizer = new Adam(policy.actorVariables, { lr: 1e-3 });
@@ -301,7 +301,7 @@ describe('approximate-KL early stop (§2.2 skip semantics)', () => {
     expect(withStop.steps).toBe(16 - stale.size);
     expect(withStop.actor).not.toEqual(initActor);
     // The critic never depends on the actor, so its trajectory is the same with or without skips.
-    const noStop = await runUpdate(null);
+    const noStop = await runUpdate(0);
     expect(noStop.d.skippedMinibatches).toBe(0);
     expect(withStop.critic).toEqual(noStop.critic);
     expect(withStop.critic).not.toEqual(initCritic);

@@ -1,0 +1,115 @@
+import {
+  defineSchema,
+  OptionError,
+  type OptionValues,
+  pickSchema,
+  resolveOptions,
+} from '@poad/config';
+import { ppoConfigSchema } from '@poad/ppo';
+import { EtpoArgumentError } from './errors.js';
+
+/** The fields ETPO shares with `@poad/ppo`'s config: the rollout, the sampler and the optimisers. */
+const SHARED = [
+  'gamma',
+  'truncationAsTermination',
+  'numSteps',
+  'candidateNormalisation',
+  'tokenSpace',
+  'greedy',
+  'maxNewTokens',
+  'temperature',
+  'topK',
+  'epochs',
+  'numMinibatches',
+  'lr',
+  'criticLr',
+  'weightDecay',
+  'adamEps',
+  'adamBeta1',
+  'adamBeta2',
+  'maxGradNorm',
+  'criticMaxGradNorm',
+  'maxNonFiniteSkips',
+  'seed',
+] as const;
+
+const ppo = pickSchema(ppoConfigSchema, SHARED);
+
+/**
+ * Every setting of an ETPO run: the rollout, sampler and optimiser fields it shares with
+ * `@poad/ppo` (same names, ranges and defaults) and its own β, τ, reference and optimiser. As for
+ * PPO, this schema is the {@link EtpoConfig} type, the flags of `--algo etpo`, the keys of config
+ * files and config.json, and the one validation ({@link resolveEtpoConfig}). PPO's clip, GAE λ,
+ * entropy bonus, KL stop and gradient accumulation are not ETPO's and are not here.
+ */
+export const etpoConfigSchema = defineSchema({
+  ...ppo,
+  gamma: { ...ppo.gamma, description: 'Discount γ between actions of the soft BAD backup' },
+  lr: { ...ppo.lr, description: 'Actor (LoRA) learning rate' },
+  criticLr: {
+    ...ppo.criticLr,
+    description:
+      'Critic learning rate (a second LoRA adapter whose head gives Q over the vocabulary)',
+  },
+  weightDecay: {
+    ...ppo.weightDecay,
+    description: 'Decoupled weight decay of both optimisers (AdamW and Lion)',
+  },
+  adamEps: { ...ppo.adamEps, description: 'Adam ε of both optimisers (AdamW only)' },
+  adamBeta1: { ...ppo.adamBeta1, description: 'Adam β1 of both optimisers (AdamW only)' },
+  adamBeta2: { ...ppo.adamBeta2, description: 'Adam β2 of both optimisers (AdamW only)' },
+  beta: {
+    type: 'number',
+    default: 0.1,
+    min: 1e-6,
+    description: 'β, the weight of KL(π ‖ π̄) in the soft backup and the policy loss',
+  },
+  tau: {
+    type: 'number',
+    default: 0.005,
+    min: 1e-6,
+    max: 1,
+    description:
+      "τ of the target critic, a Polyak average of the critic adapter updated after every critic step (the authors' 0.995·target + 0.005·critic)",
+  },
+  reference: {
+    type: 'enum',
+    choices: ['base', 'uniform'],
+    default: 'base',
+    description:
+      "The reference policy π̄ of the KL term: the base model with its adapters off (the authors' frozen copy of the initial model), or uniform (plain entropy regularisation)",
+  },
+  optimizer: {
+    type: 'enum',
+    choices: ['adamw', 'lion'],
+    default: 'adamw',
+    description:
+      "Optimiser of actor and critic: adamw (as the PPO algorithms), or lion, the ETPO authors' choice (sign updates: use a 3–10× smaller lr; β1 0.9, β2 0.99)",
+  },
+});
+
+/** Every setting of an ETPO run (see {@link etpoConfigSchema}). */
+export type EtpoConfig = OptionValues<typeof etpoConfigSchema>;
+
+/** Configs that {@link resolveEtpoConfig} returned: complete and checked. */
+const resolved = new WeakSet<object>();
+
+/**
+ * Fills unset fields from the schema's defaults and checks every field. A config this function
+ * returned passes through unchanged.
+ * @throws EtpoArgumentError naming the first invalid field.
+ */
+export function resolveEtpoConfig(overrides: Partial<EtpoConfig> = {}): EtpoConfig {
+  if (resolved.has(overrides)) return overrides as EtpoConfig;
+  try {
+    const out = Object.freeze(
+      resolveOptions(etpoConfigSchema, overrides, { where: 'config', naming: 'field' }),
+    );
+    resolved.add(out);
+    return out;
+  } catch (e) {
+    if (e instanceof OptionError && e.option !== undefined)
+      throw new EtpoArgumentError(`config.${e.option}`, e.reason);
+    throw e;
+  }
+}
