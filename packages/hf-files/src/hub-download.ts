@@ -50,7 +50,7 @@ export interface SnapshotDownloadOptions {
   /** Resolve from the cache only, with no request (default `HF_HUB_OFFLINE`). */
   offline?: boolean;
   /** Where the defaults above are read (default `process.env`). */
-  env?: NodeJS.ProcessEnv;
+  env?: Readonly<Record<string, string | undefined>>;
   /** The fetch to use (default the global one). */
   fetch?: typeof fetch;
   /** Progress reports (bytes, rate, ETA), at most ten a second plus one per phase change. */

@@ -37,7 +37,9 @@ export function isTrueEnv(value: string | undefined): boolean {
  * `~/.cache/huggingface`; `HF_ENDPOINT`; `HF_TOKEN` (or `HUGGING_FACE_HUB_TOKEN`), else the file
  * `HF_TOKEN_PATH` or `$HF_HOME/token`; `HF_HUB_OFFLINE`. A leading `~` is expanded.
  */
-export function hubEnvironment(env: NodeJS.ProcessEnv = process.env): HubEnvironment {
+export function hubEnvironment(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): HubEnvironment {
   const hfHome = expandHome(
     set(env.HF_HOME)
       ? env.HF_HOME

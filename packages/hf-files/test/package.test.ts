@@ -1,5 +1,6 @@
 // The published package: no TF.js anywhere, works from ESM, CommonJS and TypeScript after an
 // offline install of its tarball, and its README example runs there.
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,8 @@ import {
   typecheckSnippet,
 } from '@poad/dev-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeHub } from '../src/fake-hub.js';
+import { hubModelFiles } from '../src/hub-test-model.js';
 
 const pkgDir = new URL('..', import.meta.url).pathname;
 let project = '';
@@ -61,12 +64,51 @@ describe('@poad/hf-files as published', () => {
 
   it('runs the README example', () => {
     const files = exampleFiles(readFileSync(join(pkgDir, 'README.md'), 'utf8'));
-    expect([...files.keys()]).toEqual(['example.mjs']);
+    expect([...files.keys()]).toEqual(['example.mjs', 'hub-example.mjs']);
     writeFileSync(join(project, 'example.mjs'), files.get('example.mjs')!);
     const out = runTool('node', ['example.mjs'], project);
     expect(out).toContain("dtype: 'BF16'");
     expect(out).toContain('2 [');
     expect(out).toContain('base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight');
+  });
+
+  it('runs the README Hub example against a local fake Hub, then offline', async () => {
+    const hub = await startFakeHub();
+    const repo = hub.addRepo('HuggingFaceTB/SmolLM2-135M-Instruct', await hubModelFiles());
+    const home = mkdtempSync(join(tmpdir(), 'poad-hf-files-home-'));
+    temp.push(home);
+    const example = exampleFiles(readFileSync(join(pkgDir, 'README.md'), 'utf8'));
+    writeFileSync(join(project, 'hub-example.mjs'), example.get('hub-example.mjs')!);
+    // Asynchronous: the fake Hub answers from this process while the example runs.
+    const run = (env: Record<string, string>) =>
+      new Promise<string>((resolve, reject) =>
+        execFile(
+          process.execPath,
+          ['hub-example.mjs'],
+          {
+            cwd: project,
+            env: { ...process.env, HF_HOME: home, HF_TOKEN: '', ...env },
+            timeout: 120_000,
+          },
+          (err, stdout, stderr) =>
+            err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
+        ),
+      );
+    try {
+      const out = await run({ HF_ENDPOINT: hub.endpoint });
+      expect(out).toContain(`HuggingFaceTB/SmolLM2-135M-Instruct ${repo.commit} hub`);
+      expect(out).toContain(
+        join(home, 'hub', 'models--HuggingFaceTB--SmolLM2-135M-Instruct', 'snapshots', repo.commit),
+      );
+      expect(out).toContain('llama 2 64');
+      expect(out).toContain(
+        '<|user|>You see a door. Actions: "open door", "wait".</s><|assistant|>',
+      );
+    } finally {
+      await hub.close();
+    }
+    const offline = await run({ HF_HUB_OFFLINE: '1', HF_ENDPOINT: hub.endpoint });
+    expect(offline).toContain(`${repo.commit} cache`);
   });
 
   it('works from CommonJS and type-checks under node16 resolution', () => {
