@@ -7,6 +7,4 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: 'es2022',
-  // Optional dependencies stay imports (tsup bundles only what is not a dependency).
-  external: ['@tensorflow/tfjs-backend-webgpu', 'webgpu'],
 });

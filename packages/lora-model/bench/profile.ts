@@ -7,15 +7,15 @@
  * and without them (the TF.js compositions): the dispatch count is what fusing saves on any GPU,
  * whatever the adapter's speed. Kernel times on webgpu need the `timestamp-query` feature.
  */
-import * as tf from '@tensorflow/tfjs-core';
 import {
   type BackendChoice,
-  createCausalLM,
   initBackend,
   releaseBackend,
   setFusedOps,
   webGpuFusedOps,
-} from '../src/index.js';
+} from '@poad/tfjs-kernels';
+import * as tf from '@tensorflow/tfjs-core';
+import { createCausalLM } from '../src/index.js';
 
 const SIZES = {
   tiny: { vocab_size: 4096, hidden_size: 256, intermediate_size: 688, layers: 4, heads: 4 },

@@ -17,15 +17,10 @@
  * after a warm-up) so both see the same load on a shared machine; medians and ratios come from
  * the same run.
  */
+import { type BackendChoice, initBackend, releaseBackend } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
-import {
-  type BackendChoice,
-  type CausalLM,
-  createCausalLM,
-  initBackend,
-  releaseBackend,
-  SeededRng,
-} from '../src/index.js';
+import { type CausalLM, createCausalLM } from '../src/index.js';
+import { SeededRng } from '../src/rng.js';
 import { TorchBaseline } from './torch-client.js';
 
 interface BenchConfig {

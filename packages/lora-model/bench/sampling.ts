@@ -7,7 +7,8 @@
  *   npm run bench:sampling -w @poad/lora-model -- [--vocab 1024] [--top-k 50] [--rounds 7]
  */
 import { loadavg } from 'node:os';
-import { SeededRng, sampleToken } from '../src/index.js';
+import { SeededRng } from '../src/rng.js';
+import { sampleToken } from '../src/sampling.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: number): number => {

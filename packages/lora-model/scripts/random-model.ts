@@ -12,7 +12,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createCausalLM, initBackend, saveCausalLM } from '../src/index.js';
+import { initBackend } from '@poad/tfjs-kernels';
+import { createCausalLM, saveCausalLM } from '../src/index.js';
 
 const SIZES = {
   tiny: {

@@ -1,5 +1,5 @@
+import { batchMatMul } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
-import { batchMatMul } from './batch-matmul.js';
 import type { ModelConfig } from './config.js';
 
 /**

@@ -1,19 +1,13 @@
 /**
  * `@poad/lora-model` in a browser (the package's `browser` export condition): everything of the
- * Node entry that needs no Node built-ins, a browser {@link initBackend}, and
- * {@link loadCausalLM} reading a model folder served over HTTP.
+ * Node entry that needs no Node built-ins, and {@link loadCausalLM} reading a model folder served
+ * over HTTP. The backend comes from `@poad/tfjs-kernels`' browser entry.
  */
 
 import { CheckpointError } from '@poad/hf-files';
 import type { CausalLM, CausalLMOptions } from './causal-lm.js';
 import { causalLMFromFiles } from './model-files.js';
 
-export type {
-  BrowserBackendChoice as BackendChoice,
-  BrowserBackendInfo as BackendInfo,
-  BrowserBackendOptions as BackendOptions,
-} from './browser-backend.js';
-export { initBackend, releaseBackend } from './browser-backend.js';
 export * from './core.js';
 
 /** Options of the browser {@link loadCausalLM}. */
@@ -97,3 +91,7 @@ export async function loadCausalLM(
     modelOptions,
   );
 }
+
+// Temporary re-exports for consumers not yet switched to @poad/tfjs-kernels (removed in the follow-up).
+export type { BackendChoice, GpuAdapterReport } from '@poad/tfjs-kernels';
+export { initBackend, releaseBackend } from '@poad/tfjs-kernels';

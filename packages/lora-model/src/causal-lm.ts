@@ -1,4 +1,5 @@
 import type { TextTokenizer } from '@poad/hf-files';
+import { registerGradients, registerSegmentSumKernel } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { checkIds } from './batch.js';
 import { type HFModelConfig, type ModelConfig, resolveModelConfig } from './config.js';
@@ -19,8 +20,6 @@ import {
   generate,
   generateBatch,
 } from './generate.js';
-import { registerGradients } from './gradients.js';
-import { registerSegmentSumKernel } from './kernels.js';
 import { frozenWeight } from './linear.js';
 import { LoraAdapter, type LoraConfig } from './lora.js';
 import { type ScoreOptions, scoreContinuations } from './scoring.js';

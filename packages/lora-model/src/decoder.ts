@@ -1,7 +1,7 @@
+import { activeFusedOps } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { attention, sharedPrefixAttention } from './attention.js';
 import type { ModelConfig } from './config.js';
-import { activeFusedOps } from './fused.js';
 import { rmsNorm, swiGlu } from './layers.js';
 import { type LinearWeight, linear, trainableMatMul } from './linear.js';
 import type { LoraAdapter } from './lora.js';

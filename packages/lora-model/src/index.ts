@@ -2,13 +2,13 @@
  * `@poad/lora-model`: a LLaMA-family causal language model in float32 TensorFlow.js with LoRA,
  * a value head, Hugging Face / PEFT checkpoint files and prefix-shared action scoring.
  *
- * Nothing here initialises a TF.js backend on import: call {@link initBackend} (or set one up
- * yourself) first.
+ * Nothing here initialises a TF.js backend on import: call `initBackend` of
+ * `@poad/tfjs-kernels` (or set one up yourself) first.
  */
 
-// Backends (Node: tfjs-node, Dawn's WebGPU, wasm with @poad/tfjs-native, cpu)
-export type { BackendChoice, BackendInfo, BackendOptions } from './backend.js';
-export { initBackend, releaseBackend } from './backend.js';
+// Temporary re-exports for consumers not yet switched to @poad/tfjs-kernels (removed in the follow-up).
+export type { BackendChoice, GpuAdapterReport } from '@poad/tfjs-kernels';
+export { initBackend, releaseBackend } from '@poad/tfjs-kernels';
 // Model folders on disk
 export type { LoadCausalLMOptions, SaveCausalLMOptions } from './checkpoint.js';
 export {

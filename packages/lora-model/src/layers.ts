@@ -1,5 +1,5 @@
+import { activeFusedOps } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
-import { activeFusedOps } from './fused.js';
 
 /**
  * RMSNorm over the last axis: y = x · r · w with r = 1/sqrt(mean(x²) + eps). The backward pass is

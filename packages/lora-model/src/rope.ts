@@ -1,6 +1,6 @@
 import type { Llama3RopeScaling } from '@poad/hf-files';
+import { activeFusedOps } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
-import { activeFusedOps } from './fused.js';
 import { frozenMatMul } from './linear.js';
 
 /**

@@ -1,8 +1,8 @@
+import { targetLogProbs } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { checkIds } from './batch.js';
 import type { AdapterOption, CausalLM } from './causal-lm.js';
 import { ModelInputError } from './errors.js';
-import { targetLogProbs } from './log-prob-stats.js';
 import { tidyNested } from './variable.js';
 
 /** Options of {@link scoreContinuations}. */

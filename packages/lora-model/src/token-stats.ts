@@ -1,8 +1,8 @@
+import { logProbStats } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { splitByOffsets, teacherBatch } from './batch.js';
 import type { AdapterOption, CausalLM } from './causal-lm.js';
 import { ModelInputError } from './errors.js';
-import { logProbStats } from './log-prob-stats.js';
 
 /** Options of {@link tokenStats}. */
 export interface TokenStatsOptions extends AdapterOption {

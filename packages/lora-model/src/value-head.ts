@@ -1,6 +1,6 @@
+import { registerGradients } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { ModelConfigError } from './errors.js';
-import { registerGradients } from './gradients.js';
 import { trainableMatMul } from './linear.js';
 import { SeededRng } from './rng.js';
 import { toVariable } from './variable.js';

@@ -1,12 +1,8 @@
+import { activeFusedOps, initBackend, setFusedOps } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
-import {
-  activeFusedOps,
-  createCausalLM,
-  initBackend,
-  SeededRng,
-  setFusedOps,
-} from '../src/index.js';
+import { createCausalLM } from '../src/causal-lm.js';
+import { SeededRng } from '../src/rng.js';
 import { randomIds, tinyConfig } from './helpers.js';
 
 // initBackend('wasm') installs @poad/tfjs-native's fused ops when its addon is built (CI installs

@@ -1,12 +1,12 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CheckpointError } from '@poad/hf-files';
+import { activeFusedOps, type FusedOps, setFusedOps } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type CausalLM, createCausalLM } from '../src/causal-lm.js';
 import { loadAdapter, loadCausalLM, saveAdapter, saveCausalLM } from '../src/checkpoint.js';
 import type { HFModelConfig } from '../src/config.js';
-import { activeFusedOps, type FusedOps, setFusedOps } from '../src/fused.js';
 import { SeededRng } from '../src/rng.js';
 import { MODULE_NAMES } from '../src/weights.js';
 import {

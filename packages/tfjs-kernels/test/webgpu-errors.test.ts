@@ -11,7 +11,7 @@ vi.setConfig({ testTimeout: 60_000 });
 /** Run `initBackend(choice)` in a fresh Node process; returns its JSON result or error. */
 function initInChild(choice: string, env: Record<string, string | undefined> = {}) {
   const script = `
-    import { initBackend, releaseBackend } from '@poad/lora-model/src';
+    import { initBackend, releaseBackend } from '@poad/tfjs-kernels/src';
     try {
       const info = await initBackend(${JSON.stringify(choice)});
       console.log(JSON.stringify({ ok: true, backend: info.backend, adapter: info.adapter ?? null }));
@@ -21,7 +21,7 @@ function initInChild(choice: string, env: Record<string, string | undefined> = {
     }`;
   const out = execFileSync(
     process.execPath,
-    ['--import', 'tsx', '--input-type=module', '-e', script.replace('@poad/lora-model/src', SRC)],
+    ['--import', 'tsx', '--input-type=module', '-e', script.replace('@poad/tfjs-kernels/src', SRC)],
     { encoding: 'utf8', env: childEnv(env), stdio: ['ignore', 'pipe', 'ignore'] },
   );
   return JSON.parse(out.trim().split('\n').pop() as string);

@@ -3,8 +3,9 @@ import * as tf from '@tensorflow/tfjs-core';
 /**
  * Fused forward/backward ops for one backend: on wasm the optional native package
  * (`@poad/tfjs-native`) provides them, on webgpu this package's WGSL kernels. {@link initBackend}
- * installs them; the model then runs one pass per op instead of a chain of small TF.js kernels.
- * Every op has the same math as this package's own composition (tests compare both).
+ * installs them; a model (`@poad/lora-model`) asks {@link activeFusedOps} for them and then runs
+ * one pass per op instead of a chain of small TF.js kernels. Every op has the same math as the
+ * TF.js composition it replaces (tests compare both).
  */
 export interface FusedOps {
   /** `x / sqrt(mean(x²) + eps) · weight` over the last axis. */

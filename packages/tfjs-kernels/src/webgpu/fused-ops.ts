@@ -19,8 +19,8 @@ import {
  * The model's fused ops on the webgpu backend: each op is a TF.js kernel running one WGSL program
  * (programs.ts), with a registered gradient whose parts are computed only for the inputs that
  * need them (the tape skips frozen weights), so a LoRA step never computes the norm weights'
- * gradients. The math is that of the TF.js compositions in layers.ts, rope.ts and
- * log-prob-stats.ts; tests compare both.
+ * gradients. The math is that of the TF.js compositions (log-prob-stats.ts here; RMSNorm, SwiGLU
+ * and the rotary embedding in `@poad/lora-model`); tests compare both.
  */
 
 interface WebGpuBackendLike {

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { registerGradients } from './gradients.js';
-import { registerSegmentSumKernel } from './kernels.js';
+import { registerSegmentSumKernel } from './segment-sum.js';
 
 // What the Node and the browser initBackend share.
 

@@ -6,8 +6,6 @@ import { describeAdapter, type GpuAdapterReport } from './webgpu/adapter.js';
 import { dawnGpuSource } from './webgpu/dawn.js';
 import { startWebGpu, stopWebGpu, tryHardwareWebGpu } from './webgpu/start.js';
 
-export { BackendUnavailableError } from './errors.js';
-
 /** Backends {@link initBackend} can select. */
 export type BackendChoice = 'auto' | 'tensorflow' | 'wasm' | 'cpu' | 'webgpu';
 

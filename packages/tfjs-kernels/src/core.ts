@@ -1,0 +1,23 @@
+// What `@poad/tfjs-kernels` offers in every runtime (no Node built-ins): fused ops and the
+// kernels and gradients behind them, batched products, the backend errors and the WGSL ops.
+// `index.ts` (Node) and `browser.ts` (the `browser` export condition) add `initBackend` and
+// `releaseBackend` of their own.
+
+// Batched matrix products
+export type { BatchMatMulRoute } from './batch-matmul.js';
+export { batchMatMul, depthwiseBatchMatMul, setBatchMatMulRoute } from './batch-matmul.js';
+// Errors of the backends
+export type { WebGpuMissing } from './errors.js';
+export { BackendUnavailableError, GpuDeviceError, WebGpuUnavailableError } from './errors.js';
+// Fused ops: the provider installed per backend
+export type { FusedOps } from './fused.js';
+export { activeFusedOps, setFusedOps } from './fused.js';
+// Gradients and kernels registered on TF.js
+export { registerGradients } from './gradients.js';
+// Log-probabilities and entropies of targets
+export type { LogProbStats } from './log-prob-stats.js';
+export { logProbStats, targetLogProbs } from './log-prob-stats.js';
+export { registerSegmentSumKernel } from './segment-sum.js';
+// WebGPU
+export type { GpuAdapterReport } from './webgpu/adapter.js';
+export { webGpuFusedOps } from './webgpu/fused-ops.js';

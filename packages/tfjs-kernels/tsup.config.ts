@@ -1,0 +1,12 @@
+import { defineConfig } from 'tsup';
+
+export default defineConfig({
+  entry: ['src/index.ts', 'src/browser.ts'],
+  format: ['esm', 'cjs'],
+  dts: true,
+  sourcemap: true,
+  clean: true,
+  target: 'es2022',
+  // Optional dependencies stay imports (tsup bundles only what is not a dependency).
+  external: ['@tensorflow/tfjs-backend-webgpu', 'webgpu'],
+});
