@@ -1,13 +1,16 @@
 // LoRA step of @poad/lora-model's own model (small config, d=256, 4 layers) with stock kernels,
-// with native kernels, and with native kernels plus its batched-matmul route set to `matmul`.
-// Loaded only when asked for (--lora-model) and only if the package is built: it is not a
-// dependency of this package.
+// with native kernels, and with native kernels plus the batched-matmul route of
+// @poad/tfjs-kernels set to `matmul`. Loaded only when asked for (--lora-model) and only if both
+// packages are built: they are not dependencies of this package.
 import * as tf from '@tensorflow/tfjs-core';
 import { registerNativeKernels, unregisterNativeKernels } from '../src/index.js';
 
-interface LoraModelApi {
+interface KernelsApi {
   initBackend(choice: string): Promise<unknown>;
-  setBatchMatMulRoute?(route: string): void;
+  setBatchMatMulRoute(route: string): void;
+}
+
+interface LoraModelApi {
   createCausalLM(
     config: Record<string, number>,
     opts: { seed: number; lora: boolean },
@@ -18,6 +21,7 @@ interface LoraModelApi {
 }
 
 const LORA_MODEL = '@poad/lora-model';
+const KERNELS = '@poad/tfjs-kernels';
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -27,9 +31,11 @@ function median(xs: number[]): number {
 /** Prints tokens/s of forward and LoRA step for the three variants, interleaved round by round. */
 export async function benchLoraModel(rounds: number): Promise<void> {
   let lm: LoraModelApi;
+  let kernels: KernelsApi;
   try {
+    kernels = (await import(/* @vite-ignore */ KERNELS)) as KernelsApi;
     lm = (await import(/* @vite-ignore */ LORA_MODEL)) as LoraModelApi;
-    await lm.initBackend('wasm');
+    await kernels.initBackend('wasm');
   } catch (err) {
     console.log(
       `\n@poad/lora-model: skipped (${err instanceof Error ? err.message : String(err)})`,
@@ -52,7 +58,7 @@ export async function benchLoraModel(rounds: number): Promise<void> {
   const variants = ['stock', 'native', 'native, route matmul'] as const;
   type V = (typeof variants)[number];
   const use = (v: V) => {
-    lm.setBatchMatMulRoute?.(v === 'native, route matmul' ? 'matmul' : 'auto');
+    kernels.setBatchMatMulRoute(v === 'native, route matmul' ? 'matmul' : 'auto');
     unregisterNativeKernels();
     if (v !== 'stock') registerNativeKernels('wasm');
   };
@@ -87,7 +93,7 @@ export async function benchLoraModel(rounds: number): Promise<void> {
     }
   }
   unregisterNativeKernels();
-  lm.setBatchMatMulRoute?.('auto');
+  kernels.setBatchMatMulRoute('auto');
   for (const o of optimizers.values()) o.dispose();
   const tokens = B * T;
   const stock = times.get('stock')!;

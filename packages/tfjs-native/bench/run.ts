@@ -2,7 +2,7 @@
 //   npm run bench -w @poad/tfjs-native              quick mode (under a minute)
 //   npm run bench -w @poad/tfjs-native -- --full    the small config (d=256, 4 layers), more repeats
 //   add --profile to print the kernels that dominate one native training step, and --lora-model
-//   to time @poad/lora-model's own model too (when that package is built)
+//   to time @poad/lora-model's own model too (when it and @poad/tfjs-kernels are built)
 // Runs through vite-node: under plain Node ESM, tfjs-core's gradient registrations cannot load.
 // Matmul: GFLOP/s with the result read back each call. Training: tokens/s of a LoRA step
 // (forward + backward + Adam on rank-8 adapters) and of a forward pass. Variants are interleaved

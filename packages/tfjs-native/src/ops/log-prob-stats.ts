@@ -13,32 +13,18 @@ export interface LogProbStats {
  *   lp = z_t − lse              ∂lp/∂z_k = [k = t] − p_k
  *   H  = −Σ p log p             ∂H/∂z_k  = −p_k (z_k − lse + H)
  * A target outside [0, V) counts as no target (lp = 0), as with a one-hot of it.
+ *
+ * The native kernels compute both passes. Without them the values come from TF.js ops and TF.js
+ * differentiates them (through `tf.logSoftmax` and the registered gradients of the rest), so the
+ * gradient is written out only once, in TF.js ops, by `logProbStats` of `@poad/tfjs-kernels`
+ * (one exponential per logit), which uses this op as its fused op on wasm.
  */
 
 function composite(logits: tf.Tensor2D, targets: tf.Tensor1D): tf.Tensor1D {
-  const f = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
-    const [z, save] = args as [tf.Tensor2D, tf.GradSaveFunc];
-    const shifted = tf.sub(z, tf.max(z, 1, true));
-    const sumExp = tf.sum(tf.exp(shifted), 1, true);
-    const logp = tf.sub(shifted, tf.log(sumExp));
-    const p = tf.exp(logp);
-    const h = tf.neg(tf.sum(tf.mul(p, logp), 1));
-    const onehot = tf.oneHot(targets, z.shape[1]);
-    const lp = tf.sum(tf.mul(logp, onehot), 1);
-    save([p, logp, h, onehot]);
-    return {
-      value: tf.concat([lp, h]),
-      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
-        const [ps, lps, hs, oh] = saved as [tf.Tensor2D, tf.Tensor2D, tf.Tensor1D, tf.Tensor2D];
-        const n = ps.shape[0];
-        const [gl, gh] = tf.split(tf.reshape(dy, [2, n, 1]), 2) as [tf.Tensor3D, tf.Tensor3D];
-        const dLp = tf.mul(tf.reshape(gl, [n, 1]), tf.sub(oh, ps));
-        const dH = tf.mul(tf.reshape(gh, [n, 1]), tf.mul(ps, tf.add(lps, tf.reshape(hs, [n, 1]))));
-        return tf.sub(dLp, dH);
-      },
-    };
-  });
-  return f(logits) as tf.Tensor1D;
+  const logp = tf.logSoftmax(logits);
+  const lp = tf.sum(tf.mul(logp, tf.oneHot(targets, logits.shape[1])), 1);
+  const h = tf.neg(tf.sum(tf.mul(tf.exp(logp), logp), 1));
+  return tf.concat([lp, h]) as tf.Tensor1D;
 }
 
 function native(logits: tf.Tensor2D, targets: tf.Tensor1D): tf.Tensor1D {
@@ -68,7 +54,8 @@ function native(logits: tf.Tensor2D, targets: tf.Tensor1D): tf.Tensor1D {
 /**
  * Log-probabilities of `targets` under softmax(`logits`) and the softmax entropies, one per row,
  * differentiable with respect to the logits. With native kernels registered on the active wasm
- * backend this is one native pass forward and one backward; otherwise the same math in TF.js ops.
+ * backend this is one native pass forward and one backward; otherwise the same math in TF.js ops,
+ * differentiated by TF.js (its gradients must be registered, as for any other TF.js op).
  * Throws a `RangeError` when shapes do not fit.
  */
 export function logProbStats(logits: tf.Tensor2D, targets: tf.Tensor1D | Int32Array): LogProbStats {
