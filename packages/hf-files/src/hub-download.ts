@@ -234,7 +234,8 @@ export async function snapshotDownload(
     });
   }
   const env = hubEnvironment(options.env);
-  const token = options.token === null ? undefined : (options.token ?? env.token);
+  const token =
+    options.token === null || options.token === '' ? undefined : (options.token ?? env.token);
   const ctx: HubContext = {
     repo,
     revision: asked,
