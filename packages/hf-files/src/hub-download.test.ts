@@ -197,6 +197,7 @@ describe('snapshotDownload from a fake Hub', () => {
       expect(
         progress.some((p) => p.phase === 'download' && p.rate > 0 && Number.isFinite(p.eta)),
       ).toBe(true);
+      expect(new Set(progress.map((p) => p.total))).toEqual(new Set([total]));
       for (let i = 1; i < progress.length; i++)
         expect(progress[i]!.bytes).toBeGreaterThanOrEqual(progress[i - 1]!.bytes);
     });

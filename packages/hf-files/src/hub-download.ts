@@ -53,7 +53,10 @@ export interface SnapshotDownloadOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** The fetch to use (default the global one). */
   fetch?: typeof fetch;
-  /** Progress reports (bytes, rate, ETA), at most ten a second plus one per phase change. */
+  /**
+   * Progress reports (bytes, rate, ETA), at most ten a second plus one per phase change; they start
+   * once every file to fetch is known, so `total` is the same in all of them.
+   */
   onProgress?: (progress: DownloadProgress) => void;
   /**
    * Called with the parsed `config.json` before anything else is downloaded; throw to refuse the
@@ -192,9 +195,9 @@ function apiError(ctx: HubContext, e: unknown, what: string): unknown {
  * return its snapshot folder. `id` is `ORG/NAME` or `ORG/NAME@REVISION`.
  *
  * Only what the model needs is fetched: `config.json` first (checked with `checkConfig`, so an
- * unsupported architecture is refused before any weights move), then the tokenizer files and
- * `generation_config.json` that exist, then `model.safetensors` or the index and the shards it
- * names. Files already in the cache (from this package or from Python) are not requested again.
+ * unsupported architecture is refused before any weights move), then the shard index if any, the
+ * tokenizer files and `generation_config.json` that exist, then the shards the index names or
+ * `model.safetensors`. Files already in the cache (from this package or from Python) are not requested again.
  * Transfers resume with HTTP Range requests after a broken connection or an earlier interrupted
  * call, are checked against the sha256 (LFS files) or git blob id (small files) the Hub lists,
  * are written to `blobs/<etag>.incomplete` and renamed when complete, and hold a lock per blob so
@@ -363,6 +366,7 @@ export async function snapshotDownload(
   }
 
   const meter = new DownloadMeter(repo, options.onProgress);
+  meter.live = false;
   let downloaded = 0;
   let listing: Map<string, ListFileEntry> | undefined;
   const entries = async (): Promise<Map<string, ListFileEntry>> => {
@@ -478,11 +482,11 @@ export async function snapshotDownload(
   await runCheck(commit, first.length > 0);
   const { weights } = plan;
   if (weights.kind === 'none') throw noSafetensors(ctx, weights.others);
-  const lightFiles = [...plan.small, ...(weights.kind === 'index' ? [weights.file] : [])];
-  const light = await plan1(lightFiles);
-  for (const f of lightFiles) await ensure(f, light);
+  // The index next (small), so that every file to fetch and the total size are known before the
+  // first progress report; then the tokenizer files, then the weights.
   let heavyFiles = [weights.file];
   if (weights.kind === 'index') {
+    await ensure(weights.file, await plan1([weights.file]));
     const indexPath = pointerPath(cache, commit, HUB_WEIGHTS_INDEX_FILE);
     try {
       heavyFiles = shardsOfIndex(JSON.parse(await readFile(indexPath, 'utf8')));
@@ -503,6 +507,7 @@ export async function snapshotDownload(
       );
     }
   }
+  const light = await plan1(plan.small);
   const heavy = await plan1(heavyFiles);
   if (heavy.length > 0) {
     const need = await plannedSize(heavy);
@@ -517,6 +522,8 @@ export async function snapshotDownload(
       );
     }
   }
+  meter.live = true;
+  for (const f of plan.small) await ensure(f, light);
   for (const f of heavyFiles) await ensure(f, heavy);
   await guardFs(ctx, cache.folder, () => writeRef(cache, revision, commit));
   const status = await snapshotStatus(cache, commit);

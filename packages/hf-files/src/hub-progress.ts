@@ -45,6 +45,8 @@ export class DownloadMeter {
   total = 0;
   files = 0;
   filesDone = 0;
+  /** Reports are sent only once this is true (after the plan, so that `total` no longer changes). */
+  live = true;
   private bytes = 0;
   private transferred = 0;
   private started: number | undefined;
@@ -87,7 +89,7 @@ export class DownloadMeter {
     fileTotal: number,
     force = false,
   ): void {
-    if (this.sink === undefined) return;
+    if (this.sink === undefined || !this.live) return;
     const t = this.now();
     if (!force && t - this.last < this.intervalMs) return;
     this.last = t;
