@@ -22,8 +22,9 @@ export function coerceOption(
   where: string,
   naming: Naming = 'flag',
 ): unknown {
+  const label = fieldLabel(key, where, naming);
   const fail = (reason: string): never => {
-    throw new OptionError(`${fieldLabel(key, where, naming)}: ${reason}`, { option: key, reason });
+    throw new OptionError(`${label}: ${reason}`, { option: key, reason, label });
   };
   switch (spec.type) {
     case 'string':

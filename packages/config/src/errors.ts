@@ -8,10 +8,13 @@ export class OptionError extends Error {
   readonly option: string | undefined;
   /** What is wrong with it, without the field's name. */
   readonly reason: string;
+  /** The field as the message names it, e.g. `command line --lr` or `config.lr`. */
+  readonly label: string | undefined;
 
-  constructor(message: string, detail: { option?: string; reason?: string } = {}) {
+  constructor(message: string, detail: { option?: string; reason?: string; label?: string } = {}) {
     super(message);
     this.option = detail.option;
     this.reason = detail.reason ?? message;
+    this.label = detail.label;
   }
 }

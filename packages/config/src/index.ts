@@ -2,11 +2,11 @@
 // config-file keys, the validation and the help text.
 
 export type { Naming } from './coerce.js';
-export { coerceOption } from './coerce.js';
+export { coerceOption, fieldLabel } from './coerce.js';
 export { OptionError } from './errors.js';
 export type { HelpInfo } from './help.js';
 export { formatHelp } from './help.js';
-export { camel, kebab } from './names.js';
+export { camel, closestName, kebab } from './names.js';
 export type { ParsedArgs } from './parse-args.js';
 export { parseArgs } from './parse-args.js';
 export type { OptionLayer, ResolveOptions } from './resolve.js';

@@ -24,10 +24,25 @@ export function editDistance(a: string, b: string): number {
   return d[a.length]![b.length]!;
 }
 
+/**
+ * The name among `names` closest to `name`: within 3 edits, or one that has `name` as a whole
+ * '-'- or camelCase-separated word (`minibatches` of `num-minibatches` or `numMinibatches`).
+ */
+export function closestName(name: string, names: readonly string[]): string | undefined {
+  const best = names.map((n) => [n, editDistance(name, n)] as const).sort((x, y) => x[1] - y[1])[0];
+  if (best && best[1] <= 3) return best[0];
+  const words = (n: string) => kebab(n).split('-');
+  const target = kebab(name);
+  return names.find((n) => {
+    const w = words(n);
+    return w.length > 1 && (kebab(n).endsWith(`-${target}`) || kebab(n).startsWith(`${target}-`));
+  });
+}
+
 /** " Did you mean --x? Valid options: …" for an unknown name (kebab-case) among `names`. */
 export function suggestOption(name: string, names: readonly string[]): string {
   const flags = names.map(kebab);
-  const best = flags.map((n) => [n, editDistance(name, n)] as const).sort((x, y) => x[1] - y[1])[0];
-  const hint = best && best[1] <= 3 ? ` Did you mean --${best[0]}?` : '';
+  const close = closestName(name, flags);
+  const hint = close ? ` Did you mean --${close}?` : '';
   return `${hint} Valid options: ${flags.map((n) => `--${n}`).join(', ')} (see --help).`;
 }

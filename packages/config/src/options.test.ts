@@ -70,6 +70,10 @@ describe('parseArgs', () => {
     expect(() => parseArgs(['--sed', '2'], schema)).toThrow(OptionError);
     expect(() => parseArgs(['--sed', '2'], schema)).toThrow(/Did you mean --seed\?.*--task/);
     expect(() => parseArgs(['-x'], schema)).toThrow(/unknown option -x/);
+    const long = defineSchema({ numMinibatches: { type: 'integer', description: 'n' } });
+    expect(() => parseArgs(['--minibatches', '2'], long)).toThrow(
+      /unknown option --minibatches\. Did you mean --num-minibatches\?/,
+    );
   });
 
   it('needs a value after a non-boolean option', () => {
@@ -150,6 +154,7 @@ describe('resolveOptions', () => {
       expect(e).toBeInstanceOf(OptionError);
       expect((e as OptionError).option).toBe('seed');
       expect((e as OptionError).reason).toBe('-3 is below the minimum 0');
+      expect((e as OptionError).label).toBe('config.seed');
       expect((e as Error).message).toBe('config.seed: -3 is below the minimum 0');
     }
   });

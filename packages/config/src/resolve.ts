@@ -1,4 +1,4 @@
-import { coerceOption, type Naming } from './coerce.js';
+import { coerceOption, fieldLabel, type Naming } from './coerce.js';
 import { OptionError } from './errors.js';
 import { kebab, suggestOption } from './names.js';
 import type { OptionsSchema, OptionValues } from './schema.js';
@@ -44,14 +44,15 @@ export function resolveOptions<T extends OptionsSchema>(
       if (raw === undefined) continue;
       const spec = schema[key];
       if (!spec) {
-        const label = naming === 'field' ? `${from(key)}.${key}` : `${from(key)} --${kebab(key)}`;
+        const label = fieldLabel(key, from(key), naming);
         const hint =
           naming === 'field'
             ? ` Valid fields: ${known.join(', ')}.`
             : suggestOption(kebab(key), known);
         throw new OptionError(`${label}: unknown option.${hint}`, {
           option: key,
-          reason: 'unknown option',
+          reason: `unknown option.${hint}`,
+          label,
         });
       }
       out[key] = coerceOption(key, spec, raw, from(key), naming);
