@@ -11,6 +11,13 @@ import { fileURLToPath } from 'node:url';
 export const defaultModelPath: string = fileURLToPath(new URL('../model', import.meta.url));
 
 /**
+ * The id of `</s>`, which ends every text the embedded models were trained on, so a generated
+ * action (e.g. a DataSciCoding program) ends with it. Their tokenizers declare no special tokens,
+ * so a policy on them stops at this id rather than at a tokenizer's EOS.
+ */
+export const END_OF_TEXT_ID = 2;
+
+/**
  * Held-out text of the default model's pretraining corpus (one sentence per line), on which
  * training runs measure perplexity before and after RL fine-tuning.
  */

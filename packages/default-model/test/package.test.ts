@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   defaultCodeModelPath,
   defaultModelPath,
+  END_OF_TEXT_ID,
   heldOutLines,
   heldOutSamples,
   heldOutTextPath,
@@ -21,6 +22,13 @@ afterAll(() => {
 });
 
 describe('@poad/default-model', () => {
+  it("END_OF_TEXT_ID is </s> in every embedded model's vocabulary", () => {
+    for (const dir of [defaultModelPath, defaultCodeModelPath, informativePriorModelPath]) {
+      const tokenizer = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8'));
+      expect(tokenizer.model.vocab['</s>'], dir).toBe(END_OF_TEXT_ID);
+    }
+  });
+
   it('points at a Hugging Face LLaMA folder and the held-out text', () => {
     const config = JSON.parse(readFileSync(join(defaultModelPath, 'config.json'), 'utf8'));
     expect(config.model_type).toBe('llama');
