@@ -1,7 +1,8 @@
 /**
- * Values a preset sets, by field name: run sizes (`envs`, `envSteps`) and the fields of a
- * trainer's config (`lr`, `numSteps`, `gamma`, …), spelled as the config schemas of
- * `@poad/ppo` and `@poad/etpo` spell them.
+ * Values a preset sets, by field name: run options (`envs`, `envSteps`, the `model` it was tuned
+ * for, `evalEpisodes`) and the fields of a trainer's config (`lr`, `numSteps`, `gamma`, …),
+ * spelled as `@poad/trainer`'s run options and the config schemas of `@poad/ppo` and
+ * `@poad/etpo` spell them.
  */
 export type PresetValues = Readonly<Record<string, number | string | boolean>>;
 

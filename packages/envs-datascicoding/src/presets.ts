@@ -15,6 +15,10 @@ import type { EnvPresets } from '@poad/envs-core';
  *   γ^length, so the longer the program the smaller the penalty.
  * - `paper`: the authors' train_datascience.py (POAD and NTPO).
  *
+ * Both run the embedded code model unless told otherwise (`model: 'default-code'`), and evaluate
+ * on 10 episodes per task rather than 100: the greedy policy writes the same program in every
+ * episode, and each program runs in the sandbox.
+ *
  * TWOSOME and ARCHER need a list of valid labels per step; these actions are free-form code.
  */
 export const DATASCICODING_PRESETS: EnvPresets = {
@@ -25,6 +29,8 @@ export const DATASCICODING_PRESETS: EnvPresets = {
       source:
         'small: sampling settings for the embedded code model; learning rates tuned per algorithm on iris (docs/results.md)',
       values: {
+        model: 'default-code',
+        evalEpisodes: 10,
         envs: 4,
         envSteps: 2_000,
         numSteps: 8,
@@ -44,6 +50,8 @@ export const DATASCICODING_PRESETS: EnvPresets = {
     paper: {
       source: 'paper: DataSciCoding POAD/NTPO, train_datascience.py',
       values: {
+        model: 'default-code',
+        evalEpisodes: 10,
         envs: 4,
         envSteps: 10_000,
         numSteps: 8,
