@@ -3,6 +3,7 @@ import {
   OptionError,
   type OptionValues,
   pickSchema,
+  type ResolveOptions,
   resolveOptions,
 } from '@poad/config';
 import { ppoConfigSchema } from '@poad/ppo';
@@ -95,21 +96,25 @@ export type EtpoConfig = OptionValues<typeof etpoConfigSchema>;
 const resolved = new WeakSet<object>();
 
 /**
- * Fills unset fields from the schema's defaults and checks every field. A config this function
- * returned passes through unchanged.
+ * Fills unset fields from the schema's defaults (below them, `options.layers`, e.g. a preset)
+ * and checks every field, once. A config this function returned passes through unchanged;
+ * `options` also says how errors name a field (`config.tau` by default).
  * @throws EtpoArgumentError naming the first invalid field.
  */
-export function resolveEtpoConfig(overrides: Partial<EtpoConfig> = {}): EtpoConfig {
+export function resolveEtpoConfig(
+  overrides: Partial<EtpoConfig> = {},
+  options: ResolveOptions = {},
+): EtpoConfig {
   if (resolved.has(overrides)) return overrides as EtpoConfig;
   try {
     const out = Object.freeze(
-      resolveOptions(etpoConfigSchema, overrides, { where: 'config', naming: 'field' }),
+      resolveOptions(etpoConfigSchema, overrides, { where: 'config', naming: 'field', ...options }),
     );
     resolved.add(out);
     return out;
   } catch (e) {
     if (e instanceof OptionError && e.option !== undefined)
-      throw new EtpoArgumentError(`config.${e.option}`, e.reason);
+      throw new EtpoArgumentError(e.label ?? `config.${e.option}`, e.reason);
     throw e;
   }
 }

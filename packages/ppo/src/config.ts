@@ -3,6 +3,7 @@ import {
   defineSchema,
   OptionError,
   type OptionValues,
+  type ResolveOptions,
   resolveOptions,
 } from '@poad/config';
 import { PpoConfigError } from './errors.js';
@@ -273,23 +274,29 @@ export const defaultConfig: Readonly<PpoConfig> = Object.freeze(
 const resolved = new WeakSet<object>();
 
 /**
- * Fills unset fields from the schema's defaults and checks every field (the schema's ranges and
- * choices, then the rules that tie fields together). A config this function returned passes
- * through unchanged, so a trainer given one does not check it again.
+ * Fills unset fields from the schema's defaults (below them, `options.layers`: e.g. an
+ * environment's preset) and checks every field, once: the schema's ranges and choices, then the
+ * rules that tie fields together. A config this function returned passes through it again
+ * unchanged, so a trainer given one does not check it twice. `options` also says how errors name
+ * a field (`config.lr` by default; the command line passes its flags' sources).
  * @throws PpoConfigError naming the first invalid field.
  */
-export function resolveConfig(overrides: Partial<PpoConfig> = {}): PpoConfig {
+export function resolveConfig(
+  overrides: Partial<PpoConfig> = {},
+  options: ResolveOptions = {},
+): PpoConfig {
   if (resolved.has(overrides)) return overrides as PpoConfig;
   let cfg: PpoConfig;
   try {
     cfg = resolveOptions(ppoConfigSchema, overrides, {
       where: 'config',
       naming: 'field',
+      ...options,
     }) as PpoConfig;
   } catch (e) {
     if (e instanceof OptionError && e.option !== undefined)
       throw new PpoConfigError(
-        `config.${e.option}`,
+        e.label ?? `config.${e.option}`,
         e.reason.endsWith('.') ? e.reason : `${e.reason}.`,
       );
     throw e;
