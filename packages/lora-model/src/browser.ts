@@ -91,7 +91,3 @@ export async function loadCausalLM(
     modelOptions,
   );
 }
-
-// Temporary re-exports for consumers not yet switched to @poad/tfjs-kernels (removed in the follow-up).
-export type { BackendChoice, GpuAdapterReport } from '@poad/tfjs-kernels';
-export { initBackend, releaseBackend } from '@poad/tfjs-kernels';

@@ -6,9 +6,6 @@
  * `@poad/tfjs-kernels` (or set one up yourself) first.
  */
 
-// Temporary re-exports for consumers not yet switched to @poad/tfjs-kernels (removed in the follow-up).
-export type { BackendChoice, GpuAdapterReport } from '@poad/tfjs-kernels';
-export { initBackend, releaseBackend } from '@poad/tfjs-kernels';
 // Model folders on disk
 export type { LoadCausalLMOptions, SaveCausalLMOptions } from './checkpoint.js';
 export {
