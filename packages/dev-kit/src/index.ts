@@ -11,3 +11,9 @@ export {
   typecheckSnippet,
 } from './published.js';
 export { spawnApp, waitFor } from './spawn.js';
+export type {
+  CommandResult,
+  TrainingHarness,
+  TrainingHarnessOptions,
+} from './training-harness.js';
+export { metricsRows, TINY_RUN, trainingHarness } from './training-harness.js';
