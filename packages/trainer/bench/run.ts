@@ -5,9 +5,9 @@
 //
 //   npm run bench -w @poad/trainer [-- --iterations 6 --threads 2]
 import { makeVecEnv } from '@poad/envs-core';
-import { createVirtualHomeEnv } from '@poad/envs-virtualhome';
-import { PpoTrainer, type TokenPolicy } from '@poad/ppo';
-import { createLmAgent, releaseBackend, resolveModelPath, runPreset } from '../src/index.js';
+import { createVirtualHomeEnv, VIRTUALHOME_PRESETS } from '@poad/envs-virtualhome';
+import { type PpoConfig, PpoTrainer, type TokenPolicy } from '@poad/ppo';
+import { createLmAgent, presetRun, releaseBackend, resolveModelPath } from '../src/index.js';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -33,11 +33,11 @@ async function measure(algo: 'poad' | 'twosome', shared: boolean): Promise<numbe
   const inner = agent.policy;
   const policy: TokenPolicy = Object.create(inner);
   if (!shared) Object.defineProperty(policy, 'scoreCandidateTokens', { value: undefined });
-  const preset = runPreset('virtualhome', algo, 'small');
-  const env = makeVecEnv(() => createVirtualHomeEnv('food-preparation'), preset.numEnvs, {
+  const preset = presetRun(VIRTUALHOME_PRESETS, algo, { seed: 1 });
+  const env = makeVecEnv(() => createVirtualHomeEnv('food-preparation'), preset.envs, {
     seed: 1,
   });
-  const trainer = new PpoTrainer({ policy, env, config: { ...preset.config, seed: 1 } });
+  const trainer = new PpoTrainer({ policy, env, config: preset.config as PpoConfig });
   const seconds: number[] = [];
   for (let i = 0; i <= iterations; i++) {
     agent.beginIteration();

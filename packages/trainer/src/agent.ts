@@ -1,5 +1,5 @@
-import type { GpuAdapterReport } from '@poad/lora-model';
 import type { TokenPolicy } from '@poad/ppo';
+import type { GpuAdapterReport } from '@poad/tfjs-kernels';
 
 /**
  * What the training loop needs from a model beyond `@poad/ppo`'s `TokenPolicy`: saving the

@@ -1,22 +1,16 @@
-import type { TextEnv } from '@poad/envs-core';
-import type { PresetEnv } from '@poad/ppo';
-import type { OptionsSchema } from '@poad/run-kit';
+import type { OptionsSchema } from '@poad/config';
+import type { EnvPresets, TextEnv } from '@poad/envs-core';
 import type { Agent } from './agent.js';
 import type { RunIterationReport } from './run-trainer.js';
 
-/** What an app (one environment family) tells the shared training CLI. */
+/**
+ * An environment as the training loop runs it: its tasks, how to build one, its presets and what
+ * an evaluation plays. The `train:*` commands each hold one (apps/train-*); `train()` builds one
+ * from a registered environment or a factory.
+ */
 export interface AppSpec {
   /** The npm script that runs it, e.g. `train:virtualhome` (for help and error texts). */
   command: string;
-  /** Preset family of `@poad/ppo`. */
-  family: PresetEnv;
-  /** The `--model` default (`'default'` unless set, e.g. `'default-code'` for DataSciCoding). */
-  defaultModel?: string;
-  /**
-   * The `--eval-episodes` default (100 unless set; DataSciCoding sets fewer: its greedy policy
-   * writes the same program in every episode, and each program runs in the sandbox).
-   */
-  defaultEvalEpisodes?: number;
   /** One line for `--help`. */
   summary: string;
   /** Task names the app accepts for `--task`. */
@@ -25,21 +19,27 @@ export interface AppSpec {
   /** Registry-style id of a task, e.g. `virtualhome/food-preparation`. */
   envId(task: string): string;
   /**
-   * A fresh environment for a task (`options`: every resolved option, extra ones included;
-   * `index`: its place 0, 1, … in the vector of parallel environments being built).
+   * A fresh environment for a task (`options`: the environment's own options, see
+   * `extraOptions`; `index`: its place 0, 1, … in the vector of parallel environments being built).
    */
   makeEnv(task: string, options?: Record<string, unknown>, index?: number): TextEnv;
+  /**
+   * The environment's presets (its package exports them, e.g. `VIRTUALHOME_PRESETS`): which
+   * algorithms it offers and the values a run starts from (also its `model` and `evalEpisodes`
+   * when they differ from the usual defaults).
+   */
+  presets: EnvPresets;
   /** The option name of the task on the command line (default `task`, e.g. `dataset`). */
   taskOption?: string;
-  /** App-specific options added to the common ones (e.g. `--csv FILE --target COLUMN`). */
+  /** The environment's own options (e.g. `--csv FILE --target COLUMN`), passed to `makeEnv`. */
   extraOptions?: OptionsSchema;
-  /** Checks app-specific options before any work starts; throws OptionError naming the fix. */
-  validate?(options: Record<string, unknown>): void;
+  /** Checks the environment's options before any work starts; throws OptionError naming the fix. */
+  validate?(options: { task: string } & Record<string, unknown>): void;
   /**
    * Checks the inputs that need reading (e.g. a dataset file) after `validate` and before the
    * model is loaded; throws OptionError naming the problem and the fix.
    */
-  prepare?(options: Record<string, unknown>): Promise<void>;
+  prepare?(options: { task: string } & Record<string, unknown>): Promise<void>;
   /**
    * Called after every iteration, before its metrics row is written, e.g. to keep the best
    * program found so far; the numbers it returns become extra columns of that row.

@@ -1,25 +1,24 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { releaseBackend } from '@poad/lora-model';
+import { formatHelp, OptionError } from '@poad/config';
 import {
-  formatHelp,
   loadCheckpoint,
-  OptionError,
   parseArgsWithConfig,
   RunLockedError,
   runDirLockHolder,
   writeJsonAtomicSync,
 } from '@poad/run-kit';
+import { releaseBackend } from '@poad/tfjs-kernels';
 import type { Agent } from './agent.js';
+import { algorithmEntry } from './algorithms/registry.js';
 import type { AppSpec } from './app.js';
 import { evaluateAll } from './evaluate.js';
-import { trainingSchema } from './options.js';
 import { playEpisode } from './play.js';
-import { ppoConfigOf, presetDefaults, resolveTraining, type TrainingOptions } from './resolve.js';
+import { offeredAlgorithms } from './presets.js';
 import { createRunAgent } from './run-agent.js';
+import { commandLineSchema, type RunConfig, resolveRun, runDefaults } from './run-config.js';
+import { RUN_OPTIONS } from './run-options.js';
 import { runTraining } from './train.js';
-
-const capitalise = (s: string) => s[0]!.toUpperCase() + s.slice(1);
 
 /**
  * Errors caused by the run's inputs (bad options, files or model folders, a run directory another
@@ -32,6 +31,7 @@ const USER_ERRORS = new Set([
   'CheckpointWriteError',
   'RunLockedError',
   'PpoConfigError',
+  'EtpoArgumentError',
   'ModelConfigError',
   'BackendUnavailableError',
   'WebGpuUnavailableError',
@@ -57,49 +57,73 @@ export interface RunCliHooks {
   wrapAgent?(agent: Agent): Agent;
 }
 
-/** The training schema of an app as it appears on its command line (task option renamed). */
-function schemasOf(spec: AppSpec) {
-  const base = trainingSchema(
-    spec.tasks,
-    spec.defaultTask,
-    spec.taskOption ? capitalise(spec.taskOption) : 'Task',
-    spec.defaultModel,
-    spec.defaultEvalEpisodes,
-  );
-  const schema = { ...base, ...(spec.extraOptions ?? {}) } as typeof base;
+/**
+ * Reads a training command line (and its `--config` file): every flag of the app's schema, the
+ * task under the app's own name (e.g. `--dataset`) renamed to `task`. Values are checked once,
+ * when the run is resolved.
+ */
+async function readCommandLine(spec: AppSpec, argv: readonly string[]) {
+  const parsed = await parseArgsWithConfig(argv, commandLineSchema(spec));
   const taskKey = spec.taskOption ?? 'task';
-  // The command-line schema: the task option under the app's own name (e.g. --dataset).
-  const cliSchema = Object.fromEntries(
-    Object.entries(schema).map(([k, v]) => [k === 'task' ? taskKey : k, v]),
-  );
-  return { schema, cliSchema, taskKey };
-}
-
-/** Parses a training command line (with its `--config` file) into explicit option values. */
-async function parseTrainingArgv(spec: AppSpec, argv: readonly string[]) {
-  const { schema, cliSchema, taskKey } = schemasOf(spec);
-  const parsed = await parseArgsWithConfig(argv, cliSchema);
   if (taskKey !== 'task' && taskKey in parsed.explicit) {
     parsed.explicit.task = parsed.explicit[taskKey];
+    parsed.sources.task = parsed.sources[taskKey]!;
     delete parsed.explicit[taskKey];
   }
-  return { schema, cliSchema, parsed };
+  return parsed;
 }
 
 /**
- * The fully resolved options a training command line would run with (preset defaults, config
- * file and flags layered; a `--resume` folder's own settings), without starting anything.
+ * The run a training command line resolves to (the preset of its algorithm, a config file and
+ * flags layered; a `--resume` folder's own settings), without starting anything.
  */
-export async function trainingOptionsOf(
-  spec: AppSpec,
-  argv: readonly string[],
-): Promise<TrainingOptions> {
-  const { schema, parsed } = await parseTrainingArgv(spec, argv);
-  return resolveTraining(spec, schema, parsed.explicit);
+export async function runConfigOf(spec: AppSpec, argv: readonly string[]): Promise<RunConfig> {
+  const parsed = await readCommandLine(spec, argv);
+  return resolveRun(spec, parsed.explicit, { sources: parsed.sources });
+}
+
+/** `--help` of a training command, for the algorithm and preset the command line names. */
+function helpOf(spec: AppSpec, explicit: Readonly<Record<string, unknown>>): string {
+  const offered = offeredAlgorithms(spec);
+  const algo =
+    typeof explicit.algo === 'string' && offered.includes(explicit.algo)
+      ? explicit.algo
+      : offered.includes('poad')
+        ? 'poad'
+        : offered[0]!;
+  const preset =
+    typeof explicit.preset === 'string' && explicit.preset in spec.presets.presets
+      ? explicit.preset
+      : spec.presets.default;
+  const entry = algorithmEntry(algo);
+  const taskKey = spec.taskOption ?? 'task';
+  const { [taskKey]: _task, ...all } = commandLineSchema(spec);
+  const runKeys = [taskKey, ...Object.keys(RUN_OPTIONS).filter((k) => k !== 'task')];
+  const schema = {
+    [taskKey]: commandLineSchema(spec)[taskKey]!,
+    ...Object.fromEntries(runKeys.filter((k) => k in all).map((k) => [k, all[k]!])),
+    ...entry.configSchema,
+    ...(spec.extraOptions ?? {}),
+  };
+  const defaults = runDefaults(spec, algo, preset);
+  return formatHelp(schema, {
+    usage: `npm run ${spec.command} -- [train|eval|play] [options]`,
+    summary: `${spec.summary}\n\nModes:\n  train  (default) train with --algo and write a run directory\n  eval   evaluate the latest checkpoint of --resume RUN_DIR (greedy and sampled, unseen variants too)\n  play   print one greedy and one sampled episode of --resume RUN_DIR step by step, with every action's probability\n\nAlgorithms:\n${offered.map((a) => `  ${a.padEnd(8)} ${algorithmEntry(a).summary}`).join('\n')}\n\nExit codes: 0 done; 2 bad input (options, files, model folder, a run directory another process is training, a checkpoint that cannot be written or read, an environment returning a non-finite reward or malformed step); 3 stopped after --max-non-finite-skips minibatches in a row with a NaN/Inf loss or gradient norm (the latest checkpoint is the last good one); 130 interrupted (a checkpoint was saved; --resume continues).\n\nDefaults below are the '${preset}' preset for --algo ${algo}; each algorithm has its own options (--algo NAME --help), and other presets change the defaults (--preset NAME --help). Flags are the fields of the algorithm's config in kebab-case; a --config file (JSON or YAML) takes the same names.`,
+    defaults: { ...defaults, [taskKey]: defaults.task },
+    examples: spec.examples,
+    groups: [
+      { title: 'Run:', keys: Object.keys(schema).filter((k) => runKeys.includes(k)) },
+      { title: `Algorithm ${algo} (its config's fields):`, keys: Object.keys(entry.configSchema) },
+      {
+        title: `${spec.envId(spec.defaultTask).split('/')[0]} options:`,
+        keys: Object.keys(spec.extraOptions ?? {}),
+      },
+    ],
+  });
 }
 
 /**
- * The whole command line of a training app: `train` (default) or `eval`. Every input is
+ * The whole command line of a training app: `train` (default), `eval` or `play`. Every input is
  * checked before any work starts; errors print one line with the fix and exit with code 2.
  */
 export async function runCli(
@@ -109,16 +133,9 @@ export async function runCli(
 ): Promise<number> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   try {
-    const { schema, cliSchema, parsed } = await parseTrainingArgv(spec, argv);
+    const parsed = await readCommandLine(spec, argv);
     if (parsed.help) {
-      process.stdout.write(
-        formatHelp(cliSchema, {
-          usage: `npm run ${spec.command} -- [train|eval] [options]`,
-          summary: `${spec.summary}\n\nModes:\n  train  (default) train (PPO; soft Q-learning for --algo etpo) and write a run directory\n  eval   evaluate the latest checkpoint of --resume RUN_DIR (greedy and sampled, unseen variants too)\n  play   print one greedy and one sampled episode of --resume RUN_DIR step by step, with every action's probability\n\nExit codes: 0 done; 2 bad input (options, files, model folder, a run directory another process is training, a checkpoint that cannot be written or read, an environment returning a non-finite reward or malformed step); 3 stopped after --max-non-finite-skips minibatches in a row with a NaN/Inf loss or gradient norm (the latest checkpoint is the last good one); 130 interrupted (a checkpoint was saved; --resume continues).\n\nTraining defaults below are the '${String(parsed.explicit.preset ?? 'small')}' preset for --algo ${String(parsed.explicit.algo ?? 'poad')}; other algorithms and presets change them (e.g. --algo etpo --help).`,
-          defaults: presetDefaults(spec, parsed.explicit),
-          examples: spec.examples as string[],
-        }),
-      );
+      process.stdout.write(helpOf(spec, parsed.explicit));
       return 0;
     }
     const mode = parsed.positionals[0] ?? 'train';
@@ -127,25 +144,25 @@ export async function runCli(
         `unknown mode ${JSON.stringify(parsed.positionals.join(' '))}; use train, eval or play (see --help)`,
       );
     }
-    const o = resolveTraining(spec, schema, parsed.explicit);
-    spec.validate?.(o);
+    const rc = resolveRun(spec, parsed.explicit, { sources: parsed.sources });
+    const o = rc.run;
     if (mode !== 'train' && !o.resume)
       throw new OptionError(
         `${mode} needs --resume RUN_DIR (the run whose latest checkpoint to ${mode === 'eval' ? 'evaluate' : 'play'})`,
       );
-    if (mode === 'train') await spec.prepare?.(o);
+    if (mode === 'train') await spec.prepare?.({ task: o.task, ...rc.config, ...rc.envOptions });
     // Refuse a run directory another process is training before loading the model (train
     // takes the lock itself; eval and play only read and take none).
     if (mode === 'train' && o.resume) {
       const holder = runDirLockHolder(o.resume);
       if (holder) throw new RunLockedError(o.resume, holder, holder.host === hostname());
     }
-    const built = await createRunAgent(spec, o);
+    const built = await createRunAgent(rc);
     const agent = hooks.wrapAgent ? hooks.wrapAgent(built) : built;
     log(`backend: ${agent.backend}; model: ${o.model}`);
     try {
       if (mode === 'train') {
-        const r = await runTraining(spec, o, agent, log);
+        const r = await runTraining(spec, rc, agent, log);
         log(
           r.interrupted
             ? `interrupted; resume with: npm run ${spec.command} -- --resume ${r.runDir}`
@@ -156,9 +173,7 @@ export async function runCli(
       const ck = await loadCheckpoint(
         o.resume!,
         (cp) => agent.loadTrainable(join(cp.dir, 'model')),
-        {
-          warn: log,
-        },
+        { warn: log },
       );
       if (!ck)
         throw new OptionError(`--resume ${o.resume}: no checkpoint in this run directory yet`);
@@ -169,7 +184,7 @@ export async function runCli(
             spec,
             agent,
             o.task,
-            { greedy, seed: o.seed, config: ppoConfigOf(spec, o), options: o },
+            { greedy, seed: rc.config.seed, config: rc.config, options: rc.envOptions },
             log,
           );
         }
@@ -178,7 +193,14 @@ export async function runCli(
       const results = await evaluateAll(
         spec,
         agent,
-        { ...o, config: ppoConfigOf(spec, o), options: o },
+        {
+          task: o.task,
+          evalEpisodes: o.evalEpisodes,
+          seed: rc.config.seed,
+          envs: o.envs,
+          config: rc.config,
+          options: rc.envOptions,
+        },
         log,
       );
       writeJsonAtomicSync(join(o.resume!, `eval-iter-${ck.meta.iteration}.json`), {

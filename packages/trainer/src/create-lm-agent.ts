@@ -2,8 +2,6 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ADAPTER_FILES, readPeftAdapter, readSafetensorsFile } from '@poad/hf-files';
 import {
-  type BackendChoice,
-  initBackend,
   llamaConfigOf,
   loadAdapter,
   loadCausalLM,
@@ -14,10 +12,11 @@ import {
   tokenStats,
   VALUE_HEAD_FILE,
 } from '@poad/lora-model';
+import { type BackendChoice, initBackend } from '@poad/tfjs-kernels';
 import type * as tf from '@tensorflow/tfjs-core';
 import type { Agent } from './agent.js';
-import { EtpoLmPolicy } from './etpo-policy.js';
-import { LmPolicy } from './lm-agent.js';
+import { algorithmEntry } from './algorithms/registry.js';
+import type { AlgorithmConfigBase } from './algorithms/types.js';
 
 /** Options of {@link createLmAgent}. */
 export interface LmAgentOptions {
@@ -30,26 +29,26 @@ export interface LmAgentOptions {
   lora: { r: number; alpha: number };
   /** Token ids that end a generated action (open action spaces); default: the tokenizer's EOS. */
   stopTokenIds?: number[];
-  /** Value-head hidden sizes (default 1024, 512 as the paper). */
+  /** Value-head hidden sizes (default 1024, 512 as the paper), for algorithms with one. */
   valueHead?: number[];
   /**
-   * ETPO instead of a value head: the critic is a second LoRA adapter whose language-model head
-   * gives Q over the vocabulary, with a Polyak-averaged target copy (`EtpoLmPolicy`). Saved as
-   * PEFT adapters in `critic/` and `target/` next to the actor's.
+   * The registered algorithm whose policy to build (default `poad`): PPO's has a value head,
+   * ETPO's a critic and a target-critic adapter saved in subfolders beside the actor's.
    */
-  etpo?: { beta: number; reference: 'base' | 'uniform' };
+  algorithm?: string;
+  /** Its resolved config (default: its schema's defaults with `seed`). */
+  config?: AlgorithmConfigBase;
 }
-
-/** Subfolders of a saved ETPO agent that hold its critic and target-critic adapters. */
-export const ETPO_ADAPTER_DIRS = { critic: 'critic', target: 'target' } as const;
 
 /** Loads a model folder and wraps it as an {@link Agent} with a fresh LoRA adapter and value head. */
 export async function createLmAgent(o: LmAgentOptions): Promise<Agent> {
+  const entry = algorithmEntry(o.algorithm ?? 'poad');
+  const config = o.config ?? entry.resolveConfig({ seed: o.seed }, {});
   const backend = await initBackend(o.backend, o.threads ? { threads: o.threads } : {});
   const model = await loadCausalLM(o.model, {
     seed: o.seed,
     lora: { r: o.lora.r, alpha: o.lora.alpha },
-    valueHead: o.etpo ? false : o.valueHead ? { hiddenSizes: o.valueHead } : true,
+    valueHead: entry.valueHead ? (o.valueHead ? { hiddenSizes: o.valueHead } : true) : false,
   });
   const tokenizer = model.tokenizer;
   if (!tokenizer) {
@@ -57,17 +56,12 @@ export async function createLmAgent(o: LmAgentOptions): Promise<Agent> {
       `${o.model}: no tokenizer.json; the training apps need the model's tokenizer to score action labels`,
     );
   }
-  const etpo = o.etpo
-    ? new EtpoLmPolicy(model, tokenizer, { ...o.etpo, seed: o.seed, stopTokenIds: o.stopTokenIds })
-    : null;
-  const policy = etpo ?? new LmPolicy(model, tokenizer, o.stopTokenIds);
-  // ETPO's critic and target: extra PEFT adapters in subfolders; PPO's critic: the value head.
-  const extraAdapters = etpo
-    ? ([
-        [ETPO_ADAPTER_DIRS.critic, etpo.critic],
-        [ETPO_ADAPTER_DIRS.target, etpo.target],
-      ] as const)
-    : [];
+  const built = entry.createPolicy(model, tokenizer, config, {
+    ...(o.stopTokenIds ? { stopTokenIds: o.stopTokenIds } : {}),
+  });
+  const { policy } = built;
+  // Adapters saved in subfolders beside the actor's (e.g. ETPO's critic and target critic).
+  const extraAdapters = Object.entries(built.adapters);
   return {
     policy,
     backend: `${backend.description} (${backend.source})`,
@@ -84,17 +78,13 @@ export async function createLmAgent(o: LmAgentOptions): Promise<Agent> {
     async saveTrainable(dir) {
       mkdirSync(dir, { recursive: true });
       await saveAdapter(model, dir);
-      if (etpo) {
-        for (const [sub, adapter] of extraAdapters)
-          await saveAdapter(model, join(dir, sub), { adapter });
-      } else await saveValueHead(model, dir);
+      for (const [sub, adapter] of extraAdapters)
+        await saveAdapter(model, join(dir, sub), { adapter });
+      if (entry.valueHead) await saveValueHead(model, dir);
     },
     async loadTrainable(dir) {
       await loadAdapter(model, dir);
-      if (!etpo) {
-        await loadValueHead(model, dir);
-        return;
-      }
+      if (entry.valueHead) await loadValueHead(model, dir);
       for (const [sub, adapter] of extraAdapters) {
         const read = await readAdapter(model, join(dir, sub));
         try {
@@ -105,7 +95,7 @@ export async function createLmAgent(o: LmAgentOptions): Promise<Agent> {
             from.some((v, i) => v.shape.join() !== to[i]!.shape.join())
           )
             throw new Error(
-              `${join(dir, sub)}: the adapter does not match this run's critic (rank or target modules differ)`,
+              `${join(dir, sub)}: the adapter does not match this run's ${sub} adapter (rank or target modules differ)`,
             );
           to.forEach((v, i) => {
             v.assign(from[i]!);
@@ -121,12 +111,11 @@ export async function createLmAgent(o: LmAgentOptions): Promise<Agent> {
       const files: [string, Map<string, { data: Float32Array }>][] = [
         [join(dir, ADAPTER_FILES.weights), adapter.tensors],
       ];
-      if (etpo) {
-        for (const [sub] of extraAdapters) {
-          const extra = await readPeftAdapter(join(dir, sub), { baseConfig });
-          files.push([join(dir, sub, ADAPTER_FILES.weights), extra.tensors]);
-        }
-      } else {
+      for (const [sub] of extraAdapters) {
+        const extra = await readPeftAdapter(join(dir, sub), { baseConfig });
+        files.push([join(dir, sub, ADAPTER_FILES.weights), extra.tensors]);
+      }
+      if (entry.valueHead) {
         const head = await readSafetensorsFile(join(dir, VALUE_HEAD_FILE));
         files.push([join(dir, VALUE_HEAD_FILE), head.tensors]);
       }
@@ -166,7 +155,7 @@ export async function createLmAgent(o: LmAgentOptions): Promise<Agent> {
       return Math.exp(nll / Math.max(1, n));
     },
     dispose() {
-      etpo?.dispose();
+      policy.dispose?.();
       model.dispose();
     },
   };

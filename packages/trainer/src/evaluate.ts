@@ -1,19 +1,33 @@
 import { type EpisodeStats, makeVecEnv, type TextStep } from '@poad/envs-core';
-import { type PpoConfig, resolveConfig, SeededRng, selectActions } from '@poad/ppo';
+import { type RolloutConfig, SeededRng, selectActions } from '@poad/ppo';
 import type { Agent } from './agent.js';
 import type { AppSpec } from './app.js';
 
+/** The sampler settings of a run's config: what evaluation and `play` act with. */
+export type SamplerConfig = Pick<
+  RolloutConfig,
+  'candidateNormalisation' | 'tokenSpace' | 'maxNewTokens' | 'temperature' | 'topK'
+>;
+
 /**
- * How evaluation and `play` choose actions: the sampler settings of the run's resolved trainer
- * configuration (token space, candidate normalisation, generation limits), greedy or sampled —
- * the same fields training passes to `selectActions`.
+ * How evaluation and `play` choose actions: the sampler settings of the run's resolved config
+ * (token space, candidate normalisation, generation limits), greedy or sampled — the same fields
+ * training passes to `selectActions`.
  */
 export function samplerOptions(
-  config: Partial<PpoConfig>,
+  config: SamplerConfig,
   greedy: boolean,
   rng: SeededRng,
 ): Parameters<typeof selectActions>[2] {
-  return { ...resolveConfig(config), greedy, rng };
+  return {
+    candidateNormalisation: config.candidateNormalisation,
+    tokenSpace: config.tokenSpace,
+    maxNewTokens: config.maxNewTokens,
+    temperature: config.temperature,
+    topK: config.topK,
+    greedy,
+    rng,
+  };
 }
 
 export interface EvalResult {
@@ -40,7 +54,7 @@ export async function evaluateTask(
     greedy: boolean;
     seed: number;
     envs: number;
-    config: Partial<PpoConfig>;
+    config: SamplerConfig;
     options?: Record<string, unknown>;
   },
 ): Promise<EvalResult> {
@@ -100,7 +114,7 @@ export async function evaluateAll(
     evalEpisodes: number;
     seed: number;
     envs: number;
-    config: Partial<PpoConfig>;
+    config: SamplerConfig;
     options: Record<string, unknown>;
   },
   log: (line: string) => void,

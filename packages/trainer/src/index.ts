@@ -1,16 +1,14 @@
-// Training from code: one call trains an environment and writes a run directory.
+// @poad/trainer: train a language-model agent with any registered algorithm, from code (`train`)
+// or a command line (`runCli`), into run directories that resume bit for bit.
 
-// The training command line the apps share.
-export { releaseBackend } from '@poad/lora-model';
-// The language-model agent, for driving `@poad/ppo` directly.
+export { releaseBackend } from '@poad/tfjs-kernels';
 export type { Agent } from './agent.js';
-export type { AppSpec } from './app.js';
 // Everything that runs without Node built-ins (also the package's `browser` entry).
 export * from './browser.js';
 export type { RunCliHooks } from './cli.js';
-export { EXIT_CODES, runCli, runMain, trainingOptionsOf } from './cli.js';
+export { EXIT_CODES, runCli, runConfigOf, runMain } from './cli.js';
 export type { LmAgentOptions } from './create-lm-agent.js';
-export { createLmAgent, ETPO_ADAPTER_DIRS } from './create-lm-agent.js';
+export { createLmAgent } from './create-lm-agent.js';
 export type { EvalResult } from './evaluate.js';
 export type {
   CheckpointRunOptions,
@@ -18,12 +16,19 @@ export type {
   EnvFactory,
   EvaluateOptions,
   PlayOptions,
+  TrainExtras,
   TrainingOptionValues,
   TrainOptions,
   TrainResult,
 } from './library.js';
 export { evaluate, play, train } from './library.js';
 export { DEFAULT_MODEL_OPTION, resolveModelPath } from './model-path.js';
-export { trainingSchema } from './options.js';
-export type { TrainingOptions } from './resolve.js';
+export type { RunConfig, ValueSources } from './run-config.js';
+export {
+  flatRunConfig,
+  loadRunConfig,
+  RESUMABLE_OVERRIDES,
+  resolveRun,
+  runSettings,
+} from './run-config.js';
 export { plannedIterations } from './train.js';

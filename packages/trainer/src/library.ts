@@ -1,22 +1,17 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { envSpec, makeEnv, type TextEnv } from '@poad/envs-core';
-import type { BackendChoice } from '@poad/lora-model';
-import type { Algorithm, PresetEnv, TokenSpace } from '@poad/ppo';
-import {
-  coerceOption,
-  loadCheckpoint,
-  OptionError,
-  RunLockedError,
-  runDirLockHolder,
-} from '@poad/run-kit';
+import { OptionError } from '@poad/config';
+import { type EnvPresets, envSpec, makeEnv, type TextEnv } from '@poad/envs-core';
+import { loadCheckpoint, RunLockedError, runDirLockHolder } from '@poad/run-kit';
 import type { Agent } from './agent.js';
+import type { AlgorithmConfigs, AlgorithmName } from './algorithms/registry.js';
 import type { AppSpec } from './app.js';
 import { type EvalResult, evaluateTask } from './evaluate.js';
-import { trainingSchema } from './options.js';
 import { type PlayedEpisode, playEpisode } from './play.js';
-import { ppoConfigOf, readRunConfig, resolveTraining, type TrainingOptions } from './resolve.js';
+import { defaultPresets } from './presets.js';
 import { createRunAgent } from './run-agent.js';
+import { loadRunConfig, type RunConfig, readRunConfigFile, resolveRun } from './run-config.js';
+import type { RunOptions } from './run-options.js';
 import type { RunIterationReport } from './run-trainer.js';
 import { runTraining, type TrainResult } from './train.js';
 
@@ -40,34 +35,31 @@ export interface EnvChoice {
   envName?: string;
 }
 
-/** The options whose values are one of a few words, typed as such. */
-interface ChoiceOptions {
-  algo: Algorithm | 'etpo';
-  preset: 'small' | 'paper';
-  backend: BackendChoice;
-  candidateNormalisation: 'words' | 'tokens' | 'none';
-  tokenSpace: TokenSpace;
-  reference: 'base' | 'uniform';
-  optimizer: 'adamw' | 'lion';
-}
+/** A run's own options as `train()` takes them (the environment is `env`, not `task`). */
+type RunFields = Partial<Omit<RunOptions, 'task' | 'algo'>>;
+
+/** `algo` and that algorithm's config fields, typed per algorithm (`algo` unset: POAD). */
+type AlgorithmFields =
+  | {
+      [A in AlgorithmName]: { algo: A } & Partial<Omit<AlgorithmConfigs[A], 'algorithm'>>;
+    }[AlgorithmName]
+  | ({ algo?: undefined } & Partial<Omit<AlgorithmConfigs['poad'], 'algorithm'>>);
 
 /**
- * The training command line's options, camelCase, every one optional (`--help` of a `train:*`
- * command explains each; `task` is replaced by {@link EnvChoice.env}).
+ * The training options of `train()`: the run's own options and the chosen algorithm's config
+ * fields, by the names the command lines use in kebab-case (`numMinibatches` is
+ * `--num-minibatches`), each optional. An algorithm registered from outside this package takes
+ * its own fields (cast the object).
  */
-export type TrainingOptionValues = Partial<
-  Omit<TrainingOptions, 'task' | keyof ChoiceOptions> & ChoiceOptions
->;
+export type TrainingOptionValues = RunFields & AlgorithmFields;
 
-/** Options of {@link train}. */
-export interface TrainOptions extends EnvChoice, TrainingOptionValues {
+/** What `train()` takes besides the training options. */
+export interface TrainExtras {
   /**
-   * Whose 'small'/'paper' preset fills the hyper-parameters left unset: `'virtualhome'` (short
-   * label actions, γ 0.95), `'overcooked'` (γ 0.99, label token space) or `'datascicoding'`
-   * (generated programs). Default: the registered id's prefix when it is one of these, else
-   * `'datascicoding'` for a registered open action space, else `'virtualhome'`.
+   * The presets whose values fill the options left unset (default: those the registered
+   * environment brings, e.g. `VIRTUALHOME_PRESETS`; for one without, {@link defaultPresets}).
    */
-  family?: PresetEnv;
+  presets?: EnvPresets;
   /** Best achievable discounted return, for "steps to 90% of the optimum" in comparisons. */
   optimalReturn?: number;
   /** Receives every progress and status line (default: standard error). */
@@ -79,14 +71,17 @@ export interface TrainOptions extends EnvChoice, TrainingOptionValues {
   onIteration?(report: RunIterationReport, runDir: string): void | Promise<void>;
 }
 
+/** Options of {@link train}. */
+export type TrainOptions = EnvChoice & TrainingOptionValues & TrainExtras;
+
 export type { TrainResult };
 
-const FAMILIES: readonly PresetEnv[] = ['virtualhome', 'overcooked', 'datascicoding'];
+/** What `train()`'s options hold besides training options. */
 const NOT_OPTIONS = new Set([
   'env',
   'envOptions',
   'envName',
-  'family',
+  'presets',
   'optimalReturn',
   'log',
   'onIteration',
@@ -96,24 +91,10 @@ const stderrLine = (line: string) => {
   process.stderr.write(`${line}\n`);
 };
 
-/** The preset family of an environment choice (see {@link TrainOptions.family}). */
-function familyOf(env: string | EnvFactory, family: PresetEnv | undefined): PresetEnv {
-  if (family !== undefined) {
-    if (!FAMILIES.includes(family))
-      throw new OptionError(`family: expected one of ${FAMILIES.join(', ')}, got ${family}`);
-    return family;
-  }
-  if (typeof env !== 'string') return 'virtualhome';
-  const prefix = env.split('/')[0] as PresetEnv;
-  if (FAMILIES.includes(prefix)) return prefix;
-  return envSpec(env)?.meta.actionSpace === 'open' ? 'datascicoding' : 'virtualhome';
-}
-
 /** The app description the shared training loop runs, for an environment given in code. */
 function specOf(
   choice: EnvChoice,
-  family: PresetEnv,
-  extra: Pick<TrainOptions, 'optimalReturn' | 'onIteration'> = {},
+  extra: Pick<TrainExtras, 'presets' | 'optimalReturn' | 'onIteration'> = {},
 ): AppSpec {
   const { env } = choice;
   if (typeof env !== 'string' && typeof env !== 'function') {
@@ -121,7 +102,8 @@ function specOf(
       'env: expected a registered environment id (string) or a factory (index) => TextEnv',
     );
   }
-  if (typeof env === 'string' && !envSpec(env)) {
+  const registered = typeof env === 'string' ? envSpec(env) : undefined;
+  if (typeof env === 'string' && !registered) {
     // Same message as makeEnv's, before any model is loaded.
     makeEnv(env);
   }
@@ -131,17 +113,17 @@ function specOf(
       `envName: ${JSON.stringify(name)} is used in file names; use letters, digits, '.', '-', '_' and '/', each part starting with a letter or digit`,
     );
   }
+  const optimum = extra.optimalReturn ?? registered?.meta.optimalReturn;
   return {
     command: 'train()',
-    family,
-    defaultModel: family === 'datascicoding' ? 'default-code' : 'default',
     summary: name,
     tasks: [name],
     defaultTask: name,
     envId: () => name,
     makeEnv: (_task, _options, index = 0) =>
       typeof env === 'string' ? makeEnv(env, choice.envOptions) : env(index),
-    optimalReturn: () => extra.optimalReturn,
+    presets: extra.presets ?? registered?.meta.presets ?? defaultPresets(),
+    optimalReturn: () => optimum,
     evalTasks: () => [name],
     ...(extra.onIteration
       ? {
@@ -155,47 +137,24 @@ function specOf(
   };
 }
 
-/** The training options of an app as `train()` takes them. */
-function appSchema(spec: AppSpec) {
-  return trainingSchema(
-    spec.tasks,
-    spec.defaultTask,
-    'Task',
-    spec.defaultModel,
-    spec.defaultEvalEpisodes,
+/** The training options among `train()`'s (or `evaluate()`'s) options, unset ones left out. */
+function optionsOf(values: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  if ('task' in values) throw new OptionError('train() options.task: pass the environment as env');
+  return Object.fromEntries(
+    Object.entries(values).filter(([k, v]) => !NOT_OPTIONS.has(k) && v !== undefined),
   );
 }
 
-/** Checks option values given in code the way the command line checks flags. */
-function explicitOptions(
-  spec: AppSpec,
-  values: Record<string, unknown>,
-  where: string,
-): Record<string, unknown> {
-  const schema = appSchema(spec) as Record<string, Parameters<typeof coerceOption>[1]>;
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(values)) {
-    if (NOT_OPTIONS.has(key) || value === undefined) continue;
-    const optionSpec = key === 'task' ? undefined : schema[key];
-    if (!optionSpec) {
-      const known = Object.keys(schema).filter((k) => k !== 'task');
-      throw new OptionError(
-        `${where}: unknown option ${JSON.stringify(key)}${key === 'task' ? ' (pass the environment as env)' : ''}; known options: ${known.join(', ')}`,
-      );
-    }
-    out[key] = coerceOption(key, optionSpec, value, where);
-  }
-  return out;
-}
-
 /**
- * Trains a language-model agent on an environment with POAD (or NTPO, TWOSOME, ARCHER) and
- * writes the same run directory the `train:*` commands write: config.json, environment.json,
- * metrics.jsonl/csv, learning-curve.svg/png, token-credit.svg, checkpoints/ (a PEFT LoRA
- * adapter, the value head, optimiser, RNG and environment state), perplexity.json and, at the end,
- * eval.json. Unset options take the command line's defaults (the 'small' preset of `family`,
- * the embedded default model). `resume: runDir` continues a run bit for bit. Ctrl-C (SIGINT or
- * SIGTERM) finishes the iteration, saves a checkpoint and returns `{ interrupted: true }`.
+ * Trains a language-model agent on an environment with POAD (or any registered algorithm:
+ * NTPO, TWOSOME, ARCHER, ETPO, …) and writes the same run directory the `train:*` commands write:
+ * config.json, environment.json, metrics.jsonl/csv, learning-curve.svg/png, token-credit.svg,
+ * checkpoints/ (PEFT LoRA adapters, the value head, optimiser, RNG and environment state),
+ * perplexity.json and, at the end, eval.json. Unset options take the environment's preset (its
+ * `small` one unless `preset` says otherwise) over the algorithm's defaults, as the command lines
+ * do; the values are checked once, typed, without passing through strings. `resume: runDir`
+ * continues a run bit for bit. Ctrl-C (SIGINT or SIGTERM) finishes the iteration, saves a
+ * checkpoint and returns `{ interrupted: true }`.
  *
  * Bad options throw an `OptionError` naming the option before any model is loaded. The TF.js
  * backend stays initialised afterwards; call `releaseBackend()` once at the end of a program that
@@ -203,36 +162,24 @@ function explicitOptions(
  */
 export async function train(options: TrainOptions): Promise<TrainResult> {
   const log = options.log ?? stderrLine;
-  // A resumed run keeps the preset family it was started with (recorded in its config.json).
-  const savedFamily = options.resume ? savedConfig(options.resume).family : undefined;
-  if (savedFamily && options.family && options.family !== savedFamily) {
+  const spec = specOf(options, options);
+  const rc = resolveRun(spec, optionsOf(options as unknown as Record<string, unknown>), {
+    where: 'train() options',
+    naming: 'field',
+  });
+  if (rc.run.task !== spec.defaultTask) {
     throw new OptionError(
-      `family: ${options.resume} was trained with the ${savedFamily} preset family; remove family or pass ${savedFamily}`,
+      `resume: ${rc.run.resume} is a run of ${JSON.stringify(rc.run.task)}, not of ${JSON.stringify(spec.defaultTask)}; pass the same env (and envName) it was trained on`,
     );
   }
-  const spec = specOf(options, familyOf(options.env, options.family ?? savedFamily), options);
-  const schema = appSchema(spec);
-  const o = {
-    ...resolveTraining(
-      spec,
-      schema,
-      explicitOptions(spec, options as unknown as Record<string, unknown>, 'train()'),
-    ),
-    family: spec.family,
-  };
-  if (o.task !== spec.defaultTask) {
-    throw new OptionError(
-      `resume: ${o.resume} is a run of ${JSON.stringify(o.task)}, not of ${JSON.stringify(spec.defaultTask)}; pass the same env (and envName) it was trained on`,
-    );
+  if (rc.run.resume) {
+    const holder = runDirLockHolder(rc.run.resume);
+    if (holder) throw new RunLockedError(rc.run.resume, holder, holder.host === hostname());
   }
-  if (o.resume) {
-    const holder = runDirLockHolder(o.resume);
-    if (holder) throw new RunLockedError(o.resume, holder, holder.host === hostname());
-  }
-  const agent = await createRunAgent(spec, o);
-  log(`backend: ${agent.backend}; model: ${o.model}`);
+  const agent = await createRunAgent(rc);
+  log(`backend: ${agent.backend}; model: ${rc.run.model}`);
   try {
-    return await runTraining(spec, o, agent, log);
+    return await runTraining(spec, rc, agent, log);
   } finally {
     agent.dispose();
   }
@@ -247,7 +194,7 @@ export interface CheckpointRunOptions extends EnvChoice {
   /** Seed of the environments and the sampler (default: the run's seed + 2,000,003). */
   seed?: number;
   /** TF.js backend (default: the run's). */
-  backend?: TrainingOptions['backend'];
+  backend?: RunOptions['backend'];
   /** Native-kernel threads (default: the run's). */
   threads?: number;
   /** Receives status lines (default: standard error). */
@@ -266,36 +213,32 @@ export interface PlayOptions extends CheckpointRunOptions {
   maxSteps?: number;
 }
 
-/** The options a run directory was created with (its config.json). */
-function savedConfig(runDir: string, what = 'resume'): TrainingOptions & { family?: PresetEnv } {
-  return readRunConfig(
-    runDir,
-    `${what}: ${runDir} has no config.json; pass a run directory that train() or a train:* command wrote`,
-  );
-}
-
 /** Loads the latest checkpoint of a run and calls `use` with the agent, then disposes it. */
 async function withCheckpoint<T>(
   o: CheckpointRunOptions,
-  use: (spec: AppSpec, run: TrainingOptions, agent: Agent) => Promise<T>,
+  use: (spec: AppSpec, rc: RunConfig, agent: Agent) => Promise<T>,
 ): Promise<T> {
   const log = o.log ?? stderrLine;
-  const saved = savedConfig(o.runDir, 'runDir');
+  const saved = readRunConfigFile(
+    o.runDir,
+    `runDir: ${o.runDir} has no config.json; pass a run directory that train() or a train:* command wrote`,
+  );
   // A factory-made environment keeps the name it was trained under unless told otherwise.
-  const spec = specOf({ ...o, envName: o.envName ?? saved.task }, familyOf(o.env, saved.family));
-  const run: TrainingOptions = {
-    ...saved,
-    ...(o.backend ? { backend: o.backend } : {}),
-    ...(o.threads ? { threads: o.threads } : {}),
-  };
-  const agent = await createRunAgent(spec, run);
+  const spec = specOf({ ...o, envName: o.envName ?? String(saved.task) });
+  const rc = loadRunConfig(
+    spec,
+    o.runDir,
+    { backend: o.backend, threads: o.threads },
+    { where: 'evaluate() options', naming: 'field' },
+  );
+  const agent = await createRunAgent(rc);
   try {
     const ck = await loadCheckpoint(o.runDir, (cp) => agent.loadTrainable(join(cp.dir, 'model')), {
       warn: log,
     });
     if (!ck) throw new OptionError(`runDir: ${o.runDir} has no checkpoint yet`);
     log(`checkpoint: iteration ${ck.meta.iteration}, ${ck.meta.envSteps} env steps`);
-    return await use(spec, run, agent);
+    return await use(spec, rc, agent);
   } finally {
     agent.dispose();
   }
@@ -306,16 +249,16 @@ async function withCheckpoint<T>(
  * was trained on, or an unseen variant), greedy or sampled, with the run's sampler settings.
  */
 export function evaluate(o: EvaluateOptions): Promise<EvalResult> {
-  return withCheckpoint(o, (spec, run, agent) => {
-    const episodes = o.episodes ?? Math.max(1, run.evalEpisodes);
+  return withCheckpoint(o, (spec, rc, agent) => {
+    const episodes = o.episodes ?? Math.max(1, rc.run.evalEpisodes);
     if (!Number.isInteger(episodes) || episodes < 1)
       throw new OptionError(`episodes: expected a positive integer, got ${episodes}`);
     return evaluateTask(spec, agent, spec.defaultTask, {
       episodes,
       greedy: o.greedy ?? true,
-      seed: o.seed ?? run.seed + 2_000_003,
-      envs: run.envs,
-      config: ppoConfigOf(spec, run),
+      seed: o.seed ?? rc.config.seed + 2_000_003,
+      envs: rc.run.envs,
+      config: rc.config,
     });
   });
 }
@@ -325,15 +268,15 @@ export function evaluate(o: EvaluateOptions): Promise<EvalResult> {
  * valid action's probability and the action chosen (also logged, as the `play` mode prints it).
  */
 export function play(o: PlayOptions): Promise<PlayedEpisode> {
-  return withCheckpoint(o, (spec, run, agent) =>
+  return withCheckpoint(o, (spec, rc, agent) =>
     playEpisode(
       spec,
       agent,
       spec.defaultTask,
       {
         greedy: o.greedy ?? true,
-        seed: o.seed ?? run.seed,
-        config: ppoConfigOf(spec, run),
+        seed: o.seed ?? rc.config.seed,
+        config: rc.config,
         ...(o.maxSteps ? { maxSteps: o.maxSteps } : {}),
       },
       o.log ?? stderrLine,

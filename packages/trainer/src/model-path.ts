@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import {
   defaultCodeModelPath,
   defaultModelPath,
+  END_OF_TEXT_ID,
   informativePriorModelPath,
 } from '@poad/default-model';
 
@@ -27,4 +28,16 @@ export function resolveModelPath(model: string): string {
   if (model === INFORMATIVE_PRIOR_MODEL_OPTION) return informativePriorModelPath;
   if (model === 'models/default' && !existsSync(model)) return defaultModelPath;
   return resolve(model);
+}
+
+/**
+ * The ids that end a generated action for a `model` option: for the embedded models, whose
+ * tokenizers declare no special tokens, their end-of-text id; undefined otherwise (the policy then
+ * stops at the tokenizer's EOS).
+ */
+export function embeddedStopTokenIds(model: string): number[] | undefined {
+  const path = resolveModelPath(model);
+  return [defaultModelPath, defaultCodeModelPath, informativePriorModelPath].includes(path)
+    ? [END_OF_TEXT_ID]
+    : undefined;
 }

@@ -1,8 +1,8 @@
 import { type EpisodeStats, makeVecEnv, type TextStep } from '@poad/envs-core';
-import { type PpoConfig, SeededRng, selectActions } from '@poad/ppo';
+import { SeededRng, selectActions } from '@poad/ppo';
 import type { Agent } from './agent.js';
 import type { AppSpec } from './app.js';
-import { samplerOptions } from './evaluate.js';
+import { type SamplerConfig, samplerOptions } from './evaluate.js';
 
 /** What one played episode looked like (also printed step by step). */
 export interface PlayedEpisode {
@@ -24,7 +24,7 @@ export async function playEpisode(
   o: {
     greedy: boolean;
     seed: number;
-    config: Partial<PpoConfig>;
+    config: SamplerConfig;
     options?: Record<string, unknown>;
     maxSteps?: number;
   },

@@ -1,20 +1,21 @@
-import type { BackendChoice } from '@poad/lora-model';
+import type { BackendChoice } from '@poad/tfjs-kernels';
 import type { Agent } from './agent.js';
-import type { AppSpec } from './app.js';
 import { createLmAgent } from './create-lm-agent.js';
-import { resolveModelPath } from './model-path.js';
-import { etpoSettingsOf, type TrainingOptions } from './resolve.js';
+import { embeddedStopTokenIds, resolveModelPath } from './model-path.js';
+import type { RunConfig } from './run-config.js';
 
-/** The language-model agent a run's resolved options ask for (model, backend, threads, LoRA). */
-export function createRunAgent(spec: AppSpec, o: TrainingOptions): Promise<Agent> {
+/** The language-model agent a resolved run asks for: model, backend, threads, LoRA, its algorithm's policy. */
+export function createRunAgent(rc: RunConfig): Promise<Agent> {
+  const { run, config } = rc;
+  const stopTokenIds = embeddedStopTokenIds(run.model);
   return createLmAgent({
-    model: resolveModelPath(o.model),
-    backend: o.backend as BackendChoice,
-    threads: o.threads,
-    seed: o.seed,
-    lora: { r: o.loraRank, alpha: o.loraAlpha },
-    ...(o.algo === 'etpo' ? { etpo: etpoSettingsOf(o) } : {}),
-    // A generated program ends at id 2 (`</s>` of the default model's tokenizer).
-    ...(spec.family === 'datascicoding' ? { stopTokenIds: [2] } : {}),
+    model: resolveModelPath(run.model),
+    backend: run.backend as BackendChoice,
+    threads: run.threads,
+    seed: config.seed,
+    lora: { r: run.loraRank, alpha: run.loraAlpha },
+    algorithm: rc.algorithm.name,
+    config,
+    ...(stopTokenIds ? { stopTokenIds } : {}),
   });
 }

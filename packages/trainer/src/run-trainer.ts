@@ -1,14 +1,5 @@
 import type { TextStep } from '@poad/envs-core';
-import { type EtpoConfig, type EtpoPolicy, EtpoTrainer } from '@poad/etpo';
-import {
-  type PpoConfig,
-  PpoTrainer,
-  type RolloutBuffer,
-  type RolloutStats,
-  type TokenPolicy,
-  type TrainerCounters,
-  type VecEnvLike,
-} from '@poad/ppo';
+import type { RolloutBuffer, RolloutStats, TrainerCounters } from '@poad/ppo';
 import type { MetricsRow } from '@poad/run-kit';
 
 /** What one iteration of any trainer gives the training loop. */
@@ -34,8 +25,8 @@ export interface RunIterationReport {
 }
 
 /**
- * The one interface the training loop drives: `@poad/ppo`'s `PpoTrainer` (POAD, NTPO, ARCHER,
- * TWOSOME) or `@poad/etpo`'s `EtpoTrainer`, each behind {@link createRunTrainer}.
+ * The one interface the training loop drives, whatever the algorithm: each registry entry wraps
+ * its trainer (`@poad/ppo`'s `PpoTrainer`, `@poad/etpo`'s `EtpoTrainer`, …) as one.
  */
 export interface RunTrainer {
   iterate(): Promise<RunIterationReport>;
@@ -51,20 +42,8 @@ export interface RunTrainer {
   dispose(): void;
 }
 
-/** What {@link createRunTrainer} needs: the algorithm and its trainer's configuration. */
-export type RunTrainerSpec =
-  | { algo: 'etpo'; policy: TokenPolicy; env: VecEnvLike; config: EtpoConfig }
-  | { algo: 'ppo'; policy: TokenPolicy; env: VecEnvLike; config: Partial<PpoConfig> };
-
-/** Wraps the trainer an algorithm uses as a {@link RunTrainer}. */
-export function createRunTrainer(spec: RunTrainerSpec): RunTrainer {
-  return spec.algo === 'etpo'
-    ? etpoRunTrainer(new EtpoTrainer({ ...spec, policy: spec.policy as EtpoPolicy }))
-    : ppoRunTrainer(new PpoTrainer(spec));
-}
-
-/** What both trainers have in common, behind the {@link RunTrainer} interface. */
-interface TrainerLike<State> {
+/** What a trainer needs to be a {@link RunTrainer}. */
+export interface TrainerLike<State> {
   getState(): Promise<State>;
   setState(state: State): void;
   counters: TrainerCounters;
@@ -74,7 +53,7 @@ interface TrainerLike<State> {
 }
 
 /** A {@link RunTrainer} over `t` whose iterations `iterate` turns into reports. */
-function runTrainerOf<State>(
+export function runTrainerOf<State>(
   t: TrainerLike<State>,
   iterate: () => Promise<RunIterationReport>,
 ): RunTrainer {
@@ -96,8 +75,8 @@ function runTrainerOf<State>(
   };
 }
 
-/** An update's diagnostics as both trainers give them (null: not defined for the algorithm). */
-interface UpdateColumns {
+/** An update's diagnostics as the trainers give them (null: not defined for the algorithm). */
+export interface UpdateColumns {
   policyLoss: number;
   valueLoss: number;
   entropy: number;
@@ -114,7 +93,7 @@ interface UpdateColumns {
 }
 
 /** A trainer's iteration as a {@link RunIterationReport}: metrics columns in a fixed order. */
-function reportOf(
+export function reportOf(
   r: { iteration: number; rollout: RolloutStats; buffer: RolloutBuffer },
   u: UpdateColumns,
   credit: RunIterationReport['credit'],
@@ -144,29 +123,4 @@ function reportOf(
     },
     credit,
   };
-}
-
-function ppoRunTrainer(t: PpoTrainer): RunTrainer {
-  return runTrainerOf(t, async () => {
-    const r = await t.iterate();
-    return reportOf(r, r.update, {
-      level: r.advantages.level,
-      values: r.advantages.advantages,
-      name: 'advantages',
-    });
-  });
-}
-
-function etpoRunTrainer(t: EtpoTrainer): RunTrainer {
-  return runTrainerOf(t, async () => {
-    const r = await t.iterate();
-    // Soft TD error of every token: its soft-BAD target minus the soft value stored for it.
-    const td = new Float64Array(r.targets.length);
-    for (let k = 0; k < td.length; k++) td[k] = r.targets[k]! - r.buffer.values[k]!;
-    return reportOf(
-      r,
-      { ...r.update, approxKl: null, clipFraction: null, skippedMinibatches: 0 },
-      { level: 'token', values: td, name: 'soft TD errors y − V' },
-    );
-  });
 }

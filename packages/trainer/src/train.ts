@@ -25,8 +25,7 @@ import { evaluateAll, evaluateTask } from './evaluate.js';
 import { metricsRow } from './metrics-row.js';
 import { resolveModelPath } from './model-path.js';
 import { writeLearningCurve } from './plots.js';
-import { etpoConfigOf, ppoConfigOf, type TrainingOptions } from './resolve.js';
-import { createRunTrainer } from './run-trainer.js';
+import { flatRunConfig, type RunConfig } from './run-config.js';
 import { readState, writeState } from './state-file.js';
 
 export interface TrainResult {
@@ -35,14 +34,16 @@ export interface TrainResult {
   interrupted: boolean;
 }
 
-/** Number of iterations a run makes. */
-export function plannedIterations(o: TrainingOptions): number {
-  const fromSteps = Math.max(1, Math.floor(o.envSteps / (o.envs * o.numSteps)));
-  return o.maxIterations ? Math.min(o.maxIterations, fromSteps) : fromSteps;
+/** Number of iterations a run makes: ⌊env-steps / (N·T)⌋, at most `maxIterations`. */
+export function plannedIterations(rc: Pick<RunConfig, 'run' | 'config'>): number {
+  const { envSteps, envs, maxIterations } = rc.run;
+  const fromSteps = Math.max(1, Math.floor(envSteps / (envs * rc.config.numSteps)));
+  return maxIterations ? Math.min(maxIterations, fromSteps) : fromSteps;
 }
 
 /**
- * Runs (or resumes) training (PPO for poad/ntpo/archer/twosome, `@poad/etpo` for etpo) and writes everything into a run directory:
+ * Runs (or resumes) training with the run's algorithm (its registry entry's trainer) and writes
+ * everything into a run directory:
  * config.json, environment.json, metrics.jsonl/csv, learning-curve.svg/png, token-credit.svg,
  * checkpoints/ (PEFT adapter, value head, trainer and environment state) and, at the end,
  * eval.json and perplexity.json. The run directory is locked (`run.lock`) while it runs: another
@@ -50,10 +51,11 @@ export function plannedIterations(o: TrainingOptions): number {
  */
 export async function runTraining(
   spec: AppSpec,
-  o: TrainingOptions,
+  rc: RunConfig,
   agent: Agent,
   log: (line: string) => void,
 ): Promise<TrainResult> {
+  const o = rc.run;
   const resuming = typeof o.resume === 'string';
   const onStale = (h: LockHolder | null) =>
     log(
@@ -64,8 +66,9 @@ export async function runTraining(
     ? (o.resume as string)
     : createRunDir(
         o.runs,
-        o.runName ?? runName([spec.envId(o.task).replaceAll('/', '-'), o.algo, `s${o.seed}`]),
-        { ...o },
+        o.runName ??
+          runName([spec.envId(o.task).replaceAll('/', '-'), o.algo, `s${rc.config.seed}`]),
+        flatRunConfig(rc),
         {
           backend: agent.backend,
           ...(agent.gpu ? { gpu: agent.gpu } : {}),
@@ -76,7 +79,7 @@ export async function runTraining(
       );
   const lock = lockRunDir(runDir, { onStale });
   try {
-    return await trainLocked(spec, o, agent, log, runDir);
+    return await trainLocked(spec, rc, agent, log, runDir);
   } finally {
     lock.release();
   }
@@ -84,21 +87,19 @@ export async function runTraining(
 
 async function trainLocked(
   spec: AppSpec,
-  o: TrainingOptions,
+  rc: RunConfig,
   agent: Agent,
   log: (line: string) => void,
   runDir: string,
 ): Promise<TrainResult> {
+  const { run: o, config } = rc;
   const resuming = typeof o.resume === 'string';
-  const config = ppoConfigOf(spec, o);
   let index = 0;
-  const env = makeVecEnv(() => spec.makeEnv(o.task, o, index++), o.envs, { seed: o.seed });
-  const trainer = createRunTrainer(
-    o.algo === 'etpo'
-      ? { algo: 'etpo', policy: agent.policy, env, config: etpoConfigOf(spec, o) }
-      : { algo: 'ppo', policy: agent.policy, env, config },
-  );
-  const total = plannedIterations(o);
+  const env = makeVecEnv(() => spec.makeEnv(o.task, rc.envOptions, index++), o.envs, {
+    seed: config.seed,
+  });
+  const trainer = rc.algorithm.createTrainer({ policy: agent.policy, env, config });
+  const total = plannedIterations(rc);
   let done = 0;
   let wallBefore = 0;
 
@@ -188,7 +189,7 @@ async function trainLocked(
       await writeLearningCurve(
         runDir,
         metrics.rows,
-        `${spec.envId(o.task)} — ${o.algo}, seed ${o.seed}`,
+        `${spec.envId(o.task)} — ${o.algo}, seed ${config.seed}`,
       );
       await writeTokenCredit(runDir, report, agent, 6);
       if (done % o.checkpointEvery === 0 || done === total || interrupts.requested)
@@ -202,10 +203,10 @@ async function trainLocked(
         const r = await evaluateTask(spec, agent, o.task, {
           episodes: o.evalEpisodes,
           greedy: true,
-          seed: o.seed + 1_000_003,
+          seed: config.seed + 1_000_003,
           envs: o.envs,
           config,
-          options: o,
+          options: rc.envOptions,
         });
         evalSeconds += (Date.now() - t0) / 1000;
         evals.push({
@@ -246,7 +247,19 @@ async function trainLocked(
   }
   await env.close();
   await recordPerplexity(runDir, agent, 'after', o.model);
-  const results = await evaluateAll(spec, agent, { ...o, config, options: o }, log);
+  const results = await evaluateAll(
+    spec,
+    agent,
+    {
+      task: o.task,
+      evalEpisodes: o.evalEpisodes,
+      seed: config.seed,
+      envs: o.envs,
+      config,
+      options: rc.envOptions,
+    },
+    log,
+  );
   if (o.evalEpisodes > 0)
     writeJsonAtomicSync(join(runDir, 'eval.json'), {
       iteration: done,

@@ -1,21 +1,28 @@
 // End-to-end smoke of the training CLI on a tiny model: a real run directory, resume bit for
 // bit, evaluation, and bad input rejected before any work.
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createOvercookedEnv, type OvercookedTaskName } from '@poad/envs-overcooked';
-import { createVirtualHomeEnv, type VirtualHomeTask } from '@poad/envs-virtualhome';
+import {
+  createOvercookedEnv,
+  OVERCOOKED_PRESETS,
+  type OvercookedTaskName,
+} from '@poad/envs-overcooked';
+import {
+  createVirtualHomeEnv,
+  VIRTUALHOME_PRESETS,
+  type VirtualHomeTask,
+} from '@poad/envs-virtualhome';
 import { SeededRng } from '@poad/ppo';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AppSpec } from '../src/app.js';
 import { runCli } from '../src/cli.js';
 import { samplerOptions } from '../src/evaluate.js';
-import { defaultThreads, ppoConfigOf, presetDefaults } from '../src/resolve.js';
-import { metricsRows } from './tiny-app.js';
-import { tinyModelDir } from './tiny-model.js';
+import { defaultThreads, loadRunConfig } from '../src/run-config.js';
+import { cliHarness, TINY_RUN } from './cli-harness.js';
 
 const vh: AppSpec = {
   command: 'train:virtualhome',
-  family: 'virtualhome',
+  presets: VIRTUALHOME_PRESETS,
   summary: 'test',
   tasks: ['food-preparation', 'entertainment'],
   defaultTask: 'food-preparation',
@@ -27,7 +34,7 @@ const vh: AppSpec = {
 const oc: AppSpec = {
   ...vh,
   command: 'train:overcooked',
-  family: 'overcooked',
+  presets: OVERCOOKED_PRESETS,
   tasks: ['tomato-salad'],
   defaultTask: 'tomato-salad',
   envId: (t) => `overcooked/${t}`,
@@ -35,56 +42,15 @@ const oc: AppSpec = {
   evalTasks: (t) => [t],
 };
 
-let model = '';
-let runs = '';
-const small = [
-  '--envs',
-  '2',
-  '--num-steps',
-  '4',
-  '--epochs',
-  '1',
-  '--minibatches',
-  '2',
-  '--eval-episodes',
-  '2',
-  '--quiet',
-  '--backend',
-  'wasm',
-];
-const stderr: string[] = [];
-
-beforeAll(async () => {
-  model = await tinyModelDir();
-  runs = join(model, '..', 'runs');
-  vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => {
-    stderr.push(String(s));
-    return true;
-  });
-});
-afterAll(() => {
-  vi.restoreAllMocks();
-  rmSync(join(model, '..'), { recursive: true, force: true });
-});
-
-const rowsOf = metricsRows;
+// Two evaluation episodes per task on top of the tiny run.
+const h = cliHarness({ base: [...TINY_RUN, '--eval-episodes', '2'], spec: vh });
+const run = (spec: AppSpec, argv: string[]) => runCli(spec, argv);
 
 describe('training apps end to end', () => {
   it('trains, writes a complete run directory, and resumes bit for bit', async () => {
-    stderr.length = 0;
-    const code = await runCli(vh, [
-      '--model',
-      model,
-      '--runs',
-      runs,
-      '--run-name',
-      'straight',
-      '--max-iterations',
-      '3',
-      ...small,
-    ]);
-    expect(code, stderr.join('')).toBe(0);
-    const straight = join(runs, 'straight');
+    const first = await h.run(h.newRun('straight', 3));
+    expect(first.code, first.out).toBe(0);
+    const straight = h.dir('straight');
     for (const f of [
       'config.json',
       'environment.json',
@@ -97,8 +63,8 @@ describe('training apps end to end', () => {
     ]) {
       expect(readdirSync(straight)).toContain(f);
     }
-    expect(rowsOf(straight)).toHaveLength(3);
-    for (const r of rowsOf(straight)) {
+    expect(h.rows('straight')).toHaveLength(3);
+    for (const r of h.rows('straight')) {
       expect(r.labelMass).toBeGreaterThan(0);
       expect(r.labelMass).toBeLessThanOrEqual(1 + 1e-6);
     }
@@ -111,37 +77,25 @@ describe('training apps end to end', () => {
     ]);
 
     // Same run in two pieces: 1 iteration, then --resume to 3.
-    expect(
-      await runCli(vh, [
-        '--model',
-        model,
-        '--runs',
-        runs,
-        '--run-name',
-        'pieces',
-        '--max-iterations',
-        '1',
-        ...small,
-      ]),
-    ).toBe(0);
-    const pieces = join(runs, 'pieces');
+    expect((await h.run(h.newRun('pieces', 1))).code).toBe(0);
+    const pieces = h.dir('pieces');
     // The run recorded its thread count; the resume keeps it even where the default differs.
     const threads = JSON.parse(readFileSync(join(pieces, 'config.json'), 'utf8')).threads;
     expect(threads).toBe(defaultThreads());
     const envThreads = process.env.POAD_NATIVE_THREADS;
     process.env.POAD_NATIVE_THREADS = String(threads + 1);
-    stderr.length = 0;
+    let resumed: { out: string };
     try {
       expect(defaultThreads()).toBe(threads + 1);
-      expect(await runCli(vh, ['--resume', pieces, '--max-iterations', '3', '--quiet'])).toBe(0);
+      resumed = await h.run(['--resume', pieces, '--max-iterations', '3', '--quiet']);
     } finally {
       if (envThreads === undefined) delete process.env.POAD_NATIVE_THREADS;
       else process.env.POAD_NATIVE_THREADS = envThreads;
     }
-    const backendLine = stderr.join('').match(/backend: (.*);/)?.[1] ?? '';
+    const backendLine = resumed.out.match(/backend: (.*);/)?.[1] ?? '';
     if (backendLine.includes('native kernels'))
       expect(backendLine).toContain(`, ${threads} thread${threads === 1 ? '' : 's'})`);
-    expect(rowsOf(pieces)).toEqual(rowsOf(straight));
+    expect(h.rows('pieces')).toEqual(h.rows('straight'));
     const adapter = (d: string) =>
       readFileSync(join(d, 'checkpoints', 'iter-00000003', 'model', 'adapter_model.safetensors'));
     expect(adapter(pieces).equals(adapter(straight))).toBe(true);
@@ -151,100 +105,60 @@ describe('training apps end to end', () => {
   });
 
   it('evaluates the latest checkpoint of a run', async () => {
-    const dir = join(runs, 'straight');
-    expect(await runCli(vh, ['eval', '--resume', dir, '--eval-episodes', '2', '--quiet'])).toBe(0);
+    const dir = h.dir('straight');
+    expect(await run(vh, ['eval', '--resume', dir, '--eval-episodes', '2', '--quiet'])).toBe(0);
     const out = JSON.parse(readFileSync(join(dir, 'eval-iter-3.json'), 'utf8'));
     expect(out.results['food-preparation/greedy'].episodes).toBe(2);
   });
 
   it('runs the Overcooked app', async () => {
-    expect(
-      await runCli(oc, [
-        '--model',
-        model,
-        '--runs',
-        runs,
-        '--run-name',
-        'oc',
-        '--max-iterations',
-        '1',
-        '--threads',
-        '1',
-        ...small,
-      ]),
-    ).toBe(0);
-    expect(rowsOf(join(runs, 'oc'))).toHaveLength(1);
-    expect(JSON.parse(readFileSync(join(runs, 'oc', 'config.json'), 'utf8')).threads).toBe(1);
-    const env = JSON.parse(readFileSync(join(runs, 'oc', 'environment.json'), 'utf8'));
+    expect(await run(oc, h.newRun('oc', 1, ['--threads', '1']))).toBe(0);
+    expect(h.rows('oc')).toHaveLength(1);
+    expect(h.json('oc', 'config.json').threads).toBe(1);
+    const env = h.json('oc', 'environment.json') as { backend: string };
     if (env.backend.includes('native kernels')) expect(env.backend).toContain(', 1 thread)');
   });
 
   it('--token-space labels: the sampler and the update score the same restricted policy', async () => {
-    const args = (name: string, extra: string[]) => [
-      '--model',
-      model,
-      '--runs',
-      runs,
-      '--run-name',
-      name,
-      '--max-iterations',
-      '1',
-      ...small,
-      // One epoch of one minibatch: the update sees the parameters that acted.
-      '--minibatches',
-      '1',
-      '--target-kl',
-      '0',
-      ...extra,
-    ];
-    expect(await runCli(oc, args('oc-labels', ['--token-space', 'labels']))).toBe(0);
-    expect(await runCli(oc, args('oc-vocab', ['--token-space', 'vocabulary']))).toBe(0);
-    const [labels] = rowsOf(join(runs, 'oc-labels'));
-    const [vocab] = rowsOf(join(runs, 'oc-vocab'));
-    expect(
-      JSON.parse(readFileSync(join(runs, 'oc-labels', 'config.json'), 'utf8')).tokenSpace,
-    ).toBe('labels');
-    expect(Math.abs(labels.approxKl)).toBeLessThan(1e-5);
+    // One epoch of one minibatch: the update sees the parameters that acted.
+    const args = (name: string, extra: string[]) =>
+      h.newRun(name, 1, ['--num-minibatches', '1', '--target-kl', '0', ...extra]);
+    expect(await run(oc, args('oc-labels', ['--token-space', 'labels']))).toBe(0);
+    expect(await run(oc, args('oc-vocab', ['--token-space', 'vocabulary']))).toBe(0);
+    const labels = h.rows('oc-labels')[0]!;
+    const vocab = h.rows('oc-vocab')[0]!;
+    expect(h.json('oc-labels', 'config.json').tokenSpace).toBe('labels');
+    expect(Math.abs(labels.approxKl!)).toBeLessThan(1e-5);
     expect(labels.clipFraction).toBe(0);
     // Evaluation and play act with the run's own token space (read back from config.json).
-    const saved = JSON.parse(readFileSync(join(runs, 'oc-labels', 'config.json'), 'utf8'));
-    const sampler = samplerOptions(ppoConfigOf(oc, saved), true, new SeededRng(1));
+    const saved = loadRunConfig(oc, h.dir('oc-labels'));
+    const sampler = samplerOptions(saved.config, true, new SeededRng(1));
     expect(sampler.tokenSpace).toBe('labels');
     expect(sampler.greedy).toBe(true);
     // The restricted entropy is at most log(labels sharing a prefix); the vocabulary one is not.
     expect(labels.entropy).not.toBe(vocab.entropy);
-    expect(labels.entropy).toBeLessThan(vocab.entropy);
-  });
-
-  it("Overcooked's preset restricts the token space for token-level algorithms only", () => {
-    expect(presetDefaults(oc, {}).tokenSpace).toBe('labels');
-    expect(presetDefaults(oc, { algo: 'ntpo' }).tokenSpace).toBe('labels');
-    expect(presetDefaults(oc, { algo: 'twosome' }).tokenSpace).toBe('vocabulary');
-    expect(presetDefaults(oc, { preset: 'paper' }).tokenSpace).toBe('vocabulary');
-    expect(presetDefaults(vh, {}).tokenSpace).toBe('vocabulary');
-    // A run recorded before the option existed resumes with the vocabulary.
-    const { tokenSpace: _, ...old } = JSON.parse(
-      readFileSync(join(runs, 'oc-labels', 'config.json'), 'utf8'),
-    );
-    expect(ppoConfigOf(oc, old).tokenSpace).toBe('vocabulary');
+    expect(labels.entropy).toBeLessThan(vocab.entropy!);
   });
 
   it('rejects bad input before any work, naming the valid choices or the missing file', async () => {
-    stderr.length = 0;
-    expect(await runCli(vh, ['--task', 'cooking'])).toBe(2);
-    expect(stderr.join('')).toMatch(/"cooking" is not one of: food-preparation, entertainment/);
-    expect(await runCli(vh, ['--algo', 'dqn'])).toBe(2);
-    expect(stderr.join('')).toMatch(/poad, ntpo, twosome, archer/);
-    expect(await runCli(vh, ['--lr', '-1'])).toBe(2);
-    expect(await runCli(vh, ['--threads', '0'])).toBe(2);
-    expect(await runCli(vh, ['--lern-rate', '1'])).toBe(2);
-    expect(stderr.join('')).toMatch(/unknown option --lern-rate/);
-    expect(await runCli(oc, ['--algo', 'archer', '--model', model])).toBe(2);
-    expect(stderr.join('')).toMatch(/archer/);
-    stderr.length = 0;
-    expect(await runCli(vh, ['--model', join(model, 'nope'), '--quiet'])).toBe(2);
-    expect(stderr.join('')).toMatch(/config\.json/);
-    expect(await runCli(vh, ['--resume', join(runs, 'straight'), '--seed', '5'])).toBe(2);
-    expect(stderr.join('')).toMatch(/remove --seed/);
+    const refused = async (argv: string[], message: RegExp) => {
+      const r = await h.run(argv);
+      expect(r.code).toBe(2);
+      expect(r.out).toMatch(message);
+    };
+    await refused(
+      ['--task', 'cooking'],
+      /"cooking" is not one of: food-preparation, entertainment/,
+    );
+    await refused(['--algo', 'dqn'], /poad, ntpo, twosome, archer/);
+    await refused(['--lr', '-1'], /command line --lr: -1 is below the minimum 0/);
+    await refused(['--threads', '0'], /--threads: 0 is below the minimum 1/);
+    await refused(['--lern-rate', '1'], /unknown option --lern-rate/);
+    await refused(['--model', join(h.model, 'nope'), '--quiet'], /config\.json/);
+    await refused(['--resume', h.dir('straight'), '--seed', '5'], /remove --seed/);
+    // Overcooked's presets offer no ARCHER.
+    const oc2 = await runCli(oc, ['--algo', 'archer', '--model', h.model]);
+    expect(oc2).toBe(2);
+    expect(h.output()).toMatch(/"archer" is not offered/);
   });
 });

@@ -16,7 +16,8 @@ describe('the browser entry', () => {
   it('is a subset of the Node entry with the same functions', () => {
     const names = Object.keys(browser);
     for (const n of [
-      'createRunTrainer',
+      'algorithmEntry',
+      'presetRun',
       'LmPolicy',
       'EtpoLmPolicy',
       'tokenCreditRows',

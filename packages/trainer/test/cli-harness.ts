@@ -1,87 +1,64 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, vi } from 'vitest';
+import { TINY_RUN as TINY, type TrainingHarness, trainingHarness } from '@poad/dev-kit';
+import { expect } from 'vitest';
 import type { AppSpec } from '../src/app.js';
 import { runCli } from '../src/cli.js';
 import { tinyModelDir } from './tiny-model.js';
 
-/** Options of a tiny run: 2 envs × 4 steps, one epoch of 2 minibatches, no evaluation, wasm. */
-export const TINY_RUN = [
-  '--envs',
-  '2',
-  '--num-steps',
-  '4',
-  '--epochs',
-  '1',
-  '--minibatches',
-  '2',
-  '--eval-episodes',
-  '0',
-  '--backend',
-  'wasm',
-] as const;
+/** Options of a tiny run (`@poad/dev-kit`'s `TINY_RUN`) on the wasm backend. */
+export const TINY_RUN: readonly string[] = [...TINY, '--backend', 'wasm'];
 
-/** A tiny model, a runs folder and the captured stderr of commands driven through runCli. */
-export interface CliHarness {
+/** `@poad/dev-kit`'s training harness on the tiny model, running `spec` through `runCli` in this process. */
+export interface CliHarness extends TrainingHarness {
   /** The tiny model's folder (set before the file's tests run). */
   readonly model: string;
-  /** Where runs go (beside the model; both are removed after the file). */
-  readonly runs: string;
-  /** What the commands wrote to stderr since the last call. */
-  output(): string;
   /** Adds a line to the captured output (e.g. from a library's `log` callback). */
   log(line: string): void;
-  /** The options of a new run: model, runs, name, `--max-iterations`, `--quiet`, the base options, `extra`. */
+  /** The options of a new run: the tiny model, then {@link TrainingHarness.args}. */
   newRun(name: string, iterations: number, extra?: readonly string[]): string[];
 }
 
 /**
- * Registers the hooks of a test file that trains on the tiny model: before its tests the model
- * is built, stderr is captured, and (with `reference`) the uninterrupted reference run
- * `straight` of 3 iterations trains; after them everything is removed.
+ * Registers a test file's harness: before its tests the tiny model is built and (with
+ * `reference`) the uninterrupted reference run `straight` of 3 iterations trains; after them
+ * everything is removed.
  */
-export function cliHarness(options: { base: readonly string[]; reference?: AppSpec }): CliHarness {
+export function cliHarness(options: {
+  base: readonly string[];
+  reference?: AppSpec;
+  spec?: AppSpec;
+}): CliHarness {
   let model = '';
-  let runs = '';
-  const stderr: string[] = [];
-  const h: CliHarness = {
+  const spec = options.spec ?? options.reference;
+  const lines: string[] = [];
+  const h = trainingHarness({
+    inProcess: (argv) => {
+      if (!spec) throw new Error('cliHarness: pass spec (or reference) to run commands');
+      return runCli(spec, argv);
+    },
+    base: () => ['--model', model, ...options.base],
+    async setup() {
+      model = await tinyModelDir();
+      if (options.reference) {
+        const r = await h.run(h.args('straight', 3));
+        expect(r.code, r.out).toBe(0);
+      }
+    },
+    teardown() {
+      delete process.env.POAD_TEST_CHECKPOINT_FAULT;
+      rmSync(join(model, '..'), { recursive: true, force: true });
+    },
+  });
+  const captured = h.output;
+  return {
+    ...h,
     get model() {
       return model;
     },
-    get runs() {
-      return runs;
-    },
-    output: () => stderr.splice(0).join(''),
-    log: (line) => void stderr.push(line),
-    newRun: (name, iterations, extra = []) => [
-      '--model',
-      model,
-      '--runs',
-      runs,
-      '--run-name',
-      name,
-      '--max-iterations',
-      String(iterations),
-      '--quiet',
-      ...options.base,
-      ...extra,
-    ],
+    log: (line: string) => void lines.push(line),
+    newRun: (name: string, iterations: number, extra: readonly string[] = []) =>
+      h.args(name, iterations, extra),
+    output: () => [...lines.splice(0), captured()].join(''),
   };
-  beforeAll(async () => {
-    model = await tinyModelDir();
-    runs = join(model, '..', 'runs');
-    vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => {
-      stderr.push(String(s));
-      return true;
-    });
-    if (options.reference) {
-      expect(await runCli(options.reference, h.newRun('straight', 3)), h.output()).toBe(0);
-    }
-  });
-  afterAll(() => {
-    delete process.env.POAD_TEST_CHECKPOINT_FAULT;
-    vi.restoreAllMocks();
-    rmSync(join(model, '..'), { recursive: true, force: true });
-  });
-  return h;
 }

@@ -2,7 +2,8 @@
 // EtpoTrainer iterations on an environment written against TextEnv.
 import { makeVecEnv } from '@poad/envs-core';
 import { EtpoTrainer } from '@poad/etpo';
-import { initBackend, loadCausalLM } from '@poad/lora-model';
+import { loadCausalLM } from '@poad/lora-model';
+import { initBackend } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EtpoLmPolicy } from '../src/etpo-policy.js';

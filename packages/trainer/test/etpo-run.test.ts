@@ -108,7 +108,9 @@ describe('--algo etpo', () => {
         ),
       ]),
     ).toBe(2);
-    expect(output()).toMatch(/--optimizer lion is offered for --algo etpo only; poad trains/);
+    expect(output()).toMatch(
+      /command line --optimizer: not an option of --algo poad; it is one of etpo's/,
+    );
   });
 
   it('refuses --beta 0 and an unknown reference, naming the option', async () => {
@@ -130,7 +132,7 @@ describe('--algo etpo', () => {
       reference: 'uniform',
       envs: 2,
       numSteps: 4,
-      minibatches: 2,
+      numMinibatches: 2,
       evalEpisodes: 0,
       threads: 1,
       quiet: true,

@@ -1,7 +1,8 @@
 // Open action spaces: LmPolicy generates for all prompts at once, and each prompt gets what one
 // call of generate gives it, with the seeds drawn from the trainer's generator in the same order.
-import { initBackend, loadCausalLM } from '@poad/lora-model';
+import { loadCausalLM } from '@poad/lora-model';
 import { SeededRng } from '@poad/ppo';
+import { initBackend } from '@poad/tfjs-kernels';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LmPolicy } from '../src/lm-agent.js';
 import { tinyModelDir } from './tiny-model.js';

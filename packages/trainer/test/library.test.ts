@@ -18,7 +18,7 @@ const base = () => ({
   model,
   envs: 2,
   numSteps: 4,
-  minibatches: 2,
+  numMinibatches: 2,
   evalEpisodes: 2,
   threads: 1,
   quiet: true,
@@ -49,7 +49,9 @@ describe('train()', () => {
       true,
     );
     const config = JSON.parse(readFileSync(join(r.runDir, 'config.json'), 'utf8'));
-    expect(config).toMatchObject({ task: 'doors', family: 'virtualhome', lr: 5e-4, envs: 2 });
+    expect(config).toMatchObject({ task: 'doors', lr: 5e-4, envs: 2, numMinibatches: 2 });
+    // The run's config.json names the config fields as the schemas do; presets come from train().
+    expect('family' in config || 'minibatches' in config).toBe(false);
     const checkpoints = readdirSync(join(r.runDir, 'checkpoints'))
       .filter((d) => d.startsWith('iter-'))
       .sort();
@@ -117,12 +119,18 @@ describe('train()', () => {
     const before = readdirSync(runs).length;
     const env = () => new DoorEnv();
     const bad: [Record<string, unknown>, RegExp][] = [
-      [{ learningRate: 1e-3 }, /unknown option "learningRate".*known options: .*\blr\b/],
-      [{ lr: 'fast' }, /--lr/],
-      [{ algo: 'dqn' }, /--algo.*poad/],
+      [
+        { learningRate: 1e-3 },
+        /train\(\) options\.learningRate: unknown option for --algo poad\..*Known options: .*\blr\b/,
+      ],
+      [{ minibatches: 2 }, /options\.minibatches: unknown option.*Did you mean numMinibatches\?/],
+      [{ lr: 'fast' }, /train\(\) options\.lr: expected a number/],
+      [{ lr: 2 }, /train\(\) options\.lr: 2 is above the maximum 1/],
+      [{ algo: 'dqn' }, /options\.algo: "dqn" is not offered.*poad/],
+      [{ beta: 0.1 }, /options\.beta: not an option of --algo poad; it is one of etpo's/],
       [{ task: 'entertainment' }, /pass the environment as env/],
       [{ envName: '../escape' }, /envName/],
-      [{ family: 'chess' }, /family: expected one of virtualhome, overcooked, datascicoding/],
+      [{ family: 'chess' }, /options\.family: unknown option/],
     ];
     for (const [extra, message] of bad) {
       await expect(train({ ...base(), env, ...extra } as never)).rejects.toThrow(message);

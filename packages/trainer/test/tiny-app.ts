@@ -1,12 +1,15 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { createVirtualHomeEnv, type VirtualHomeTask } from '@poad/envs-virtualhome';
+import { metricsRows as devKitRows } from '@poad/dev-kit';
+import {
+  createVirtualHomeEnv,
+  VIRTUALHOME_PRESETS,
+  type VirtualHomeTask,
+} from '@poad/envs-virtualhome';
 import type { AppSpec } from '../src/app.js';
 
 /** A VirtualHome training app on food-preparation alone, as the tests drive it through runCli. */
 export const tinyVirtualHomeApp: AppSpec = {
   command: 'train:virtualhome',
-  family: 'virtualhome',
+  presets: VIRTUALHOME_PRESETS,
   summary: 'test',
   tasks: ['food-preparation'],
   defaultTask: 'food-preparation',
@@ -17,21 +20,4 @@ export const tinyVirtualHomeApp: AppSpec = {
 };
 
 /** A run's metrics.jsonl rows without the wall-clock fields (what must repeat exactly). */
-export function metricsRows(dir: string) {
-  return readFileSync(join(dir, 'metrics.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => {
-      const {
-        wallSeconds,
-        rolloutEnvStepsPerSec,
-        rolloutActSeconds,
-        rolloutValueSeconds,
-        rolloutEnvSeconds,
-        rolloutTokensPerSec,
-        updateTokensPerSec,
-        ...rest
-      } = JSON.parse(l);
-      return rest;
-    });
-}
+export const metricsRows = (dir: string) => devKitRows(dir, { timings: false });

@@ -1,7 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createCausalLM, initBackend, saveCausalLM } from '@poad/lora-model';
+import { createCausalLM, saveCausalLM } from '@poad/lora-model';
+import { initBackend } from '@poad/tfjs-kernels';
 
 /**
  * A tiny random LLaMA (2 layers, width 32) with a real byte-level BPE tokenizer trained on a few

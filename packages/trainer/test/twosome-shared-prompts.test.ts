@@ -1,8 +1,9 @@
 // TWOSOME's update through the prompt-shared differentiable scoring equals the one-row-per-
 // candidate update, on a tiny model and an environment written against TextEnv.
 import { makeVecEnv } from '@poad/envs-core';
-import { initBackend, loadCausalLM } from '@poad/lora-model';
+import { loadCausalLM } from '@poad/lora-model';
 import { PpoTrainer, type TokenPolicy } from '@poad/ppo';
+import { initBackend } from '@poad/tfjs-kernels';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LmPolicy } from '../src/lm-agent.js';
 import { DoorEnv } from './door-env.js';

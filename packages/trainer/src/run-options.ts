@@ -1,0 +1,129 @@
+import { defineSchema, type OptionsSchema, type OptionValues } from '@poad/config';
+import type { AppSpec } from './app.js';
+
+/**
+ * The options of a run that are not an algorithm's config: what to train on, with which model and
+ * backend, how long, and where the output goes. With the chosen algorithm's `configSchema` and the
+ * environment's own options they make a training command's flags. `task`, `algo` and `preset`
+ * take their choices from the environment ({@link runOptionsSchema}).
+ */
+export const RUN_OPTIONS = defineSchema({
+  task: { type: 'string', description: 'Task to train on' },
+  algo: { type: 'string', default: 'poad', description: 'Algorithm' },
+  preset: { type: 'string', description: 'Hyper-parameter preset of the environment' },
+  model: {
+    type: 'string',
+    default: 'default',
+    placeholder: 'dir',
+    description:
+      "Hugging Face model folder (config.json, model.safetensors, tokenizer.json); 'default' is the embedded default model, 'default-code' its code model for DataSciCoding, 'informative-prior' its variant with common sense in the corpus (@poad/default-model)",
+  },
+  backend: {
+    type: 'enum',
+    choices: ['auto', 'webgpu', 'tensorflow', 'wasm', 'cpu'],
+    default: 'auto',
+    description:
+      'TF.js backend: auto prefers tfjs-node-gpu, a hardware GPU through WebGPU (Dawn), tfjs-node, then wasm (+ native kernels), then cpu; webgpu fails before any work when no GPU adapter is usable (POAD_WEBGPU_ALLOW_SOFTWARE=1 accepts a software one)',
+  },
+  threads: {
+    type: 'integer',
+    min: 1,
+    max: 1024,
+    description:
+      'CPU threads of the native kernels on wasm (default: $POAD_NATIVE_THREADS, else the CPU count); the last bits of the results depend on it, so a run records it and --resume keeps it',
+  },
+  envs: { type: 'integer', min: 1, max: 256, description: 'Parallel environments N' },
+  envSteps: {
+    type: 'integer',
+    min: 1,
+    description: 'Total environment steps of the run (iterations = env-steps / (N·T))',
+  },
+  loraRank: {
+    type: 'integer',
+    default: 8,
+    min: 1,
+    description: 'LoRA rank r (targets q_proj and v_proj)',
+  },
+  loraAlpha: { type: 'number', default: 16, min: 0, description: 'LoRA alpha' },
+  runs: {
+    type: 'string',
+    default: 'runs',
+    placeholder: 'dir',
+    description: 'Folder that holds run directories',
+  },
+  runName: {
+    type: 'string',
+    optional: true,
+    placeholder: 'name',
+    description: 'Run directory name (unset: <env>-<task>-<algo>-s<seed>-<timestamp>)',
+  },
+  resume: {
+    type: 'string',
+    optional: true,
+    placeholder: 'run-dir',
+    description: 'Continue a run from its latest checkpoint, bit for bit',
+  },
+  checkpointEvery: {
+    type: 'integer',
+    default: 1,
+    min: 1,
+    description:
+      'Save a checkpoint every N iterations and at the end (1: a hard kill loses at most one iteration)',
+  },
+  evalEpisodes: {
+    type: 'integer',
+    default: 100,
+    min: 0,
+    description: 'Episodes per evaluated task at the end of training and in eval mode (0 skips it)',
+  },
+  evalEvery: {
+    type: 'integer',
+    default: 0,
+    min: 0,
+    description: 'Greedy evaluation every N iterations during training (0 = only at the end)',
+  },
+  maxIterations: {
+    type: 'integer',
+    optional: true,
+    min: 1,
+    description: 'Stop after this many iterations (smoke tests); default: from env-steps',
+  },
+  quiet: { type: 'boolean', default: false, description: 'No progress bar' },
+});
+
+/** A run's own options, resolved (see {@link RUN_OPTIONS}). */
+export type RunOptions = OptionValues<typeof RUN_OPTIONS>;
+
+/**
+ * The run options of an environment's runs: `task`, `algo` and `preset` choose among its tasks,
+ * the algorithms its presets offer and its presets.
+ */
+export function runOptionsSchema(spec: AppSpec, algorithms: readonly string[]): OptionsSchema {
+  const label = spec.taskOption
+    ? spec.taskOption[0]!.toUpperCase() + spec.taskOption.slice(1)
+    : 'Task';
+  const presets = spec.presets;
+  return {
+    ...RUN_OPTIONS,
+    task: {
+      type: 'enum',
+      choices: spec.tasks,
+      default: spec.defaultTask,
+      description: `${label} to train on`,
+    },
+    algo: {
+      type: 'enum',
+      choices: algorithms,
+      default: algorithms.includes('poad') ? 'poad' : algorithms[0]!,
+      description: `Algorithm (each one's options: --algo NAME --help)`,
+    },
+    preset: {
+      type: 'enum',
+      choices: Object.keys(presets.presets),
+      default: presets.default,
+      description: `Hyper-parameter preset: ${Object.entries(presets.presets)
+        .map(([name, p]) => `'${name}' (${p.source.replace(/^\w+: /, '')})`)
+        .join('; ')}`,
+    },
+  };
+}
