@@ -7,8 +7,14 @@
  *   npm run bench:generate -w @poad/train-datascicoding -- [--dataset breast_cancer]
  *     [--batch 4] [--rounds 5] [--threads 1]
  */
-import { infillPrompt, initialPrompt, loadDataset } from '@poad/envs-datascicoding';
-import { createLmAgent, releaseBackend, resolveModelPath, runPreset } from '@poad/trainer';
+import { END_OF_TEXT_ID } from '@poad/default-model';
+import {
+  DATASCICODING_PRESETS,
+  infillPrompt,
+  initialPrompt,
+  loadDataset,
+} from '@poad/envs-datascicoding';
+import { createLmAgent, releaseBackend, resolveModelPath } from '@poad/trainer';
 import { datasetOf } from '../src/spec.js';
 
 const args = process.argv.slice(2);
@@ -20,7 +26,12 @@ const dataset = option('dataset', 'breast_cancer');
 const batch = Number(option('batch', '4'));
 const rounds = Number(option('rounds', '5'));
 const threads = Number(option('threads', '1'));
-const small = runPreset('datascicoding', 'poad', 'small').config;
+// The sampling settings of the environment's 'small' preset, as a POAD run takes them.
+const small = DATASCICODING_PRESETS.presets.small!.values as {
+  temperature: number;
+  topK: number;
+  maxNewTokens: number;
+};
 
 const agent = await createLmAgent({
   model: resolveModelPath('default-code'),

@@ -8,23 +8,19 @@
 //     [--datasets iris,wine,breast_cancer,digits,csv] [--temperature T --top-k K] [--timeout S]
 //     [--out FILE]
 import { writeFileSync } from 'node:fs';
+import { formatHelp, OptionError, type OptionsSchema, resolveOptions } from '@poad/config';
+import { END_OF_TEXT_ID } from '@poad/default-model';
 import { createRng } from '@poad/envs-core';
 import {
+  DATASCICODING_PRESETS,
   type DatasetSpec,
   evaluateProgram,
   infillPrompt,
   initialPrompt,
   loadDataset,
 } from '@poad/envs-datascicoding';
-import {
-  formatHelp,
-  OptionError,
-  type OptionsSchema,
-  ProgressBar,
-  parseArgsWithConfig,
-  resolveOptions,
-} from '@poad/run-kit';
-import { createLmAgent, releaseBackend, resolveModelPath, runPreset } from '@poad/trainer';
+import { ProgressBar, parseArgsWithConfig } from '@poad/run-kit';
+import { createLmAgent, releaseBackend, resolveModelPath } from '@poad/trainer';
 import { chosenEstimator } from './programs.js';
 import { dataSciApp, datasetOf, sandboxLimits, TIMEOUT_OPTION } from './spec.js';
 
@@ -34,7 +30,12 @@ export const PLANT_HEALTH = {
   target: 'health',
 };
 
-const small = runPreset('datascicoding', 'poad', 'small').config;
+// The sampling settings of the environment's 'small' preset, as a POAD run takes them.
+const small = DATASCICODING_PRESETS.presets.small!.values as {
+  temperature: number;
+  topK: number;
+  maxNewTokens: number;
+};
 
 const schema = {
   model: {
@@ -146,7 +147,7 @@ async function main(argv: readonly string[]): Promise<void> {
     );
     return;
   }
-  const o = resolveOptions(schema, parsed.explicit);
+  const o = resolveOptions(schema, parsed.explicit, { sources: parsed.sources });
   const specs: { name: string; spec: DatasetSpec }[] = o.datasets.map((d) => {
     if (d === 'csv') return { name: 'plant_health.csv', spec: PLANT_HEALTH };
     if (!dataSciApp.tasks.includes(d)) {
@@ -162,7 +163,7 @@ async function main(argv: readonly string[]): Promise<void> {
     backend: 'auto',
     seed: o.seed,
     lora: { r: 8, alpha: 16 },
-    stopTokenIds: [2],
+    stopTokenIds: [END_OF_TEXT_ID],
   });
   const policy = agent.policy as unknown as {
     encodePrompt(o: string): Promise<Int32Array>;

@@ -1,16 +1,18 @@
+import { OptionError } from '@poad/config';
+import { END_OF_TEXT_ID } from '@poad/default-model';
 import {
   BUILTIN_DATASETS,
   createDataSciCodingEnv,
+  DATASCICODING_PRESETS,
   type DatasetSpec,
   DEFAULT_LIMITS,
   type SandboxLimits,
 } from '@poad/envs-datascicoding';
-import { OptionError } from '@poad/run-kit';
 import type { AppSpec } from '@poad/trainer';
 import { recordPrograms } from './programs.js';
 
 /** The token a generated program ends with (`</s>` of the embedded models' tokenizers). */
-const STOP_TOKEN = 2;
+const STOP_TOKEN = END_OF_TEXT_ID;
 
 /** Dataset spec of the resolved options: a built-in dataset, or `--csv FILE --target COLUMN`. */
 export function datasetOf(task: string, o: Record<string, unknown> = {}): DatasetSpec {
@@ -57,11 +59,8 @@ export const TIMEOUT_OPTION = {
 
 export const dataSciApp: AppSpec = {
   command: 'train:datascicoding',
-  family: 'datascicoding',
-  defaultModel: 'default-code',
-  // The greedy policy writes the same program in every episode; 10 episodes (each run in the
-  // sandbox) measure the sampled programs well enough at a tenth of the cost of 100.
-  defaultEvalEpisodes: 10,
+  // Its presets run the embedded code model and evaluate on 10 episodes per task.
+  presets: DATASCICODING_PRESETS,
   summary:
     'Train a code-writing agent: it writes the body of build_model(x_train, y_train), which runs in a sandboxed Python (scikit-learn) and is scored by mean ROC AUC over 5 splits (-1 on failure).',
   taskOption: 'dataset',

@@ -1,13 +1,11 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultModelPath as DEFAULT_MODEL } from '@poad/default-model';
-import { spawnApp } from '@poad/dev-kit';
-import { afterAll, describe, expect, it } from 'vitest';
+import { trainingHarness } from '@poad/dev-kit';
+import { describe, expect, it } from 'vitest';
 
-const runs = mkdtempSync(join(tmpdir(), 'poad-ds-smoke-'));
-afterAll(() => rmSync(runs, { recursive: true, force: true }));
-const app = 'apps/train-datascicoding/src/main.ts';
+const h = trainingHarness({ app: 'apps/train-datascicoding/src/main.ts' });
+const runs = h.runs;
 
 describe('npm run train:datascicoding', () => {
   it('generates programs with the code model, scores them in the sandbox, records them, and resumes', async () => {
@@ -26,7 +24,7 @@ describe('npm run train:datascicoding', () => {
       '1',
       '--quiet',
     ];
-    const a = await spawnApp(app, [...args, '--max-iterations', '1']).done;
+    const a = await h.run([...args, '--max-iterations', '1']);
     expect(a.code, a.out).toBe(0);
     const dir = join(runs, 'ds');
     expect(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).model).toBe('default-code');
@@ -45,13 +43,7 @@ describe('npm run train:datascicoding', () => {
     const row = JSON.parse(readFileSync(join(dir, 'metrics.jsonl'), 'utf8').trim());
     expect(row.programsRun).toBe(programs.filter((p) => p.ran).length / 4);
     expect(row.bestReward).toBe(best.reward);
-    const b = await spawnApp(app, [
-      '--resume',
-      join(runs, 'ds'),
-      '--max-iterations',
-      '2',
-      '--quiet',
-    ]).done;
+    const b = await h.run(['--resume', join(runs, 'ds'), '--max-iterations', '2', '--quiet']);
     expect(b.code, b.out).toBe(0);
     expect(existsSync(join(runs, 'ds', 'checkpoints', 'iter-00000002'))).toBe(true);
     const after = readFileSync(join(dir, 'programs.jsonl'), 'utf8').trim().split('\n');
@@ -59,7 +51,7 @@ describe('npm run train:datascicoding', () => {
   });
 
   it('--algo etpo trains on generated programs (open action space): soft-Q metrics, best program, checkpoint with the critic adapters', async () => {
-    const r = await spawnApp(app, [
+    const r = await h.run([
       '--dataset',
       'iris',
       '--algo',
@@ -81,7 +73,7 @@ describe('npm run train:datascicoding', () => {
       '--max-iterations',
       '1',
       '--quiet',
-    ]).done;
+    ]);
     expect(r.code, r.out).toBe(0);
     const dir = join(runs, 'ds-etpo');
     const row = JSON.parse(readFileSync(join(dir, 'metrics.jsonl'), 'utf8').trim());
@@ -96,7 +88,7 @@ describe('npm run train:datascicoding', () => {
   const refused = async (csv: string, target = 'label') => {
     const file = join(runs, `bad-${Math.random().toString(36).slice(2)}.csv`);
     writeFileSync(file, csv);
-    const r = await spawnApp(app, [
+    const r = await h.run([
       '--dataset',
       'csv',
       '--csv',
@@ -106,7 +98,7 @@ describe('npm run train:datascicoding', () => {
       '--runs',
       runs,
       '--quiet',
-    ]).done;
+    ]);
     expect(r.code, r.out).toBe(2);
     // Refused before the model loads (the backend line comes after loading it).
     expect(r.out).not.toMatch(/backend:/);
@@ -135,13 +127,13 @@ describe('npm run train:datascicoding', () => {
   });
 
   it('--help shows the DataSciCoding default of --eval-episodes (10, not 100)', async () => {
-    const r = await spawnApp(app, ['--help']).done;
+    const r = await h.run(['--help']);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/--eval-episodes[^\n]*\(default:? 10\)/);
   });
 
   it('--dataset csv without --csv/--target is rejected with the fix', async () => {
-    const r = await spawnApp(app, [
+    const r = await h.run([
       '--dataset',
       'csv',
       '--model',
@@ -149,7 +141,7 @@ describe('npm run train:datascicoding', () => {
       '--runs',
       runs,
       '--quiet',
-    ]).done;
+    ]);
     expect(r.code).toBe(2);
     expect(r.out).toMatch(/--csv FILE and --target COLUMN/);
   });

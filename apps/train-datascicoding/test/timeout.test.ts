@@ -1,5 +1,5 @@
+import { OptionError } from '@poad/config';
 import { DEFAULT_LIMITS } from '@poad/envs-datascicoding';
-import { OptionError } from '@poad/run-kit';
 import { describe, expect, it } from 'vitest';
 import { dataSciApp, sandboxLimits } from '../src/spec.js';
 

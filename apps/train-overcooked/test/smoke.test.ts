@@ -1,81 +1,35 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { defaultModelPath as DEFAULT_MODEL } from '@poad/default-model';
-import { spawnApp } from '@poad/dev-kit';
-import { afterAll, describe, expect, it } from 'vitest';
+import { TINY_RUN, trainingHarness } from '@poad/dev-kit';
+import { describe, expect, it } from 'vitest';
 
-const runs = mkdtempSync(join(tmpdir(), 'poad-oc-smoke-'));
-afterAll(() => rmSync(runs, { recursive: true, force: true }));
+const h = trainingHarness({
+  app: 'apps/train-overcooked/src/main.ts',
+  base: ['--model', DEFAULT_MODEL, ...TINY_RUN],
+});
 
 describe('npm run train:overcooked', () => {
   it('trains 2 iterations of TWOSOME on tomato-salad and resumes to 3', async () => {
-    const app = 'apps/train-overcooked/src/main.ts';
-    const args = [
-      '--model',
-      DEFAULT_MODEL,
-      '--runs',
-      runs,
-      '--run-name',
-      'oc',
-      '--algo',
-      'twosome',
-      '--envs',
-      '2',
-      '--num-steps',
-      '4',
-      '--epochs',
-      '1',
-      '--minibatches',
-      '2',
-      '--eval-episodes',
-      '1',
-      '--quiet',
-    ];
-    const a = await spawnApp(app, [...args, '--max-iterations', '2']).done;
+    const a = await h.run(h.args('oc', 2, ['--algo', 'twosome', '--eval-episodes', '1']));
     expect(a.code, a.out).toBe(0);
-    const b = await spawnApp(app, [
-      '--resume',
-      join(runs, 'oc'),
-      '--max-iterations',
-      '3',
-      '--quiet',
-    ]).done;
+    const b = await h.run(['--resume', h.dir('oc'), '--max-iterations', '3', '--quiet']);
     expect(b.code, b.out).toBe(0);
-    const rows = readFileSync(join(runs, 'oc', 'metrics.jsonl'), 'utf8')
-      .trim()
-      .split('\n');
-    expect(rows).toHaveLength(3);
+    expect(h.rows('oc')).toHaveLength(3);
+    // TWOSOME takes the vocabulary; the preset's label token space is the token-level algorithms'.
+    expect(h.json('oc', 'config.json')).toMatchObject({
+      algo: 'twosome',
+      tokenSpace: 'vocabulary',
+    });
   });
 
   it("--algo etpo trains with the preset's label token space", async () => {
-    const r = await spawnApp('apps/train-overcooked/src/main.ts', [
-      '--model',
-      DEFAULT_MODEL,
-      '--runs',
-      runs,
-      '--run-name',
-      'oc-etpo',
-      '--algo',
-      'etpo',
-      '--envs',
-      '2',
-      '--num-steps',
-      '4',
-      '--epochs',
-      '1',
-      '--minibatches',
-      '2',
-      '--eval-episodes',
-      '0',
-      '--max-iterations',
-      '1',
-      '--quiet',
-    ]).done;
+    const r = await h.run(h.args('oc-etpo', 1, ['--algo', 'etpo']));
     expect(r.code, r.out).toBe(0);
-    const config = JSON.parse(readFileSync(join(runs, 'oc-etpo', 'config.json'), 'utf8'));
-    expect(config).toMatchObject({ algo: 'etpo', tokenSpace: 'labels', gamma: 0.99 });
-    const row = JSON.parse(readFileSync(join(runs, 'oc-etpo', 'metrics.jsonl'), 'utf8').trim());
-    expect(Number.isFinite(row.valueLoss) && row.klToReference >= 0).toBe(true);
+    expect(h.json('oc-etpo', 'config.json')).toMatchObject({
+      algo: 'etpo',
+      tokenSpace: 'labels',
+      gamma: 0.99,
+    });
+    const [row] = h.rows('oc-etpo');
+    expect(Number.isFinite(row!.valueLoss) && row!.klToReference! >= 0).toBe(true);
   });
 });

@@ -2,53 +2,24 @@
 // real (child process) with the same numbers as wasm, records the adapter in environment.json,
 // exits by itself, and fails before any work when no adapter is usable. CI provides a software
 // Vulkan (lavapipe), so there these tests must run; elsewhere a machine without one skips them.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultModelPath as DEFAULT_MODEL } from '@poad/default-model';
-import { spawnApp } from '@poad/dev-kit';
-import { afterAll, describe, expect, it } from 'vitest';
+import { TINY_RUN, trainingHarness } from '@poad/dev-kit';
+import { describe, expect, it } from 'vitest';
 
-const runs = mkdtempSync(join(tmpdir(), 'poad-vh-webgpu-'));
-afterAll(() => rmSync(runs, { recursive: true, force: true }));
-const app = 'apps/train-virtualhome/src/main.ts';
-const args = (name: string, backend: string) => [
-  '--model',
-  DEFAULT_MODEL,
-  '--runs',
-  runs,
-  '--run-name',
-  name,
-  '--backend',
-  backend,
-  '--threads',
-  '1',
-  '--envs',
-  '2',
-  '--num-steps',
-  '4',
-  '--epochs',
-  '1',
-  '--minibatches',
-  '2',
-  '--max-iterations',
-  '2',
-  '--eval-episodes',
-  '0',
-  '--quiet',
-];
-const rows = (name: string) =>
-  readFileSync(join(runs, name, 'metrics.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as Record<string, number>);
+const h = trainingHarness({
+  app: 'apps/train-virtualhome/src/main.ts',
+  base: ['--model', DEFAULT_MODEL, ...TINY_RUN, '--threads', '1'],
+});
+const args = (name: string, backend: string) => h.args(name, 2, ['--backend', backend]);
 
 /** Runs the app with extra environment variables. */
 function run(a: string[], env: Record<string, string>) {
   const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
   Object.assign(process.env, env);
   try {
-    return spawnApp(app, a).done;
+    return h.run(a);
   } finally {
     for (const [k, v] of Object.entries(saved)) {
       if (v === undefined) delete process.env[k];
@@ -68,13 +39,16 @@ describe('npm run train:virtualhome -- --backend webgpu', () => {
       return;
     }
     expect(gpu.code, gpu.out).toBe(0);
-    const env = JSON.parse(readFileSync(join(runs, 'gpu', 'environment.json'), 'utf8'));
+    const env = h.json<{
+      backend: string;
+      gpu: { vendor: unknown; limits: { maxStorageBufferBindingSize: number } };
+    }>('gpu', 'environment.json');
     expect(env.backend).toMatch(/^webgpu on /);
     expect(typeof env.gpu.vendor).toBe('string');
     expect(env.gpu.limits.maxStorageBufferBindingSize).toBeGreaterThan(0);
     const cpu = await run(args('wasm', 'wasm'), {});
     expect(cpu.code, cpu.out).toBe(0);
-    const [g, w] = [rows('gpu'), rows('wasm')];
+    const [g, w] = [h.rows('gpu'), h.rows('wasm')];
     expect(g).toHaveLength(2);
     expect(w).toHaveLength(2);
     for (let i = 0; i < 2; i++) {
@@ -89,7 +63,7 @@ describe('npm run train:virtualhome -- --backend webgpu', () => {
       expect(g[i]!.envSteps).toBe(w[i]!.envSteps);
     }
     // A checkpoint written on the GPU: PEFT adapter and value head files.
-    const ck = join(runs, 'gpu', 'checkpoints', 'iter-00000002', 'model');
+    const ck = join(h.dir('gpu'), 'checkpoints', 'iter-00000002', 'model');
     for (const f of ['adapter_config.json', 'adapter_model.safetensors', 'value_head.safetensors'])
       expect(existsSync(join(ck, f)), f).toBe(true);
   });
@@ -98,6 +72,6 @@ describe('npm run train:virtualhome -- --backend webgpu', () => {
     const r = await run(args('none', 'webgpu'), { VK_DRIVER_FILES: '/nonexistent/icd.json' });
     expect(r.code).toBe(2);
     expect(r.out).toMatch(/error: backend "webgpu": .*(driver|libvulkan)/);
-    expect(readdirSync(runs)).not.toContain('none');
+    expect(readdirSync(h.runs)).not.toContain('none');
   });
 });
