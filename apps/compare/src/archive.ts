@@ -4,7 +4,7 @@
 // that `npm run compare -- --reuse DEST` takes in and `--resume DEST --report-only` reports on.
 import { cpSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { OptionError } from '@poad/run-kit';
+import { OptionError } from '@poad/config';
 import { finished } from './reuse.js';
 
 /** Files of a finished run that are kept (everything but checkpoints/ and run.lock). */

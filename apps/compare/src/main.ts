@@ -6,23 +6,18 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { formatHelp, OptionError, type OptionsSchema, resolveOptions } from '@poad/config';
 import {
-  formatHelp,
   lineChartSvg,
-  OptionError,
-  type OptionsSchema,
   parseArgsWithConfig,
-  resolveOptions,
   runName,
   svgToPng,
   writeFileAtomicSync,
   writeJsonAtomicSync,
 } from '@poad/run-kit';
-import { dataSciApp } from '@poad/train-datascicoding/src/spec.js';
-import { overcookedApp } from '@poad/train-overcooked/src/spec.js';
-import { virtualHomeApp } from '@poad/train-virtualhome/src/spec.js';
-import { type AppSpec, releaseBackend, runCli, trainingOptionsOf } from '@poad/trainer';
+import { releaseBackend } from '@poad/tfjs-kernels';
+import { type AppSpec, algorithmNames, runCli, runConfigOf } from '@poad/trainer';
+import { APPS, appOf, RUN_JOB } from './apps.js';
 import { type PriorReference, priorDatasetOf, readPrior } from './prior.js';
 import {
   type Group,
@@ -35,17 +30,6 @@ import {
 } from './report.js';
 import { copyRun, finished, reusableRuns, reusedFrom, settingsKey } from './reuse.js';
 
-const APPS: Record<string, AppSpec> = {
-  virtualhome: virtualHomeApp,
-  overcooked: overcookedApp,
-  datascicoding: dataSciApp,
-};
-/** Entry point of each family's training CLI (for runs in child processes, `--jobs` > 1). */
-const MAINS: Record<string, string> = {
-  virtualhome: '../../train-virtualhome/src/main.ts',
-  overcooked: '../../train-overcooked/src/main.ts',
-  datascicoding: '../../train-datascicoding/src/main.ts',
-};
 const ENVS = Object.values(APPS).flatMap((a) => a.tasks.map((t) => a.envId(t)));
 
 const schema = {
@@ -57,9 +41,9 @@ const schema = {
   },
   algos: {
     type: 'list',
-    choices: ['poad', 'ntpo', 'twosome', 'archer', 'etpo'],
+    choices: algorithmNames(),
     default: ['poad', 'ntpo', 'twosome'],
-    description: 'Algorithms to compare',
+    description: "Algorithms to compare (those the environment's presets offer)",
   },
   seeds: {
     type: 'integer',
@@ -239,19 +223,19 @@ async function runInProcess(
 }
 
 function runChild(
-  family: string,
+  env: string,
   job: Job,
   args: string[],
   dir: string,
   threads: number,
   stop: Interrupt,
 ) {
-  const main = fileURLToPath(new URL(MAINS[family]!, import.meta.url));
   const logFile = join(dir, `${job.name}.log`);
   const log = createWriteStream(logFile, { flags: 'a' });
   process.stderr.write(`started ${job.label} (${job.name}), log: ${logFile}\n`);
   return new Promise<void>((ok, fail) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', main, ...args], {
+    // The same training command as a run in this process, in a process of its own.
+    const child = spawn(process.execPath, ['--import', 'tsx', RUN_JOB, env, ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { POAD_NATIVE_THREADS: String(threads), ...process.env },
     });
@@ -388,7 +372,7 @@ async function combine(o: Options, argv: readonly string[]): Promise<number> {
   if (env === undefined || groups.length === 0)
     throw new OptionError('--combine: no finished run in these folders');
   const prior = priorOf(o.prior, env, firstExtra);
-  const [family, ...rest] = env.split('/');
+  const [, ...rest] = env.split('/');
   const out = resolve(o.out, runName(['combined', env.replace('/', '-')]));
   mkdirSync(out, { recursive: true });
   writeJsonAtomicSync(join(out, 'combine.json'), {
@@ -398,7 +382,7 @@ async function combine(o: Options, argv: readonly string[]): Promise<number> {
   await writeReport(
     out,
     env,
-    APPS[family!]!,
+    appOf(env),
     rest.join('/'),
     groups,
     `npm run compare -- ${argv.join(' ')}`,
@@ -512,7 +496,7 @@ export async function compare(argv: readonly string[]): Promise<number> {
     );
     return 0;
   }
-  let o = resolveOptions(schema, parsed.explicit);
+  let o = resolveOptions(schema, parsed.explicit, { sources: parsed.sources });
   if (o.combine) return combine(o, argv);
   let original = argv;
   if (o.resume) {
@@ -529,8 +513,8 @@ export async function compare(argv: readonly string[]): Promise<number> {
   } else if (o.reportOnly) {
     throw new OptionError('--report-only needs --resume COMPARE_DIR (the comparison to report on)');
   }
-  const [family, ...rest] = o.env.split('/');
-  const app = APPS[family!]!;
+  const [, ...rest] = o.env.split('/');
+  const app = appOf(o.env);
   const task = rest.join('/');
   // A bad --prior is refused before anything trains.
   const prior = priorOf(o.prior, o.env, o.extra);
@@ -571,18 +555,31 @@ export async function compare(argv: readonly string[]): Promise<number> {
     groups.push(g);
   }
   let todo = jobs.filter((j) => !finished(join(dir, j.name)));
+  // Every run's command line is resolved now, so a flag one of the algorithms does not take
+  // (e.g. an --extra option of another one) stops the comparison before anything trains.
+  if (!o.reportOnly) {
+    for (const job of todo) {
+      try {
+        await runConfigOf(app, jobArgs(job, common, dir));
+      } catch (err) {
+        if (err instanceof Error && /Error$/.test(err.name))
+          throw new OptionError(`${job.label}: ${err.message}`);
+        throw err;
+      }
+    }
+  }
   if (o.reuse && !o.reportOnly) {
     // Runs already under way here continue; the others may come from the earlier folders.
     const fresh = todo.filter((j) => !started(join(dir, j.name)));
-    const candidates = fresh.length ? reusableRuns(o.reuse) : [];
+    const candidates = fresh.length ? reusableRuns(app, o.reuse) : [];
     const copied = new Set<Job>();
     for (const job of fresh) {
       const runDir = join(dir, job.name);
-      const opts = await trainingOptionsOf(app, jobArgs(job, common, dir));
-      const key = settingsKey(opts);
+      const rc = await runConfigOf(app, jobArgs(job, common, dir));
+      const key = settingsKey(rc);
       const match = candidates.find((c) => c.key === key);
       if (match) {
-        copyRun(match.dir, runDir, opts);
+        copyRun(match.dir, runDir, rc);
         process.stderr.write(`reused ${job.label} (${job.name}) from ${match.dir}\n`);
         copied.add(job);
       }
@@ -606,7 +603,7 @@ export async function compare(argv: readonly string[]): Promise<number> {
       await pool(todo, o.jobs, stop, (job) =>
         o.jobs === 1
           ? runInProcess(app, job, jobArgs(job, common, dir), stop)
-          : runChild(family!, job, jobArgs(job, common, dir), dir, threads, stop),
+          : runChild(o.env, job, jobArgs(job, common, dir), dir, threads, stop),
       );
     } finally {
       stop.dispose();

@@ -2,7 +2,7 @@
 // @poad/train-datascicoding` writes), as the reference level of a comparison's report.
 import { existsSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { OptionError } from '@poad/run-kit';
+import { OptionError } from '@poad/config';
 
 /** What the report shows of the prior on one dataset. */
 export interface PriorReference {

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Series } from '@poad/run-kit';
-import { attemptsOf, readPrograms } from '@poad/train-datascicoding/src/programs.js';
+import { attemptsOf, readPrograms } from '@poad/train-datascicoding/programs';
 import type { PriorReference } from './prior.js';
 import { compareGroups, type Difference } from './stats.js';
 

@@ -11,46 +11,24 @@ import {
   statSync,
 } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { OptionError, writeJsonAtomicSync } from '@poad/run-kit';
-import { resolveModelPath, type TrainingOptions } from '@poad/trainer';
+import { OptionError } from '@poad/config';
+import { writeJsonAtomicSync } from '@poad/run-kit';
+import {
+  type AppSpec,
+  flatRunConfig,
+  loadRunConfig,
+  type RunConfig,
+  runSettings,
+} from '@poad/trainer';
 
 /**
- * Options that name where output goes, how it is shown, or how it is computed (backend and
- * native threads: the last bits only), never what is computed (`maxNonFiniteSkips` only decides
- * when a run whose numbers went non-finite stops).
+ * A canonical string of the settings that decide a run's numbers (`runSettings` of
+ * `@poad/trainer`: no output or display options, each algorithm's ignored fields dropped). Two runs
+ * with the same key train and evaluate the same way (bit for bit when they also used the same
+ * backend and thread count).
  */
-const NOT_SETTINGS = new Set([
-  'runs',
-  'runName',
-  'resume',
-  'config',
-  'quiet',
-  'checkpointEvery',
-  'evalEvery',
-  'backend',
-  'threads',
-  'maxNonFiniteSkips',
-]);
-
-/**
- * A canonical string of the settings that decide a run's numbers. Two runs with the same key
- * train and evaluate the same way (bit for bit when they also used the same backend and thread count).
- */
-export function settingsKey(o: Readonly<Record<string, unknown>>): string {
-  const kept: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o)) {
-    if (NOT_SETTINGS.has(k) || v === undefined || v === null) continue;
-    kept[k] = v;
-  }
-  // 'default' and the older 'models/default' both mean the embedded default model.
-  if (typeof kept.model === 'string') kept.model = resolveModelPath(kept.model);
-  // γ_w only matters for NTPO, where leaving it unset means γ_w = γ.
-  if (kept.algo === 'ntpo') kept.intraGamma ??= kept.gamma;
-  else delete kept.intraGamma;
-  // β, τ and the reference only matter for ETPO.
-  if (kept.algo !== 'etpo') for (const k of ['beta', 'tau', 'reference']) delete kept[k];
-  // Runs from before --token-space used the vocabulary; twosome ignores it.
-  if (kept.tokenSpace === 'vocabulary' || kept.algo === 'twosome') delete kept.tokenSpace;
+export function settingsKey(rc: RunConfig): string {
+  const kept = runSettings(rc);
   return JSON.stringify(
     Object.keys(kept)
       .sort()
@@ -67,8 +45,11 @@ export interface ReusableRun {
   key: string;
 }
 
-/** Finished runs (config.json and eval.json present) in the given comparison folders. */
-export function reusableRuns(dirs: readonly string[]): ReusableRun[] {
+/**
+ * Finished runs (config.json and eval.json present) in the given comparison folders, each with
+ * the key of its own settings (config.json read as `--resume` reads it, old names mapped).
+ */
+export function reusableRuns(app: AppSpec, dirs: readonly string[]): ReusableRun[] {
   const runs: ReusableRun[] = [];
   for (const d of dirs) {
     const dir = resolve(d);
@@ -85,13 +66,7 @@ export function reusableRuns(dirs: readonly string[]): ReusableRun[] {
         `--reuse ${d}: no finished run in this folder (a run is finished once its eval.json is written)`,
       );
     }
-    for (const r of found) {
-      const config = JSON.parse(readFileSync(join(r, 'config.json'), 'utf8')) as Record<
-        string,
-        unknown
-      >;
-      runs.push({ dir: r, key: settingsKey(config) });
-    }
+    for (const r of found) runs.push({ dir: r, key: settingsKey(loadRunConfig(app, r)) });
   }
   return runs;
 }
@@ -100,14 +75,14 @@ export function reusableRuns(dirs: readonly string[]): ReusableRun[] {
  * Copies `from` into `to` (through a temporary folder, so an interrupted copy leaves nothing
  * that looks finished) with its log, and records where it came from in reused.json.
  */
-export function copyRun(from: string, to: string, opts: TrainingOptions): void {
+export function copyRun(from: string, to: string, rc: RunConfig): void {
   const tmp = `${to}.reuse-tmp`;
   rmSync(tmp, { recursive: true, force: true });
   cpSync(from, tmp, { recursive: true });
   writeJsonAtomicSync(join(tmp, 'reused.json'), {
     from,
     note: 'copied by npm run compare --reuse: same training settings and seed as this setting',
-    settings: opts,
+    settings: flatRunConfig(rc),
   });
   rmSync(to, { recursive: true, force: true });
   renameSync(tmp, to);

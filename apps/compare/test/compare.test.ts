@@ -49,7 +49,7 @@ const tiny = (env: string, seeds = 1, iterations = 1) => [
   String(iterations),
   '--eval-episodes',
   '1',
-  '--extra=--envs 2 --num-steps 4 --epochs 1 --minibatches 2',
+  '--extra=--envs 2 --num-steps 4 --epochs 1 --num-minibatches 2',
 ];
 
 /** POAD and NTPO on food-preparation, one seed, as two child processes (--jobs 2). */
@@ -288,7 +288,7 @@ describe('npm run compare', () => {
       '1',
       '--eval-episodes',
       '1',
-      '--extra=--envs 2 --num-steps 1 --epochs 1 --minibatches 1',
+      '--extra=--envs 2 --num-steps 1 --epochs 1 --num-minibatches 1',
       '--out',
       base,
     ]);
@@ -432,7 +432,7 @@ describe('npm run compare', () => {
       msgs.length = 0;
       const other = [
         ...common.slice(0, -1),
-        '--extra=--envs 2 --num-steps 4 --epochs 1 --minibatches 2 --lr 1e-4',
+        '--extra=--envs 2 --num-steps 4 --epochs 1 --num-minibatches 2 --lr 1e-4',
       ];
       expect(
         await compare([...other, '--algos', 'ntpo', '--reuse', a, '--out', join(base, 'c')]),
@@ -461,7 +461,7 @@ describe('npm run compare', () => {
         'summary.json',
       ]);
       const both = JSON.parse(readFileSync(join(cd, 'summary.json'), 'utf8'));
-      const extra = '--envs 2 --num-steps 4 --epochs 1 --minibatches 2';
+      const extra = '--envs 2 --num-steps 4 --epochs 1 --num-minibatches 2';
       expect(both.summaries.map((x: GroupSummary) => x.label)).toEqual([
         `ntpo ${extra}`,
         `ntpo ${extra} --lr 1e-4`,

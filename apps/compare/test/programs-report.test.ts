@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { OptionError } from '@poad/run-kit';
+import { OptionError } from '@poad/config';
 import { afterAll, describe, expect, it } from 'vitest';
 import { priorDatasetOf, readPrior } from '../src/prior.js';
 import { fixed, groupCurve, programSummary, programsMarkdown } from '../src/report.js';
