@@ -3,14 +3,9 @@
 // corpus, on the TF.js wasm/cpu backend. Writes a Hugging Face folder through the same
 // `saveCausalLM` users' checkpoints go through.
 import { readFileSync } from 'node:fs';
-import {
-  createCausalLM,
-  type HFModelConfig,
-  initBackend,
-  saveCausalLM,
-  tokenStats,
-} from '@poad/lora-model';
+import { createCausalLM, type HFModelConfig, saveCausalLM, tokenStats } from '@poad/lora-model';
 import { ProgressBar } from '@poad/run-kit';
+import { initBackend } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { Tokenizer } from 'tokenizers';
 

@@ -1,4 +1,4 @@
-import { initBackend } from '@poad/lora-model';
+import { initBackend } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { defaultModelFromFiles } from '../test/node-session.js';

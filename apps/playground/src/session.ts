@@ -1,48 +1,59 @@
 import { type EpisodeStats, makeVecEnv, type TextEnv, type VecEnvState } from '@poad/envs-core';
-import { createOvercookedEnv, type OvercookedTaskName } from '@poad/envs-overcooked';
-import { createVirtualHomeEnv, type VirtualHomeTask } from '@poad/envs-virtualhome';
+import {
+  createOvercookedEnv,
+  OVERCOOKED_PRESETS,
+  type OvercookedTaskName,
+} from '@poad/envs-overcooked';
+import {
+  createVirtualHomeEnv,
+  VIRTUALHOME_PRESETS,
+  type VirtualHomeTask,
+} from '@poad/envs-virtualhome';
 import type { CausalLM } from '@poad/lora-model';
 import { adapterFiles, valueHeadFile } from '@poad/lora-model';
-import type { Algorithm, PpoConfig, TokenPolicy } from '@poad/ppo';
+import type { TokenPolicy } from '@poad/ppo';
 import {
-  createRunTrainer,
+  type AlgorithmConfigBase,
+  algorithmEntry,
   decodeState,
-  ETPO_SETTINGS,
-  EtpoLmPolicy,
   encodeState,
-  LmPolicy,
   type MetricsRow,
   metricsCsv,
   metricsRow,
+  offeredAlgorithms,
   type PlayedEpisode,
   playEpisode,
+  presetRun,
   type RunTrainer,
-  runPreset,
   type TokenCreditRow,
   tokenCreditRows,
 } from '@poad/trainer';
 import { readZip, writeZip } from './zip.js';
 
 // One training run in memory: the model's policy, the environments and the trainer of the chosen
-// algorithm, with the 'small' preset of the command-line apps. The page's worker drives it; the
-// speed benchmark drives the same code in Node.
+// algorithm (its entry in the trainer's registry), with the environment's 'small' preset as the
+// command-line apps take it. The page's worker drives it; the speed benchmark drives the same
+// code in Node.
 
-/** The environments the playground offers, with the tasks of each. */
+/** The environments the playground offers: the tasks of each, and the algorithms its presets offer. */
 export const ENVIRONMENTS = {
   virtualhome: {
     label: 'VirtualHome',
     tasks: ['food-preparation', 'entertainment'],
-    algorithms: ['poad', 'ntpo', 'twosome', 'archer', 'etpo'],
+    presets: VIRTUALHOME_PRESETS,
+    algorithms: offeredAlgorithms({ presets: VIRTUALHOME_PRESETS }),
   },
   overcooked: {
     label: 'Overcooked',
     tasks: ['tomato-salad', 'tomato-lettuce-salad'],
-    algorithms: ['poad', 'ntpo', 'twosome', 'etpo'],
+    presets: OVERCOOKED_PRESETS,
+    algorithms: offeredAlgorithms({ presets: OVERCOOKED_PRESETS }),
   },
 } as const;
 
 export type EnvFamily = keyof typeof ENVIRONMENTS;
-export type PlaygroundAlgorithm = Algorithm | 'etpo';
+/** A registered algorithm's name (`algorithmNames()` of `@poad/trainer`). */
+export type PlaygroundAlgorithm = string;
 
 /** What a run is: the environment, task, algorithm and seed, and optionally a smaller rollout. */
 export interface SessionSettings {
@@ -103,20 +114,16 @@ function makeEnv(s: SessionSettings): TextEnv {
     : createOvercookedEnv(s.task as OvercookedTaskName);
 }
 
-/** The trainer configuration of a run: the preset of its environment, algorithm and seed. */
-export function trainerConfig(s: SessionSettings): { numEnvs: number; config: Partial<PpoConfig> } {
-  const p = runPreset(s.env, s.algo, 'small');
-  // ETPO's preset is POAD's rollout and optimiser settings; its trainer takes no algorithm.
-  const { algorithm, ...shared } = p.config;
-  return {
-    numEnvs: s.envs ?? p.numEnvs,
-    config: {
-      ...shared,
-      ...(s.algo === 'etpo' ? {} : { algorithm: algorithm ?? (s.algo as Algorithm) }),
-      seed: s.seed,
-      ...(s.numSteps ? { numSteps: s.numSteps } : {}),
-    },
-  };
+/** The config of a run: its environment's 'small' preset for its algorithm, with its seed and rollout length. */
+export function trainerConfig(s: SessionSettings): {
+  numEnvs: number;
+  config: AlgorithmConfigBase;
+} {
+  const p = presetRun(ENVIRONMENTS[s.env].presets, s.algo, {
+    seed: s.seed,
+    ...(s.numSteps ? { numSteps: s.numSteps } : {}),
+  });
+  return { numEnvs: s.envs ?? p.envs, config: p.config };
 }
 
 export class Session {
@@ -136,31 +143,11 @@ export class Session {
       throw new Error(
         'the model has no tokenizer.json; the playground scores action labels with it',
       );
-    const etpo = settings.algo === 'etpo';
-    this.policy = etpo
-      ? new EtpoLmPolicy(model, tokenizer, {
-          beta: ETPO_SETTINGS.beta,
-          reference: ETPO_SETTINGS.reference,
-          seed: settings.seed,
-        })
-      : new LmPolicy(model, tokenizer);
+    const entry = algorithmEntry(settings.algo);
     const { numEnvs, config } = trainerConfig(settings);
+    this.policy = entry.createPolicy(model, tokenizer, config, {}).policy;
     this.env = makeVecEnv(() => makeEnv(settings), numEnvs, { seed: settings.seed });
-    this.trainer = createRunTrainer(
-      etpo
-        ? {
-            algo: 'etpo',
-            policy: this.policy,
-            env: this.env,
-            config: {
-              ...config,
-              beta: ETPO_SETTINGS.beta,
-              tau: ETPO_SETTINGS.tau,
-              optimizer: ETPO_SETTINGS.optimizer,
-            },
-          }
-        : { algo: 'ppo', policy: this.policy, env: this.env, config },
-    );
+    this.trainer = entry.createTrainer({ policy: this.policy, env: this.env, config });
   }
 
   /**
@@ -179,7 +166,7 @@ export class Session {
     const model = await loadModel({
       seed: settings.seed,
       lora: LORA,
-      valueHead: settings.algo !== 'etpo',
+      valueHead: algorithmEntry(settings.algo).valueHead,
     });
     try {
       return new Session(settings, model);

@@ -1,5 +1,6 @@
 /// <reference lib="webworker" />
-import { initBackend, loadCausalLM } from '@poad/lora-model';
+import { loadCausalLM } from '@poad/lora-model';
+import { initBackend } from '@poad/tfjs-kernels';
 import { learningCurveSvg, tokenCreditSvg } from '@poad/trainer';
 import wasmPlain from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm?url';
 import wasmSimd from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm?url';

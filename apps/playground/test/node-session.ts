@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultModelPath } from '@poad/default-model';
-import { type CausalLM, causalLMFromFiles, initBackend } from '@poad/lora-model';
+import { type CausalLM, causalLMFromFiles } from '@poad/lora-model';
+import { initBackend } from '@poad/tfjs-kernels';
 import { Session, type SessionSettings } from '../src/session.js';
 
 /** The embedded default model from its files' bytes, as the page builds it (same tokenizer). */
