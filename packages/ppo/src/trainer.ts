@@ -37,7 +37,7 @@ export interface PpoTrainerOptions {
   readonly policy: TokenPolicy;
   /** The vectorised environment. */
   readonly env: VecEnvLike;
-  /** Configuration, e.g. `preset('virtualhome', 'poad').config` or field overrides of the defaults. */
+  /** Configuration: `resolveConfig(…)`'s result, or fields over the schema's defaults. */
   readonly config?: Partial<PpoConfig>;
 }
 
