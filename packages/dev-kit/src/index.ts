@@ -10,6 +10,8 @@ export {
   runToolAsync,
   typecheckSnippet,
 } from './published.js';
+export type { ReadmeExampleRun } from './readme-example.js';
+export { runReadmeExample } from './readme-example.js';
 export { spawnApp, waitFor } from './spawn.js';
 export type {
   CommandResult,

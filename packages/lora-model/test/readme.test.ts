@@ -1,7 +1,7 @@
 // The README's example runs against the built packages.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { runReadmeExample } from '@poad/dev-kit';
 import { expect, it } from 'vitest';
 
 const pkgDir = new URL('..', import.meta.url).pathname;
@@ -10,17 +10,8 @@ it('runs the README example', () => {
   const readme = readFileSync(join(pkgDir, 'README.md'), 'utf8');
   const code = /## Example\n\n```ts\n([\s\S]*?)```/.exec(readme)?.[1];
   expect(code).toBeDefined();
-  // Inside the package folder, so that '@poad/lora-model' resolves to this package's dist/.
-  const dir = mkdtempSync(join(pkgDir, '.readme-'));
-  try {
-    writeFileSync(join(dir, 'example.mts'), code!);
-    const out = execFileSync(process.execPath, ['--import', 'tsx', join(dir, 'example.mts')], {
-      encoding: 'utf8',
-    });
-    expect(out).toMatch(/^backend: (wasm|tensorflow|webgpu)$/m);
-    expect(out).toMatch(/^logits: 1024$/m);
-    expect(out).toMatch(/^values: /m);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const out = runReadmeExample(pkgDir, 'example.mts', code).out.join('\n');
+  expect(out).toMatch(/^backend: (wasm|tensorflow|webgpu)$/m);
+  expect(out).toMatch(/^logits: 1024$/m);
+  expect(out).toMatch(/^values: /m);
 }, 120_000);
