@@ -6,7 +6,7 @@
 // A second table shows how the programs changed, from each run's programs.jsonl and
 // metrics.jsonl: first 5 → last 5 iterations of the mean program length in tokens (the text
 // re-encoded with the code model's tokenizer; sampled ids are not stored) with the programs at
-// 190 tokens or more, the distinct programs, the kinds of estimator (estimatorKind below, as the
+// 190 tokens or more, the distinct programs, the kinds of estimator (chosenEstimator of @poad/train-datascicoding, as the
 // prior's report counts them) and the share of the most frequent kind, and the mean token
 // entropy (each a mean over seeds).
 // Reads the summary.json that `npm run compare -- --resume DIR --report-only --prior FILE` writes,
@@ -19,9 +19,10 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultCodeModelPath } from '@poad/default-model';
 import { loadTokenizer } from '@poad/hf-files';
+import { chosenEstimator } from '@poad/train-datascicoding/programs';
 import type { PriorReference } from '../src/prior.js';
 import { fixed, PRIOR_MARGIN, type ProgramSummary } from '../src/report.js';
-import { estimatorKind, type Program, readJsonl } from './programs.js';
+import { type Program, readJsonl } from './programs.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const root = resolve(process.argv[2] ?? join(ROOT, 'results', 'datascicoding-eval'));
@@ -137,7 +138,7 @@ const partOf = async (
   const n = await Promise.all(programs.map(async (x) => (await tok.encode(x.body)).length));
   const kinds = new Map<string, number>();
   for (const x of programs) {
-    const kind = estimatorKind(x.body);
+    const kind = chosenEstimator(x.body);
     kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
   }
   const top = [...kinds].sort((a, b) => b[1] - a[1])[0]!;

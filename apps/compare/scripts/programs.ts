@@ -18,24 +18,3 @@ export function readJsonl<T>(file: string): T[] {
     .filter(Boolean)
     .map((l) => JSON.parse(l) as T);
 }
-
-/** Ensembles whose members are themselves estimators: such a program is counted as the ensemble. */
-const ENSEMBLES = new Set([
-  'VotingClassifier',
-  'StackingClassifier',
-  'BaggingClassifier',
-  'CalibratedClassifierCV',
-]);
-
-/**
- * The kind of estimator a program builds, as the prior's report (`npm run prior -w
- * @poad/train-datascicoding`) counts kinds: the first ensemble it constructs, else the last
- * scikit-learn estimator class it constructs (a pipeline's final step), else `none`.
- */
-export function estimatorKind(body: string): string {
-  const constructed = Array.from(
-    body.matchAll(/\b([A-Z][A-Za-z]*(?:Classifier|Regression|NB|Analysis|CV))\(/g),
-    (m) => m[1]!,
-  );
-  return constructed.find((c) => ENSEMBLES.has(c)) ?? constructed.at(-1) ?? 'none';
-}
