@@ -23,7 +23,7 @@ export { LmPolicy } from './lm-agent.js';
 export { metricsRow } from './metrics-row.js';
 export type { PlayedEpisode } from './play.js';
 export { playEpisode } from './play.js';
-export { defaultPresets, offeredAlgorithms, presetRun, presetValues } from './presets.js';
+export { defaultPresets, offeredAlgorithms, presetRun } from './presets.js';
 export type { RunOptions } from './run-options.js';
 export { RUN_OPTIONS } from './run-options.js';
 export type { RunIterationReport, RunTrainer } from './run-trainer.js';

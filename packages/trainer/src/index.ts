@@ -27,7 +27,6 @@ export type { RunConfig, ValueSources } from './run-config.js';
 export {
   flatRunConfig,
   loadRunConfig,
-  RESUMABLE_OVERRIDES,
   resolveRun,
   runSettings,
 } from './run-config.js';
