@@ -522,8 +522,6 @@ export async function compare(argv: readonly string[]): Promise<number> {
   const dir = o.resume
     ? resolve(o.resume)
     : resolve(o.out, runName(['compare', o.env.replace('/', '-')]));
-  mkdirSync(dir, { recursive: true });
-  if (!o.resume) writeJsonAtomicSync(join(dir, 'compare.json'), { argv: original });
   const common = [
     `--${app.taskOption ?? 'task'}`,
     task,
@@ -568,6 +566,8 @@ export async function compare(argv: readonly string[]): Promise<number> {
       }
     }
   }
+  mkdirSync(dir, { recursive: true });
+  if (!o.resume) writeJsonAtomicSync(join(dir, 'compare.json'), { argv: original });
   if (o.reuse && !o.reportOnly) {
     // Runs already under way here continue; the others may come from the earlier folders.
     const fresh = todo.filter((j) => !started(join(dir, j.name)));

@@ -241,6 +241,24 @@ describe('npm run compare', () => {
     await expect(compare(['--config', file])).rejects.toThrow(/nope/);
   });
 
+  it('an --extra option one of the algorithms does not take stops it before anything trains', async () => {
+    const base = join(out, 'extra-refused');
+    await expect(
+      compare([
+        '--env',
+        'virtualhome/food-preparation',
+        '--algos',
+        'poad,etpo',
+        '--extra=--clip 0.1',
+        '--out',
+        base,
+      ]),
+    ).rejects.toThrow(
+      /etpo, seed 1: command line --clip: not an option of --algo etpo; it is one of poad, ntpo, twosome, archer's/,
+    );
+    expect(existsSync(base)).toBe(false);
+  });
+
   it('--prior is checked before anything trains: a dataset the file lacks is refused', async () => {
     const base = join(out, 'prior-refused');
     mkdirSync(base);
