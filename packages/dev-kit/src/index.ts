@@ -1,4 +1,5 @@
 export { bundleForBrowser } from './browser-bundle.js';
+export { publicNames } from './public-names.js';
 export {
   checkPublished,
   exampleFiles,
