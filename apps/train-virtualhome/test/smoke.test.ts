@@ -12,25 +12,42 @@ const h = trainingHarness({
 });
 
 describe('npm run train:virtualhome', () => {
-  it('--help lists every option with its default', async () => {
+  it("--help lists the run options and the algorithm's config fields with their defaults", async () => {
     const { code, out } = await h.run(['--help']);
     expect(code).toBe(0);
     for (const flag of [
       '--task <food-preparation|entertainment>',
       '--algo <poad|ntpo|twosome|archer|etpo>',
+      '--preset <small|paper>',
       '--seed',
       '--model',
       '--config',
       '--resume',
+      '--num-minibatches',
+      '--gae-lambda',
       '--intra-gamma',
       '--intra-lambda',
       '--advantage-normalisation <mode>',
-      '--beta',
-      '--optimizer <adamw|lion>',
       '--lr',
-    ]) {
+    ])
       expect(out).toContain(flag);
-    }
+    // The 'small' preset's values are the defaults shown.
+    expect(out).toMatch(
+      /--lr <num> +Actor \(LoRA\) learning rate, AdamW \[0, 1\] \(default: 0\.0005\)/,
+    );
+    // ETPO's own options are its help's, not POAD's.
+    expect(out).not.toContain('--beta <num>');
+    const etpo = await h.run(['--algo', 'etpo', '--help']);
+    expect(etpo.code).toBe(0);
+    for (const flag of [
+      '--beta',
+      '--tau',
+      '--reference <base|uniform>',
+      '--optimizer <adamw|lion>',
+    ])
+      expect(etpo.out).toContain(flag);
+    expect(etpo.out).not.toContain('--clip <num>');
+    expect(etpo.out).toContain('Algorithm etpo');
   });
 
   it('trains 2 iterations, then --resume continues to 3', async () => {
