@@ -34,7 +34,10 @@ export function runReadmeExample(pkgDir: string, file: string, code?: string): R
     return {
       code: source,
       shown: [...source.matchAll(/^\/\/ prints: (.*)$/gm)].map((m) => m[1]!),
-      out: out.trimEnd().split('\n').map((l) => l.trimEnd()),
+      out: out
+        .trimEnd()
+        .split('\n')
+        .map((l) => l.trimEnd()),
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
