@@ -24,6 +24,12 @@ export interface VecEnvState {
   episodes: number[];
   /** Actions taken by each env since its last reset, in order. */
   actions: string[][];
+  /**
+   * The seed each env's current episode was reset with when it was given explicitly
+   * ({@link VecEnv.resetWith}); `null` where the episode took its derived seed. Absent when no
+   * seed was given.
+   */
+  seeds?: (number | null)[];
 }
 
 /** Options of `VecEnv` and `makeVecEnv`. */
@@ -58,6 +64,8 @@ export class VecEnv {
   private readonly actionLogs: string[][];
   /** Whether each env's current episode has an open action space (from its reset). */
   private readonly open: boolean[];
+  /** The seed of each env's current episode when it was given explicitly (else null). */
+  private readonly explicitSeeds: (number | null)[];
   private started = false;
   private closed = false;
   private busy = false;
@@ -80,6 +88,7 @@ export class VecEnv {
     this.stepCounts = envs.map(() => 0);
     this.actionLogs = envs.map(() => []);
     this.open = envs.map(() => false);
+    this.explicitSeeds = envs.map(() => null);
   }
 
   /** The plain-data state to save with a checkpoint (see {@link VecEnvState}). */
@@ -89,6 +98,7 @@ export class VecEnv {
       seed: this.baseSeed,
       episodes: [...this.episodes],
       actions: this.actionLogs.map((a) => [...a]),
+      ...(this.explicitSeeds.some((x) => x !== null) ? { seeds: [...this.explicitSeeds] } : {}),
     };
   }
 
@@ -105,7 +115,11 @@ export class VecEnv {
       state.episodes.length !== this.size ||
       !Array.isArray(state.actions) ||
       state.actions.length !== this.size ||
-      state.episodes.some((e) => !Number.isInteger(e) || e < 1)
+      state.episodes.some((e) => !Number.isInteger(e) || e < 1) ||
+      (state.seeds !== undefined &&
+        (!Array.isArray(state.seeds) ||
+          state.seeds.length !== this.size ||
+          state.seeds.some((x) => x !== null && !Number.isInteger(x))))
     ) {
       throw new EnvArgumentError(
         'VecEnv.restore(state)',
@@ -117,7 +131,9 @@ export class VecEnv {
       const steps = await Promise.all(
         this.envs.map(async (env, i) => {
           const episode = (state.episodes[i] as number) - 1;
-          let step = await env.reset({ seed: this.episodeSeed(i, episode) });
+          const explicit = state.seeds?.[i] ?? null;
+          this.explicitSeeds[i] = explicit;
+          let step = await env.reset({ seed: explicit ?? this.episodeSeed(i, episode) });
           this.episodes[i] = episode + 1;
           this.rewardSums[i] = 0;
           this.stepCounts[i] = 0;
@@ -165,6 +181,59 @@ export class VecEnv {
   }
 
   /**
+   * Resets every env with the seed given for it (e.g. one seed for each group of envs, so that a
+   * group's episodes start from the same state). The reset counts as each env's next episode; a
+   * later auto-reset takes the derived seed again. `getState`/`restore` keep the given seeds.
+   */
+  async resetWith(seeds: readonly number[]): Promise<TextStep[]> {
+    this.assertReady('resetWith');
+    if (
+      !Array.isArray(seeds) ||
+      seeds.length !== this.size ||
+      seeds.some((x) => !Number.isInteger(x))
+    ) {
+      throw new EnvArgumentError(
+        'VecEnv.resetWith(seeds)',
+        `expected ${this.size} integer seeds (one per env), got ${Array.isArray(seeds) ? `[${seeds.join(', ')}]` : typeof seeds}.`,
+      );
+    }
+    this.busy = true;
+    try {
+      const steps = await Promise.all(this.envs.map((_, i) => this.resetOne(i, seeds[i])));
+      this.started = true;
+      return steps;
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /**
+   * {@link step} for some envs only: env i takes `actions[i]`, and an env whose action is `null`
+   * is left where it is (its entry of the result is `null`). Envs whose episode ends auto-reset as
+   * in `step`.
+   */
+  async stepSome(actions: readonly (string | null)[]): Promise<(TextStep | null)[]> {
+    this.assertReady('stepSome');
+    if (!this.started) throw new NotResetError(this.label());
+    if (!Array.isArray(actions) || actions.length !== this.size) {
+      throw new EnvArgumentError(
+        'VecEnv.stepSome(actions)',
+        `expected ${this.size} entries (an action or null per env), got ${Array.isArray(actions) ? actions.length : typeof actions}.`,
+      );
+    }
+    this.busy = true;
+    try {
+      return await Promise.all(
+        this.envs.map((env, i) =>
+          actions[i] === null ? null : this.stepOne(env, i, actions[i] as string),
+        ),
+      );
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /**
    * Steps env i with `actions[i]`, auto-resetting envs whose episode ended. If an env throws
    * (e.g. `InvalidActionError`) or returns an invalid result (`EnvOutputError`), the promise
    * rejects with that error; the other envs may already have taken their step.
@@ -195,9 +264,10 @@ export class VecEnv {
     await Promise.all(this.envs.map((env) => env.close()));
   }
 
-  private async resetOne(i: number): Promise<TextStep> {
+  private async resetOne(i: number, given?: number): Promise<TextStep> {
     const env = this.envs[i] as TextEnv;
-    const seed = this.episodeSeed(i, this.episodes[i] as number);
+    const seed = given ?? this.episodeSeed(i, this.episodes[i] as number);
+    this.explicitSeeds[i] = given ?? null;
     this.episodes[i] = (this.episodes[i] as number) + 1;
     this.rewardSums[i] = 0;
     this.stepCounts[i] = 0;

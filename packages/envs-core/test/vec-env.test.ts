@@ -10,6 +10,7 @@ import { GuessEnv } from './guess-env.js';
 class SpyEnv implements TextEnv {
   readonly id = 'test/spy';
   readonly seeds: number[] = [];
+  readonly actions: string[] = [];
   closed = 0;
   constructor(private readonly inner: TextEnv = new GuessEnv()) {}
   reset(options?: { seed?: number }): Promise<TextStep> {
@@ -17,6 +18,7 @@ class SpyEnv implements TextEnv {
     return this.inner.reset(options);
   }
   step(action: string): Promise<TextStep> {
+    this.actions.push(action);
     return this.inner.step(action);
   }
   async close(): Promise<void> {
@@ -310,5 +312,48 @@ describe('VecEnv state and restore', () => {
     await expect(makeVecEnv(() => new GuessEnv(), 3, { seed: 1 }).restore(state)).rejects.toThrow(
       EnvArgumentError,
     );
+  });
+});
+
+describe('VecEnv group resets and partial steps', () => {
+  it('resetWith gives each env the seed it is handed, stepSome steps only the named envs', async () => {
+    const spies = [new SpyEnv(), new SpyEnv(), new SpyEnv(), new SpyEnv()];
+    const vec = new VecEnv(spies, { seed: 3 });
+    // Two groups of two envs: each group's envs start from one seed.
+    const first = await vec.resetWith([11, 11, 22, 22]);
+    expect(spies.map((s) => s.seeds)).toEqual([[11], [11], [22], [22]]);
+    expect(first[0]!.observation).toBe(first[1]!.observation);
+    const out = await vec.stepSome([null, 'guess 0', null, 'guess 1']);
+    expect(out[0]).toBeNull();
+    expect(out[2]).toBeNull();
+    expect(out[1]).not.toBeNull();
+    expect(spies.map((s) => s.actions.length)).toEqual([0, 1, 0, 1]);
+    // A later plain reset takes the derived seeds again, counting the explicit reset.
+    await vec.reset();
+    spies.forEach((spy, i) => expect(spy.seeds.at(-1)).toBe(deriveSeed(3, i, 1)));
+    await expect(vec.resetWith([1, 2])).rejects.toThrow(/expected 4 integer seeds/);
+    await expect(vec.stepSome(['guess 0'])).rejects.toThrow(/expected 4 entries/);
+  });
+
+  it('restore replays from the given seeds, and equals the original afterwards', async () => {
+    const a = makeVecEnv(() => new GuessEnv(), 4, { seed: 9 });
+    let steps = await a.resetWith([5, 5, 6, 6]);
+    const pick = (s: TextStep | null) => (s ? (s.actions as readonly string[])[1]! : null);
+    const partial = await a.stepSome(steps.map((s, i) => (i % 2 ? pick(s) : null)));
+    steps = steps.map((s, i) => partial[i] ?? s);
+    const state = JSON.parse(JSON.stringify(a.getState()));
+    expect(state.seeds).toEqual([5, 5, 6, 6]);
+    const b = makeVecEnv(() => new GuessEnv(), 4, { seed: 9 });
+    const restored = await b.restore(state);
+    expect(restored.map((s) => s.observation)).toEqual(steps.map((s) => s.observation));
+    expect(b.getState()).toEqual(a.getState());
+    const next = steps.map((s) => pick(s)!);
+    const [x, y] = [await a.step(next), await b.step(next)];
+    expect(y.map((s) => [s.observation, s.reward])).toEqual(
+      x.map((s) => [s.observation, s.reward]),
+    );
+    await expect(
+      makeVecEnv(() => new GuessEnv(), 4, { seed: 9 }).restore({ ...state, seeds: [1.5, 0, 0, 0] }),
+    ).rejects.toThrow(/does not fit this VecEnv/);
   });
 });
