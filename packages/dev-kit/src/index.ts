@@ -1,4 +1,6 @@
 export { bundleForBrowser } from './browser-bundle.js';
+export type { FakeFile, FakeHub, FakeRepo, LoggedRequest } from './fake-hub.js';
+export { startFakeHub } from './fake-hub.js';
 export { publicNames } from './public-names.js';
 export {
   checkPublished,

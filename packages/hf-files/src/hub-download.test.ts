@@ -14,10 +14,10 @@ import {
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, relative } from 'node:path';
+import { type FakeHub, type FakeRepo, startFakeHub } from '@poad/dev-kit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readCheckpoint } from './checkpoint.js';
 import { HubError, isHubError } from './errors.js';
-import { type FakeHub, type FakeRepo, startFakeHub } from './fake-hub.js';
 import {
   type ModelSnapshot,
   type SnapshotDownloadOptions,

@@ -11,10 +11,10 @@ import {
   packedFiles,
   packInto,
   runTool,
+  startFakeHub,
   typecheckSnippet,
 } from '@poad/dev-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeHub } from '../src/fake-hub.js';
 import { hubModelFiles } from '../src/hub-test-model.js';
 
 const pkgDir = new URL('..', import.meta.url).pathname;

@@ -1,4 +1,4 @@
-// Test-only: a local stand-in for the Hugging Face Hub on 127.0.0.1, answering the requests the
+// A local stand-in for the Hugging Face Hub on 127.0.0.1, answering the requests the
 // Hub client makes (repository info, tree, HEAD/GET resolve with the Hub's headers and a CDN on a
 // second port with Range support), with switches to cut, corrupt, hold or refuse transfers.
 import { createHash, randomBytes } from 'node:crypto';
