@@ -18,6 +18,11 @@ export interface ProgressOptions {
   lineIntervalMs?: number;
   /** Clock in ms (for tests). */
   now?: () => number;
+  /**
+   * Writes the done and total counts, e.g. bytes as `12.3 MB` (default: the integer as it is).
+   * The unit follows the formatted pair, so a formatter that writes its own unit needs none.
+   */
+  format?: (n: number) => string;
 }
 
 /**
@@ -54,7 +59,8 @@ export class ProgressBar {
     const extra = Object.entries(fields)
       .map(([k, v]) => `${k} ${typeof v === 'number' ? formatNumber(v) : v}`)
       .join(' | ');
-    const text = `${this.options.label ? `${this.options.label} ` : ''}[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(frac * 100).toFixed(0).padStart(3)}% ${done}/${total} ${this.options.unit ?? ''} | ${formatDuration(elapsed)} elapsed, ETA ${formatDuration(eta)}${extra ? ` | ${extra}` : ''}`;
+    const count = this.options.format ?? String;
+    const text = `${this.options.label ? `${this.options.label} ` : ''}[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(frac * 100).toFixed(0).padStart(3)}% ${count(done)}/${count(total)}${this.options.unit ? ` ${this.options.unit}` : ''} | ${formatDuration(elapsed)} elapsed, ETA ${formatDuration(eta)}${extra ? ` | ${extra}` : ''}`;
     if (this.stream.isTTY) {
       const cols = (this.stream as { columns?: number }).columns ?? 120;
       this.stream.write(`\r${text.slice(0, cols - 1).padEnd(cols - 1)}`);
