@@ -97,24 +97,24 @@ export function writeVariables(
  * Checks that every array of a checkpoint (weights and both optimisers' moments) is finite, on the
  * host copies `getState` made; call it before writing a checkpoint anywhere. Any trainer's
  * checkpoint with these fields qualifies (e.g. `@poad/etpo`'s, whose `targetWeights` are checked
- * too).
+ * too, or a critic-free trainer's, without critic fields).
  * @throws NonFiniteStateError naming the first tensor with a NaN or ±∞ and how many it holds.
  */
 export function assertFiniteCheckpoint(
-  state: Pick<
-    TrainerCheckpoint,
-    'actorWeights' | 'criticWeights' | 'actorOptimizer' | 'criticOptimizer'
-  > & { targetWeights?: TensorData[] },
+  state: Pick<TrainerCheckpoint, 'actorWeights' | 'actorOptimizer'> &
+    Partial<Pick<TrainerCheckpoint, 'criticWeights' | 'criticOptimizer'>> & {
+      targetWeights?: TensorData[];
+    },
 ): void {
   const weights = (key: string, ts: readonly TensorData[]) =>
     ts.map((t, i) => [`${key}[${i}]`, t.data] as [string, Float32Array]);
   const arrays: [string, Float32Array][] = [
     ...weights('actorWeights', state.actorWeights),
-    ...weights('criticWeights', state.criticWeights),
+    ...weights('criticWeights', state.criticWeights ?? []),
     ...weights('targetWeights', state.targetWeights ?? []),
     ...(['actorOptimizer', 'criticOptimizer'] as const).flatMap((o) =>
       (['m', 'v'] as const).flatMap((k) =>
-        state[o][k].map((d, i) => [`${o}.${k}[${i}]`, d] as [string, Float32Array]),
+        (state[o]?.[k] ?? []).map((d, i) => [`${o}.${k}[${i}]`, d] as [string, Float32Array]),
       ),
     ),
   ];

@@ -45,6 +45,7 @@ export {
   policyLoss,
   valueLoss,
 } from './losses.js';
+export { toPadded } from './padding.js';
 export type {
   GeneratedAction,
   GenerateOptions,
