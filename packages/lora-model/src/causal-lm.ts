@@ -1,4 +1,4 @@
-import type { TextTokenizer } from '@poad/hf-files';
+import type { ModelSnapshot, TextTokenizer } from '@poad/hf-files';
 import { registerGradients, registerSegmentSumKernel } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { checkIds } from './batch.js';
@@ -50,6 +50,15 @@ export interface CausalLMOptions {
   initStd?: number;
 }
 
+/**
+ * Where a model was loaded from: the folder (or, in a browser, the URL) that was read, and for a
+ * model named by Hub id the snapshot it resolved to (repository, revision, commit, cache).
+ */
+export interface ModelSource {
+  folder: string;
+  snapshot?: ModelSnapshot;
+}
+
 /** Per-call switch for the adapter. */
 export interface AdapterOption {
   /** Run the LoRA adapter. Default true when the model has one. */
@@ -72,6 +81,8 @@ export class CausalLM {
   tokenizerJson: string | undefined = undefined;
   /** Fields of the `config.json` the model came from, kept so a save writes them back. */
   sourceConfig: Record<string, unknown> = {};
+  /** Where `loadCausalLM` read the model from (undefined for a model built in memory). */
+  source: ModelSource | undefined = undefined;
   private seed: number;
   private disposed = false;
 

@@ -2,16 +2,25 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   CheckpointError,
+  type DownloadProgress,
   loadTokenizer,
   peftKey,
   readCheckpoint,
   readPeftAdapter,
   readSafetensorsFile,
+  resolveModelId,
+  type SnapshotDownloadOptions,
+  snapshotDownload,
   writeCheckpoint,
   writePeftAdapter,
   writeSafetensorsFile,
 } from '@poad/hf-files';
-import { type CausalLM, type CausalLMOptions, causalLMFromTensors } from './causal-lm.js';
+import {
+  type CausalLM,
+  type CausalLMOptions,
+  causalLMFromTensors,
+  type ModelSource,
+} from './causal-lm.js';
 import type { ModelConfig } from './config.js';
 import { ModelConfigError } from './errors.js';
 import { LoraAdapter } from './lora.js';
@@ -40,20 +49,60 @@ export interface LoadCausalLMOptions extends Omit<CausalLMOptions, 'initStd'> {
   valueHeadDir?: string;
   /** Load `tokenizer.json` (when present) into `model.tokenizer`. Default true. */
   tokenizer?: boolean;
+  /**
+   * Download progress of a model named by Hub id (bytes, rate, ETA; `@poad/hf-files`'
+   * `DownloadProgress`), for a progress bar. Nothing is reported when the cache has the model.
+   */
+  onProgress?: (progress: DownloadProgress) => void;
+  /**
+   * How a model named by Hub id is fetched (`@poad/hf-files`' `snapshotDownload` options: cache
+   * folder, endpoint, token, offline, …); unset fields come from `HF_HUB_CACHE`, `HF_HOME`,
+   * `HF_ENDPOINT`, `HF_TOKEN` and `HF_HUB_OFFLINE`, as in Python's `huggingface_hub`.
+   */
+  hub?: Omit<SnapshotDownloadOptions, 'onProgress'>;
 }
 
 /**
- * Load a Hugging Face LLaMA-family checkpoint folder (`config.json`, `model.safetensors` or shards,
- * optional `tokenizer.json`, loaded through the `tokenizers` package). F16/BF16 weights become float32. Errors are `CheckpointError`s
- * naming the file and tensor.
+ * The folder a model reference names: an existing folder as it is (a folder wins over a Hub id
+ * of the same text, as in Python's `from_pretrained`), `ORG/NAME[@REVISION]` downloaded into the
+ * Hub cache (its snapshot folder), anything else a folder relative to the working directory.
+ */
+async function modelFolder(
+  ref: string,
+  options: LoadCausalLMOptions,
+): Promise<{ folder: string; source: ModelSource }> {
+  const id = await resolveModelId(ref);
+  if (id.kind !== 'hub') {
+    const folder = id.kind === 'path' ? id.path : join(process.cwd(), id.name);
+    return { folder, source: { folder } };
+  }
+  const snapshot = await snapshotDownload(ref, {
+    ...options.hub,
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+  });
+  return { folder: snapshot.folder, source: { folder: snapshot.folder, snapshot } };
+}
+
+/**
+ * Load a Hugging Face LLaMA-family model: a checkpoint folder (`config.json`, `model.safetensors`
+ * or shards, optional `tokenizer.json`, loaded through the `tokenizers` package), or a model on
+ * the Hugging Face Hub by id, `ORG/NAME` or `ORG/NAME@REVISION` (branch, tag or commit), which is
+ * downloaded first into the cache that Python's `huggingface_hub` shares (`@poad/hf-files`'
+ * `snapshotDownload`: only config, tokenizer and safetensors files; resumable, verified; a
+ * cached model is not fetched again, and `HF_HUB_OFFLINE=1` loads it with no request).
+ * `model.source` says which folder was read and, for a Hub id, the snapshot (repository and
+ * commit). F16/BF16 weights become float32. Errors are `CheckpointError`s naming the file and
+ * tensor; a Hub failure is a `HubError` (one of them) naming the model id and the fix.
  */
 export async function loadCausalLM(
-  dir: string,
+  ref: string,
   options: LoadCausalLMOptions = {},
 ): Promise<CausalLM> {
+  const { folder: dir, source } = await modelFolder(ref, options);
   const ckpt = await readCheckpoint(dir);
   const model = causalLMFromTensors(ckpt.config, ckpt.tensors, options);
   try {
+    model.source = source;
     model.sourceConfig = { ...ckpt.config };
     model.tokenizerJson = ckpt.tokenizerJson;
     if (ckpt.tokenizerJson !== undefined && options.tokenizer !== false) {

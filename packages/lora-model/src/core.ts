@@ -4,7 +4,7 @@
 // Backends and kernels are `@poad/tfjs-kernels`.
 
 // The model
-export type { AdapterOption, CausalLMOptions } from './causal-lm.js';
+export type { AdapterOption, CausalLMOptions, ModelSource } from './causal-lm.js';
 export { CausalLM, createCausalLM } from './causal-lm.js';
 // Configuration and errors
 export type { HFModelConfig, ModelConfig } from './config.js';

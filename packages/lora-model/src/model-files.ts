@@ -127,7 +127,7 @@ export interface ModelFiles {
   tokenizer?: string;
   /** `tokenizer_config.json`'s text or object (special token names). */
   tokenizerConfig?: string | Record<string, unknown>;
-  /** Where the files came from, for error messages (e.g. a URL). */
+  /** Where the files came from (e.g. a URL), for error messages and `model.source`. */
   source?: string;
 }
 
@@ -186,5 +186,6 @@ export function causalLMFromFiles(
   model.sourceConfig = { ...config };
   model.tokenizerJson = files.tokenizer;
   model.tokenizer = tokenizer;
+  if (files.source !== undefined) model.source = { folder: files.source };
   return model;
 }
