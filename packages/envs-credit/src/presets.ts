@@ -1,0 +1,38 @@
+import type { EnvPresets } from '@poad/envs-core';
+
+/**
+ * The credit tasks' training presets (field names as in the trainers' config schemas).
+ *
+ * - `small`: for the embedded default model on 2 CPU cores. These are a first choice, not yet
+ *   tuned on these tasks: VirtualHome's `small` values (8 environments × 16 steps = 128 actions
+ *   per iteration, actor lr 5e-4, critic lr 1e-3, 2 epochs of 4 minibatches, entropy bonus 1e-3,
+ *   γ 0.95, the tasks' own discount) with 4096 environment steps (32 iterations): the episodes
+ *   are 1 to 13 steps long, so that is 300 to 4000 episodes, and every iteration has 128 chosen
+ *   actions to correlate with their exact A^π. The token space is restricted to the labels (as
+ *   Overcooked's preset found necessary on the default model), so the policy that acts is the
+ *   policy that is optimised and the labels' shared words carry no choice; TWOSOME optimises a
+ *   distribution over labels and has no token space to restrict.
+ */
+export const CREDIT_PRESETS: EnvPresets = {
+  algorithms: ['poad', 'ntpo', 'twosome', 'archer', 'etpo'],
+  default: 'small',
+  presets: {
+    small: {
+      source: 'small: a first choice for the embedded default model, not yet tuned on these tasks',
+      values: {
+        envs: 8,
+        envSteps: 4096,
+        numSteps: 16,
+        lr: 5e-4,
+        criticLr: 1e-3,
+        gamma: 0.95,
+        epochs: 2,
+        numMinibatches: 4,
+        gradAccumulation: 1,
+        entropyCoef: 1e-3,
+        tokenSpace: 'labels',
+      },
+      byAlgorithm: { twosome: { tokenSpace: 'vocabulary' } },
+    },
+  },
+};
