@@ -13,7 +13,7 @@ import {
   PythonUnavailableError,
   registerDataSciCodingEnvs,
 } from '../src/index.js';
-import { body, LOGISTIC, ownSandboxProcesses, PYTHON } from './helpers.js';
+import { body, LOGISTIC, ownSandboxProcesses, PYTHON, waitUntil } from './helpers.js';
 
 const registeredAtImport = listEnvs().filter((id) => id.startsWith('datascicoding/'));
 const runs = mkdtempSync(join(tmpdir(), 'poad-dsc-env-test-'));
@@ -116,18 +116,17 @@ describe('DataSciCoding env', () => {
   it('stops a running evaluation when closed', async () => {
     const env = createDataSciCodingEnv('iris', { ...options, limits: { timeoutMs: 20_000 } });
     await env.reset();
-    const started = performance.now();
     const pending = env.step(body('while True:', '    pass'));
     await expect(env.step(LOGISTIC)).rejects.toThrow(EnvBusyError);
-    await new Promise((resolve) => setTimeout(resolve, 800));
+    await waitUntil(() => ownSandboxProcesses().length > 0, 'the program runs');
     await env.close();
     const step = await pending;
+    // Stopped by close, not by its 20 s time limit ('timeout').
     expect(step.reward).toBe(-1);
     expect(step.info.reason).toBe('aborted');
-    expect(performance.now() - started).toBeLessThan(10_000);
     expect(ownSandboxProcesses()).toEqual([]);
     expect(readdirSync(runs).filter((f) => f.startsWith('poad-dsc-'))).toEqual([]);
-  }, 30_000);
+  }, 60_000);
 
   it('keeps the event loop free and runs envs concurrently through the pool', async () => {
     const shared = new EvaluationPool(2);

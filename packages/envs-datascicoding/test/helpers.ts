@@ -1,10 +1,61 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { SANDBOX_MARKER } from '../src/index.js';
+import { type IsolationProbe, SANDBOX_MARKER } from '../src/index.js';
 import { SERVER_MARKER } from '../src/sandbox-server.js';
 
 /** The system interpreter the tests score with. */
 export const PYTHON = '/usr/bin/python3';
+
+/** Whether the tests run under CI (`CI` set to anything but empty, `0` or `false`). */
+export const inCI = !['', '0', 'false'].includes(process.env.CI ?? '');
+
+/**
+ * What the namespace tests check on this machine: `namespaces` where user namespaces work, or
+ * `fallback` where they do not: then `isolation: 'namespaces'` must be refused with the reason
+ * and `auto` must run every program in the basic mode, and the namespace suites check that.
+ *
+ * Under CI a machine must have them unless it says it has none: `.ci/run` checks with `unshare`
+ * and sets `POAD_NO_USER_NAMESPACES` to what it found. Missing namespaces without that variable
+ * throw, naming the reason, and so does that variable where they work (the two checks disagree).
+ * Outside CI a machine without them runs the fallback checks and says so on stderr.
+ */
+export function namespaceSupport(probe: IsolationProbe): 'namespaces' | 'fallback' {
+  const declared = process.env.POAD_NO_USER_NAMESPACES ?? '';
+  if (probe.namespaces) {
+    if (declared) {
+      throw new Error(
+        `POAD_NO_USER_NAMESPACES says this machine has no user namespaces (${declared}), but the sandbox's probe built them: unset it`,
+      );
+    }
+    return 'namespaces';
+  }
+  if (inCI && !declared) {
+    throw new Error(
+      `namespace isolation is unavailable under CI: ${probe.detail}. CI machines must allow unprivileged user namespaces; .ci/run sets POAD_NO_USER_NAMESPACES (and the tests check the fallback) only where its own unshare check fails`,
+    );
+  }
+  console.warn(
+    `user namespaces are unavailable here (${probe.detail}): the namespace tests check the basic fallback instead`,
+  );
+  return 'fallback';
+}
+
+/**
+ * Resolves once `condition()` holds, checking every 50 ms; rejects naming `what` after
+ * `timeoutMs` (generous: the wait ends at the event, the limit only stops a hang).
+ */
+export async function waitUntil(
+  condition: () => boolean,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > until)
+      throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 /**
  * Joins lines into an answer the way a model writes it after the prompt's indented new line:

@@ -1,3 +1,3 @@
 import { defineHostileSuite } from './hostile-suite.js';
 
-defineHostileSuite('basic');
+await defineHostileSuite('basic');

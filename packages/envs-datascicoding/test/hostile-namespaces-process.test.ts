@@ -1,4 +1,4 @@
 import { defineHostileSuite } from './hostile-suite.js';
 
 // The same suite with every run starting its own interpreter through unshare (no fork server).
-defineHostileSuite('namespaces', false);
+await defineHostileSuite('namespaces', false);

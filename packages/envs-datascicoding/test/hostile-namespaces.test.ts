@@ -1,3 +1,3 @@
 import { defineHostileSuite } from './hostile-suite.js';
 
-defineHostileSuite('namespaces');
+await defineHostileSuite('namespaces');
