@@ -22,3 +22,4 @@ export type {
   TrainingHarnessOptions,
 } from './training-harness.js';
 export { metricsRows, TINY_RUN, trainingHarness } from './training-harness.js';
+export { folderProgress, inCI, waitUntil, withProgress } from './waiting.js';
