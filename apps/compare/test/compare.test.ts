@@ -254,7 +254,7 @@ describe('npm run compare', () => {
         base,
       ]),
     ).rejects.toThrow(
-      /etpo, seed 1: command line --clip: not an option of --algo etpo; it is one of poad, ntpo, twosome, archer's/,
+      /etpo, seed 1: command line --clip: not an option of --algo etpo; it is one of poad, ntpo, twosome, archer, grpo, rloo, gigpo's/,
     );
     expect(existsSync(base)).toBe(false);
   });

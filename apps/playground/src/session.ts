@@ -61,7 +61,10 @@ export interface SessionSettings {
   task: string;
   algo: PlaygroundAlgorithm;
   seed: number;
-  /** Parallel environments (default: the preset's, 8). */
+  /**
+   * Parallel environments (default: the preset's, 8); for a group-relative algorithm, one group
+   * of this many episodes from one start state.
+   */
   envs?: number;
   /** Steps per environment per iteration (default: the preset's, 16). */
   numSteps?: number;
@@ -114,16 +117,23 @@ function makeEnv(s: SessionSettings): TextEnv {
     : createOvercookedEnv(s.task as OvercookedTaskName);
 }
 
-/** The config of a run: its environment's 'small' preset for its algorithm, with its seed and rollout length. */
+/**
+ * The config of a run: its environment's 'small' preset for its algorithm, with its seed and
+ * rollout length. `envs` sets the parallel environments; for an algorithm whose config decides
+ * them (the group-relative ones: groups × group size) it is one group of that many episodes.
+ */
 export function trainerConfig(s: SessionSettings): {
   numEnvs: number;
   config: AlgorithmConfigBase;
 } {
+  const entry = algorithmEntry(s.algo);
+  const grouped = entry.runOptions !== undefined && s.envs !== undefined;
   const p = presetRun(ENVIRONMENTS[s.env].presets, s.algo, {
     seed: s.seed,
     ...(s.numSteps ? { numSteps: s.numSteps } : {}),
+    ...(grouped ? { groups: 1, groupSize: s.envs } : {}),
   });
-  return { numEnvs: s.envs ?? p.envs, config: p.config };
+  return { numEnvs: grouped ? p.envs : (s.envs ?? p.envs), config: p.config };
 }
 
 export class Session {

@@ -10,9 +10,13 @@ import type { EnvPresets } from '@poad/envs-core';
  *   optimises a distribution over labels and has no token space to restrict.
  * - `paper`: the authors' train_overcooked.py for POAD; NTPO and TWOSOME have no script of their
  *   own and take POAD's values for a like-for-like comparison, as ETPO does.
+ *
+ * The group-relative algorithms (GRPO, RLOO, GiGPO) take the same values, with 2 groups of 4
+ * episodes per iteration and episodes cut at 48 macro-actions (`numSteps` is their longest
+ * episode). These are a first choice, not tuned.
  */
 export const OVERCOOKED_PRESETS: EnvPresets = {
-  algorithms: ['poad', 'ntpo', 'twosome', 'etpo'],
+  algorithms: ['poad', 'ntpo', 'twosome', 'etpo', 'grpo', 'rloo', 'gigpo'],
   default: 'small',
   presets: {
     small: {
@@ -31,7 +35,12 @@ export const OVERCOOKED_PRESETS: EnvPresets = {
         entropyCoef: 1e-3,
         tokenSpace: 'labels',
       },
-      byAlgorithm: { twosome: { tokenSpace: 'vocabulary' } },
+      byAlgorithm: {
+        twosome: { tokenSpace: 'vocabulary' },
+        grpo: { numSteps: 48, groups: 2, groupSize: 4 },
+        rloo: { numSteps: 48, groups: 2, groupSize: 4 },
+        gigpo: { numSteps: 48, groups: 2, groupSize: 4 },
+      },
     },
     paper: {
       source: 'paper: Overcooked POAD, train_overcooked.py',

@@ -11,9 +11,14 @@ import type { EnvPresets } from '@poad/envs-core';
  * - `paper`: the POAD paper's values for 7B models (its App. J, table 13; the authors' scripts).
  *   NTPO has no script of its own and takes POAD's values for a like-for-like comparison; ETPO
  *   (not in the paper) takes POAD's rollout and optimiser values too.
+ *
+ * The group-relative algorithms (GRPO, RLOO, GiGPO; not in the paper either) take the same
+ * values, with 2 groups of 4 episodes per iteration and episodes cut at 32 steps (`numSteps` is
+ * their longest episode; food-preparation's optimum takes 6 steps, entertainment's 11). These are
+ * a first choice, not tuned.
  */
 export const VIRTUALHOME_PRESETS: EnvPresets = {
-  algorithms: ['poad', 'ntpo', 'twosome', 'archer', 'etpo'],
+  algorithms: ['poad', 'ntpo', 'twosome', 'archer', 'etpo', 'grpo', 'rloo', 'gigpo'],
   default: 'small',
   presets: {
     small: {
@@ -36,6 +41,11 @@ export const VIRTUALHOME_PRESETS: EnvPresets = {
         numMinibatches: 4,
         gradAccumulation: 1,
         entropyCoef: 1e-3,
+      },
+      byAlgorithm: {
+        grpo: { numSteps: 32, groups: 2, groupSize: 4 },
+        rloo: { numSteps: 32, groups: 2, groupSize: 4 },
+        gigpo: { numSteps: 32, groups: 2, groupSize: 4 },
       },
     },
     paper: {

@@ -32,6 +32,7 @@ const USER_ERRORS = new Set([
   'RunLockedError',
   'PpoConfigError',
   'EtpoArgumentError',
+  'GroupConfigError',
   'ModelConfigError',
   'BackendUnavailableError',
   'WebGpuUnavailableError',

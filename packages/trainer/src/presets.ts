@@ -47,6 +47,11 @@ export function defaultPresets(): EnvPresets {
           gradAccumulation: 1,
           entropyCoef: 1e-3,
         },
+        byAlgorithm: {
+          grpo: { numSteps: 32, groups: 2, groupSize: 4 },
+          rloo: { numSteps: 32, groups: 2, groupSize: 4 },
+          gigpo: { numSteps: 32, groups: 2, groupSize: 4 },
+        },
       },
     },
   };
@@ -76,5 +81,6 @@ export function presetRun(
     where: 'settings',
     naming: 'field',
   });
-  return { envs: Number(values.envs), envSteps: Number(values.envSteps), config };
+  const envs = entry.runOptions?.(config).envs ?? values.envs;
+  return { envs: Number(envs), envSteps: Number(values.envSteps), config };
 }

@@ -197,11 +197,27 @@ function resolveWith(
   const layer = (schema: OptionsSchema): OptionLayer[] =>
     preset ? [{ name: preset.name, values: fieldsOf(schema, preset.values) }] : [];
   const options = { ...how, naming: how.naming ?? ('flag' as const) };
+  const config = entry.resolveConfig(part.config, { ...options, layers: layer(s.config) });
+  // Run options the algorithm's config decides (e.g. its number of environments).
+  const imposed = entry.runOptions?.(config) ?? {};
+  for (const [key, value] of Object.entries(imposed)) {
+    if (part.run[key] !== undefined && String(part.run[key]) !== String(value)) {
+      const where = how.sources?.[key] ?? how.where ?? 'option';
+      const label = how.naming === 'field' ? `${where}.${key}` : `${where} --${kebab(key)}`;
+      throw new OptionError(
+        `${label}: --algo ${entry.name} runs ${value} here (its config decides it, e.g. groups × group-size); remove it or change the config`,
+        { option: key, reason: 'decided by the algorithm', label },
+      );
+    }
+  }
   const run = resolveOptions(s.run, part.run, {
     ...options,
-    layers: [{ name: 'default', values: { threads: defaultThreads() } }, ...layer(s.run)],
+    layers: [
+      { name: 'default', values: { threads: defaultThreads() } },
+      ...layer(s.run),
+      { name: `--algo ${entry.name}`, values: imposed },
+    ],
   }) as RunOptions;
-  const config = entry.resolveConfig(part.config, { ...options, layers: layer(s.config) });
   const envOptions = resolveOptions(s.env, part.env, options);
   spec.validate?.({ task: run.task, ...config, ...envOptions });
   return { run, algorithm: entry, config, envOptions };

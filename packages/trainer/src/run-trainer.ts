@@ -90,6 +90,8 @@ export interface UpdateColumns {
   skippedMinibatches: number;
   nonFiniteSkips: number;
   tokensPerSec: number;
+  /** Columns of the algorithm's own, after the common ones (e.g. a group's return spread). */
+  extra?: Readonly<Record<string, number>>;
 }
 
 /** A trainer's iteration as a {@link RunIterationReport}: metrics columns in a fixed order. */
@@ -120,6 +122,7 @@ export function reportOf(
       rolloutEnvStepsPerSec: r.rollout.envStepsPerSec,
       rolloutTokensPerSec: r.rollout.tokensPerSec,
       updateTokensPerSec: u.tokensPerSec,
+      ...(u.extra ?? {}),
     },
     credit,
   };

@@ -95,7 +95,7 @@ describe('one schema from the flag to the trainer', () => {
       /command line --beta: not an option of --algo poad; it is one of etpo's/,
     );
     await expect(runConfigOf(vh, ['--algo', 'etpo', '--clip', '0.1'])).rejects.toThrow(
-      /--clip: not an option of --algo etpo; it is one of poad, ntpo, twosome, archer's/,
+      /--clip: not an option of --algo etpo; it is one of poad, ntpo, twosome, archer, grpo, rloo, gigpo's/,
     );
   });
 

@@ -1,10 +1,11 @@
 import { OptionError } from '@poad/config';
 import { etpo } from './etpo.js';
+import { gigpo, grpo, rloo } from './group.js';
 import { archer, ntpo, poad, twosome } from './ppo.js';
 import type { AlgorithmConfigBase, AlgorithmEntry } from './types.js';
 
 /** The algorithms this package ships, in the order `--help` lists them. */
-const BUILT_IN = [poad, ntpo, twosome, archer, etpo] as const;
+const BUILT_IN = [poad, ntpo, twosome, archer, etpo, grpo, rloo, gigpo] as const;
 
 type BuiltIn = (typeof BUILT_IN)[number];
 

@@ -1,14 +1,26 @@
 import type { OptionsSchema, ResolveOptions } from '@poad/config';
+import type { VecEnv } from '@poad/envs-core';
 import type { TextTokenizer } from '@poad/hf-files';
 import type { CausalLM, LoraAdapter } from '@poad/lora-model';
-import type { RolloutConfig, TokenPolicy, VecEnvLike } from '@poad/ppo';
+import type { RolloutConfig, TokenPolicy } from '@poad/ppo';
 import type { RunTrainer } from '../run-trainer.js';
 
 /**
- * What every algorithm's config has: the seed of every random choice of a run, and the rollout's
- * settings (its length T and the sampler's), which evaluation and `play` act with too.
+ * What every algorithm's config has: the seed of every random choice of a run, the rollout's
+ * length T (steps per environment per iteration, or the longest episode of a group rollout) and
+ * the sampler's settings, which evaluation and `play` act with too.
  */
-export interface AlgorithmConfigBase extends RolloutConfig {
+export interface AlgorithmConfigBase
+  extends Pick<
+    RolloutConfig,
+    | 'numSteps'
+    | 'greedy'
+    | 'candidateNormalisation'
+    | 'tokenSpace'
+    | 'maxNewTokens'
+    | 'temperature'
+    | 'topK'
+  > {
   readonly seed: number;
 }
 
@@ -52,8 +64,13 @@ export interface AlgorithmEntry<C extends AlgorithmConfigBase = AlgorithmConfigB
     config: C,
     o: { stopTokenIds?: readonly number[] },
   ): AlgorithmPolicy;
+  /**
+   * Run options the algorithm's config decides (e.g. `envs` = groups × group size for the
+   * group-relative algorithms): above the preset's, and a different explicit value is refused.
+   */
+  runOptions?(config: C): Readonly<Record<string, unknown>>;
   /** Wraps the algorithm's trainer over `policy` and `env` as the run loop's {@link RunTrainer}. */
-  createTrainer(o: { policy: TokenPolicy; env: VecEnvLike; config: C }): RunTrainer;
+  createTrainer(o: { policy: TokenPolicy; env: VecEnv; config: C }): RunTrainer;
   /**
    * The config reduced to what decides the numbers, for recognising equal runs (`compare
    * --reuse`): fields the algorithm ignores dropped, fields whose unset value means another's
