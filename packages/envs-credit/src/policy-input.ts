@@ -4,12 +4,12 @@ import type { CreditMdp } from './mdp.js';
 /**
  * A policy over the labels: for a state id and its labels (in the environment's order), the
  * probability of each label, as an array in that order or as a record by label (a label left
- * out has probability 0).
+ * out, or given `undefined`, has probability 0).
  */
 export type LabelPolicy = (
   stateId: string,
   labels: readonly string[],
-) => ArrayLike<number> | Readonly<Record<string, number>>;
+) => ArrayLike<number> | Readonly<Record<string, number | undefined>>;
 
 /** The uniform policy over each state's labels. */
 export const uniformPolicy: LabelPolicy = (_stateId, labels) => labels.map(() => 1 / labels.length);
@@ -48,8 +48,9 @@ export function readPolicy(mdp: CreditMdp, pi: LabelPolicy, argument: string): F
       }
       for (let a = 0; a < labels.length; a++) raw[a] = arr[a];
     } else {
-      const rec = given as Readonly<Record<string, number>>;
+      const rec = given as Readonly<Record<string, number | undefined>>;
       for (const key of Object.keys(rec)) {
+        if (rec[key] === undefined) continue;
         const a = labels.indexOf(key);
         if (a < 0) {
           fail(
