@@ -12,8 +12,16 @@ export interface Agent {
   readonly backend: string;
   /** The GPU adapter on the webgpu backend (vendor, architecture, features, limits); recorded too. */
   readonly gpu?: GpuAdapterReport;
-  /** Model facts for environment.json (parameter counts, config). */
+  /**
+   * Model facts for environment.json (parameter counts, config; for a Hub model `hub`: its
+   * repository, the revision asked for and the commit loaded).
+   */
   readonly info: Record<string, unknown>;
+  /**
+   * How its policy turns observations into prompts: `plain` or `chat`, and for `chat` the date
+   * its template's `strftime_now` sees (`YYYY-MM-DD`). Undefined: `plain`.
+   */
+  readonly prompt?: { readonly format: 'plain' | 'chat'; readonly date?: string };
   /** Writes the LoRA adapter (PEFT format) and the value head into `dir`. */
   saveTrainable(dir: string): Promise<void>;
   /** Loads an adapter and value head written by `saveTrainable`. */

@@ -19,6 +19,7 @@ export { EtpoLmPolicy } from './etpo-policy.js';
 export type { SamplerConfig } from './evaluate.js';
 export { samplerOptions } from './evaluate.js';
 export { learningCurveSvg, runningMean } from './learning-curve.js';
+export type { PromptFormat } from './lm-agent.js';
 export { LmPolicy } from './lm-agent.js';
 export { metricsRow } from './metrics-row.js';
 export type { PlayedEpisode } from './play.js';

@@ -21,12 +21,13 @@ import { RUN_OPTIONS } from './run-options.js';
 import { runTraining } from './train.js';
 
 /**
- * Errors caused by the run's inputs (bad options, files or model folders, a run directory another
- * process holds or the disk refuses, an environment returning values a learner cannot take): one
- * line naming the fix, exit 2.
+ * Errors caused by the run's inputs (bad options, files or model folders, a Hub model that cannot
+ * be found, reached or downloaded, a run directory another process holds or the disk refuses, an
+ * environment returning values a learner cannot take): one line naming the fix, exit 2.
  */
 const USER_ERRORS = new Set([
   'CheckpointError',
+  'HubError',
   'CheckpointLoadError',
   'CheckpointWriteError',
   'RunLockedError',
@@ -109,7 +110,7 @@ function helpOf(spec: AppSpec, explicit: Readonly<Record<string, unknown>>): str
   const defaults = runDefaults(spec, algo, preset);
   return formatHelp(schema, {
     usage: `npm run ${spec.command} -- [train|eval|play] [options]`,
-    summary: `${spec.summary}\n\nModes:\n  train  (default) train with --algo and write a run directory\n  eval   evaluate the latest checkpoint of --resume RUN_DIR (greedy and sampled, unseen variants too)\n  play   print one greedy and one sampled episode of --resume RUN_DIR step by step, with every action's probability\n\nAlgorithms:\n${offered.map((a) => `  ${a.padEnd(8)} ${algorithmEntry(a).summary}`).join('\n')}\n\nExit codes: 0 done; 2 bad input (options, files, model folder, a run directory another process is training, a checkpoint that cannot be written or read, an environment returning a non-finite reward or malformed step); 3 stopped after --max-non-finite-skips minibatches in a row with a NaN/Inf loss or gradient norm (the latest checkpoint is the last good one); 130 interrupted (a checkpoint was saved; --resume continues).\n\nDefaults below are the '${preset}' preset for --algo ${algo}; each algorithm has its own options (--algo NAME --help), and other presets change the defaults (--preset NAME --help). Flags are the fields of the algorithm's config in kebab-case; a --config file (JSON or YAML) takes the same names.`,
+    summary: `${spec.summary}\n\nModes:\n  train  (default) train with --algo and write a run directory\n  eval   evaluate the latest checkpoint of --resume RUN_DIR (greedy and sampled, unseen variants too)\n  play   print one greedy and one sampled episode of --resume RUN_DIR step by step, with every action's probability\n\nAlgorithms:\n${offered.map((a) => `  ${a.padEnd(8)} ${algorithmEntry(a).summary}`).join('\n')}\n\nExit codes: 0 done; 2 bad input (options, files, model folder, a Hub model that cannot be found, reached or downloaded, a run directory another process is training, a checkpoint that cannot be written or read, an environment returning a non-finite reward or malformed step); 3 stopped after --max-non-finite-skips minibatches in a row with a NaN/Inf loss or gradient norm (the latest checkpoint is the last good one); 130 interrupted (a checkpoint was saved; --resume continues).\n\nDefaults below are the '${preset}' preset for --algo ${algo}; each algorithm has its own options (--algo NAME --help), and other presets change the defaults (--preset NAME --help). Flags are the fields of the algorithm's config in kebab-case; a --config file (JSON or YAML) takes the same names.`,
     defaults: { ...defaults, [taskKey]: defaults.task },
     examples: spec.examples,
     groups: [
@@ -145,20 +146,22 @@ export async function runCli(
         `unknown mode ${JSON.stringify(parsed.positionals.join(' '))}; use train, eval or play (see --help)`,
       );
     }
-    const rc = resolveRun(spec, parsed.explicit, { sources: parsed.sources });
-    const o = rc.run;
+    const asked = resolveRun(spec, parsed.explicit, { sources: parsed.sources });
+    const o = asked.run;
     if (mode !== 'train' && !o.resume)
       throw new OptionError(
         `${mode} needs --resume RUN_DIR (the run whose latest checkpoint to ${mode === 'eval' ? 'evaluate' : 'play'})`,
       );
-    if (mode === 'train') await spec.prepare?.({ task: o.task, ...rc.config, ...rc.envOptions });
+    if (mode === 'train')
+      await spec.prepare?.({ task: o.task, ...asked.config, ...asked.envOptions });
     // Refuse a run directory another process is training before loading the model (train
     // takes the lock itself; eval and play only read and take none).
     if (mode === 'train' && o.resume) {
       const holder = runDirLockHolder(o.resume);
       if (holder) throw new RunLockedError(o.resume, holder, holder.host === hostname());
     }
-    const built = await createRunAgent(rc);
+    // The run as the agent settled it (the prompt format used, its date), as config.json records it.
+    const { agent: built, rc } = await createRunAgent(asked, log);
     const agent = hooks.wrapAgent ? hooks.wrapAgent(built) : built;
     log(`backend: ${agent.backend}; model: ${o.model}`);
     try {

@@ -1,7 +1,19 @@
 import { mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ADAPTER_FILES, readPeftAdapter, readSafetensorsFile } from '@poad/hf-files';
+import { OptionError } from '@poad/config';
 import {
+  ADAPTER_FILES,
+  type ChatTemplate,
+  type DownloadProgress,
+  type ModelSnapshot,
+  readChatTemplate,
+  readPeftAdapter,
+  readSafetensorsFile,
+  type TextTokenizer,
+} from '@poad/hf-files';
+import {
+  type CausalLM,
   llamaConfigOf,
   loadAdapter,
   loadCausalLM,
@@ -17,17 +29,26 @@ import type * as tf from '@tensorflow/tfjs-core';
 import type { Agent } from './agent.js';
 import { algorithmEntry } from './algorithms/registry.js';
 import type { AlgorithmConfigBase } from './algorithms/types.js';
+import { LmPolicy } from './lm-agent.js';
+import { type PromptFormatOption, promptClock, promptDateOf } from './prompt-format.js';
 
 /** Options of {@link createLmAgent}. */
 export interface LmAgentOptions {
-  /** Hugging Face model folder with config.json, model.safetensors and tokenizer.json. */
+  /**
+   * A Hugging Face model folder with config.json, model.safetensors and tokenizer.json, or a model
+   * on the Hugging Face Hub, `ORG/NAME` or `ORG/NAME@REVISION`, downloaded first into the Hub
+   * cache (`loadCausalLM` of `@poad/lora-model`; an existing folder wins over a Hub id).
+   */
   model: string;
   backend: BackendChoice;
   /** Threads of the native kernels on wasm (unset: the addon's current setting). */
   threads?: number;
   seed: number;
   lora: { r: number; alpha: number };
-  /** Token ids that end a generated action (open action spaces); default: the tokenizer's EOS. */
+  /**
+   * Token ids that end a generated action (open action spaces); default: the tokenizer's EOS,
+   * and in the chat format also the `eos_token_id`s of the model's generation_config.json.
+   */
   stopTokenIds?: number[];
   /** Value-head hidden sizes (default 1024, 512 as the paper), for algorithms with one. */
   valueHead?: number[];
@@ -38,36 +59,142 @@ export interface LmAgentOptions {
   algorithm?: string;
   /** Its resolved config (default: its schema's defaults with `seed`). */
   config?: AlgorithmConfigBase;
+  /**
+   * How observations become prompts (`LmPolicy`'s `PromptFormat`): `plain` (default), `chat`
+   * (the model's chat template; a model without one is refused), or `auto` (chat when the model
+   * has a chat template). The agent's `prompt` says which was used.
+   */
+  promptFormat?: PromptFormatOption;
+  /** The date the chat template's `strftime_now` sees, `YYYY-MM-DD` (default: today). */
+  promptDate?: string;
+  /** Download progress (bytes, rate, ETA) while a Hub model is fetched. */
+  onProgress?: (progress: DownloadProgress) => void;
 }
 
-/** Loads a model folder and wraps it as an {@link Agent} with a fresh LoRA adapter and value head. */
+/** The `eos_token_id`s of a model folder's generation_config.json (none when it has none). */
+async function generationStopIds(folder: string): Promise<number[]> {
+  try {
+    const json = JSON.parse(await readFile(join(folder, 'generation_config.json'), 'utf8')) as {
+      eos_token_id?: unknown;
+    };
+    const ids = Array.isArray(json.eos_token_id) ? json.eos_token_id : [json.eos_token_id];
+    return ids.filter((id): id is number => Number.isInteger(id) && id >= 0);
+  } catch {
+    return [];
+  }
+}
+
+/** The prompt format an agent uses: `plain`, or `chat` with the model's template and a date. */
+type ChosenPrompt =
+  | { format: 'plain' }
+  | { format: 'chat'; template: ChatTemplate; date: string; stopTokenIds: number[] };
+
+async function choosePrompt(
+  o: LmAgentOptions,
+  folder: string,
+  tokenizer: TextTokenizer,
+): Promise<ChosenPrompt> {
+  const asked = o.promptFormat ?? 'plain';
+  if (asked === 'plain') return { format: 'plain' };
+  const template = await readChatTemplate(folder);
+  if (template === undefined) {
+    if (asked === 'auto') return { format: 'plain' };
+    throw new OptionError(
+      `promptFormat (--prompt-format) chat: the model ${o.model} has no chat template (no "chat_template" in tokenizer_config.json, no chat_template.jinja); use plain or auto`,
+    );
+  }
+  const date = o.promptDate ?? promptDateOf();
+  promptClock(date);
+  const ids = [
+    ...(tokenizer.eosId === undefined ? [] : [tokenizer.eosId]),
+    ...(await generationStopIds(folder)),
+  ].filter((id) => id < tokenizer.vocabSize);
+  return { format: 'chat', template, date, stopTokenIds: [...new Set(ids)] };
+}
+
+/**
+ * Loads a model (a folder or a Hub id) and wraps it as an {@link Agent} with a fresh LoRA adapter
+ * and value head, its policy prompting as `promptFormat` says.
+ */
 export async function createLmAgent(o: LmAgentOptions): Promise<Agent> {
   const entry = algorithmEntry(o.algorithm ?? 'poad');
   const config = o.config ?? entry.resolveConfig({ seed: o.seed }, {});
+  if (o.promptDate !== undefined) promptClock(o.promptDate);
   const backend = await initBackend(o.backend, o.threads ? { threads: o.threads } : {});
   const model = await loadCausalLM(o.model, {
     seed: o.seed,
     lora: { r: o.lora.r, alpha: o.lora.alpha },
     valueHead: entry.valueHead ? (o.valueHead ? { hiddenSizes: o.valueHead } : true) : false,
+    ...(o.onProgress ? { onProgress: o.onProgress } : {}),
   });
+  try {
+    return await agentOf(o, entry, config, backend, model);
+  } catch (e) {
+    model.dispose();
+    throw e;
+  }
+}
+
+async function agentOf(
+  o: LmAgentOptions,
+  entry: ReturnType<typeof algorithmEntry>,
+  config: AlgorithmConfigBase,
+  backend: Awaited<ReturnType<typeof initBackend>>,
+  model: CausalLM,
+): Promise<Agent> {
   const tokenizer = model.tokenizer;
   if (!tokenizer) {
     throw new Error(
       `${o.model}: no tokenizer.json; the training apps need the model's tokenizer to score action labels`,
     );
   }
+  const folder = model.source?.folder ?? o.model;
+  const snapshot: ModelSnapshot | undefined = model.source?.snapshot;
+  const prompt = await choosePrompt(o, folder, tokenizer);
+  const stopTokenIds =
+    o.stopTokenIds ?? (prompt.format === 'chat' ? prompt.stopTokenIds : undefined);
   const built = entry.createPolicy(model, tokenizer, config, {
-    ...(o.stopTokenIds ? { stopTokenIds: o.stopTokenIds } : {}),
+    ...(stopTokenIds ? { stopTokenIds } : {}),
   });
   const { policy } = built;
+  if (prompt.format === 'chat') {
+    // The registry's createPolicy takes no prompt format: it is set on the built policy.
+    if (!(policy instanceof LmPolicy)) {
+      policy.dispose?.();
+      throw new OptionError(
+        `promptFormat (--prompt-format) chat: the policy of --algo ${entry.name} is not an LmPolicy and cannot take a chat template; use plain`,
+      );
+    }
+    policy.setPromptFormat({
+      kind: 'chat',
+      template: prompt.template,
+      now: promptClock(prompt.date),
+    });
+  }
   // Adapters saved in subfolders beside the actor's (e.g. ETPO's critic and target critic).
   const extraAdapters = Object.entries(built.adapters);
   return {
     policy,
     backend: `${backend.description} (${backend.source})`,
     ...(backend.adapter ? { gpu: backend.adapter } : {}),
+    prompt: prompt.format === 'chat' ? { format: 'chat', date: prompt.date } : { format: 'plain' },
     info: {
       model: o.model,
+      ...(folder === o.model ? {} : { folder }),
+      ...(snapshot
+        ? {
+            hub: {
+              repo: snapshot.repo,
+              revision: snapshot.revision,
+              commit: snapshot.commit,
+              endpoint: snapshot.endpoint,
+              source: snapshot.source,
+              ...(snapshot.warning ? { warning: snapshot.warning } : {}),
+            },
+          }
+        : {}),
+      promptFormat: prompt.format,
+      ...(prompt.format === 'chat' ? { promptDate: prompt.date } : {}),
       config: model.config,
       trainableActor: count(policy.actorVariables),
       trainableCritic: count(policy.criticVariables),

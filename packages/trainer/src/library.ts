@@ -176,10 +176,11 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     const holder = runDirLockHolder(rc.run.resume);
     if (holder) throw new RunLockedError(rc.run.resume, holder, holder.host === hostname());
   }
-  const agent = await createRunAgent(rc);
+  const built = await createRunAgent(rc, log);
+  const agent = built.agent;
   log(`backend: ${agent.backend}; model: ${rc.run.model}`);
   try {
-    return await runTraining(spec, rc, agent, log);
+    return await runTraining(spec, built.rc, agent, log);
   } finally {
     agent.dispose();
   }
@@ -231,7 +232,7 @@ async function withCheckpoint<T>(
     { backend: o.backend, threads: o.threads },
     { where: 'evaluate() options', naming: 'field' },
   );
-  const agent = await createRunAgent(rc);
+  const { agent } = await createRunAgent(rc, log);
   try {
     const ck = await loadCheckpoint(o.runDir, (cp) => agent.loadTrainable(join(cp.dir, 'model')), {
       warn: log,

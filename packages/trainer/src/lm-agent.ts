@@ -1,4 +1,4 @@
-import type { TextTokenizer } from '@poad/hf-files';
+import type { ChatTemplate, TextTokenizer } from '@poad/hf-files';
 import {
   type CausalLM,
   candidateTokenLogProbs,
@@ -21,10 +21,35 @@ const key = (p: ArrayLike<number>, a: ArrayLike<number>) =>
   `${Array.prototype.join.call(p, ',')}|${Array.prototype.join.call(a, ',')}`;
 
 /**
+ * How an observation becomes the prompt the policy scores and samples from (`--prompt-format`).
+ *
+ * - `plain`: `<s>` (the tokenizer's BOS, when it has one) + the observation's ids; a candidate
+ *   label's ids are those of `' ' + label`, since labels continue the observation's last sentence
+ *   (`… You decide to` + ` open the door`). What the embedded models were trained on.
+ * - `chat`: the observation is the user message of the model's chat template, rendered with the
+ *   generation prompt (`add_generation_prompt`), so that the prompt ends where the assistant's
+ *   reply begins; the text is tokenized without adding special tokens (the template writes its
+ *   own BOS and turn markers, which tokenize to their special ids). A candidate label is the whole
+ *   assistant reply: its ids are those of the label alone, without the leading space of `plain`.
+ *   The prompt's ids stay the same for every label (one KV cache per prompt), and for ChatML
+ *   (Qwen) and Llama 3.x, whose generation prompts end in a newline that their pre-tokenizers
+ *   never join to a following word, they are also how the tokenizer splits `rendered + label`.
+ *   No end-of-turn token is appended, so a label is scored on its own tokens only, as in `plain`
+ *   (TWOSOME's normalisation included).
+ *   Generated text (open action spaces) continues in the assistant turn up to a stop token.
+ *   `now` is the clock of the template's `strftime_now` (Llama 3.x writes today's date into its
+ *   system turn): a run fixes it to the date recorded in its config.json, so that every prompt,
+ *   also after `--resume` on another day, renders the same.
+ */
+export type PromptFormat =
+  | { readonly kind: 'plain' }
+  | { readonly kind: 'chat'; readonly template: ChatTemplate; readonly now: Date };
+
+/**
  * Adapts a `@poad/lora-model` causal LM to `@poad/ppo`'s `TokenPolicy`:
- * - prompts are `<s>` + the observation's ids; a candidate label's ids are those of
- *   `' ' + label` (the tokens of `observation + ' ' + label` after the prompt with a byte-level
- *   BPE), cached per string;
+ * - prompts and candidate labels are tokenized as the {@link PromptFormat} says (default
+ *   `plain`: `<s>` + the observation's ids, a label's ids those of `' ' + label`, i.e. the tokens
+ *   of `observation + ' ' + label` after the prompt with a byte-level BPE), cached per string;
  * - the actor is the LoRA policy (`tokenStats`: full-vocabulary log-probs and entropies, or
  *   renormalised over the label tree's continuations when the batch carries `allowed`);
  * - the critic is the value head on the frozen base's final hidden states, whose features are
@@ -35,6 +60,7 @@ export class LmPolicy implements TokenPolicy {
   private readonly promptCache = new Map<string, Int32Array>();
   private readonly labelCache = new Map<string, Int32Array>();
   private features = new Map<string, Float32Array>();
+  private format: PromptFormat = { kind: 'plain' };
 
   constructor(
     readonly model: CausalLM,
@@ -88,6 +114,21 @@ export class LmPolicy implements TokenPolicy {
     );
   }
 
+  /** How observations become prompts (default `plain`). */
+  get promptFormat(): PromptFormat {
+    return this.format;
+  }
+
+  /**
+   * Switches how observations become prompts and labels their ids (see {@link PromptFormat});
+   * set it before the first prompt is encoded, as `createLmAgent` does.
+   */
+  setPromptFormat(format: PromptFormat): void {
+    this.format = format;
+    this.promptCache.clear();
+    this.labelCache.clear();
+  }
+
   /** Forgets cached base features (see `Agent.beginIteration`). */
   clearFeatureCache(): void {
     this.features = new Map();
@@ -104,9 +145,18 @@ export class LmPolicy implements TokenPolicy {
   async encodePrompt(observation: string): Promise<Int32Array> {
     let ids = this.promptCache.get(observation);
     if (!ids) {
-      const body = await this.tokenizer.encode(observation, { addSpecialTokens: false });
-      const bos = this.tokenizer.bosId;
-      ids = Int32Array.from(bos === undefined ? body : [bos, ...body]);
+      const f = this.format;
+      if (f.kind === 'chat') {
+        const text = f.template.render([{ role: 'user', content: observation }], {
+          addGenerationPrompt: true,
+          now: f.now,
+        });
+        ids = Int32Array.from(await this.tokenizer.encode(text, { addSpecialTokens: false }));
+      } else {
+        const body = await this.tokenizer.encode(observation, { addSpecialTokens: false });
+        const bos = this.tokenizer.bosId;
+        ids = Int32Array.from(bos === undefined ? body : [bos, ...body]);
+      }
       if (this.promptCache.size > 50_000) this.promptCache.clear();
       this.promptCache.set(observation, ids);
     }
@@ -121,9 +171,9 @@ export class LmPolicy implements TokenPolicy {
       candidates.map(async (label) => {
         let ids = this.labelCache.get(label);
         if (!ids) {
-          ids = Int32Array.from(
-            await this.tokenizer.encode(` ${label}`, { addSpecialTokens: false }),
-          );
+          // In the chat format the label starts the assistant's turn: no leading space.
+          const text = this.format.kind === 'chat' ? label : ` ${label}`;
+          ids = Int32Array.from(await this.tokenizer.encode(text, { addSpecialTokens: false }));
           this.labelCache.set(label, ids);
         }
         return ids;

@@ -1,11 +1,12 @@
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import {
   defaultCodeModelPath,
   defaultModelPath,
   END_OF_TEXT_ID,
   informativePriorModelPath,
 } from '@poad/default-model';
+import { parseModelId } from '@poad/hf-files';
 
 /** The `model` option's value that names the embedded default model (`@poad/default-model`). */
 export const DEFAULT_MODEL_OPTION = 'default';
@@ -17,16 +18,28 @@ export const DEFAULT_CODE_MODEL_OPTION = 'default-code';
 export const INFORMATIVE_PRIOR_MODEL_OPTION = 'informative-prior';
 
 /**
- * The folder a `model` option points to: `'default'` is the embedded default model shipped by
- * `@poad/default-model`, `'default-code'` its code model (DataSciCoding), `'informative-prior'` its informative-prior variant; anything else is a Hugging Face model folder, relative to the working
- * directory. Runs recorded before the default model became a package stored
- * `'models/default'`; where no such folder exists that value also means the embedded model.
+ * Whether `model` (a `model` option, after {@link resolveModelPath}) names a model on the Hugging
+ * Face Hub, `ORG/NAME` or `ORG/NAME@REVISION`, rather than a folder.
+ */
+export function isHubModelId(model: string): boolean {
+  return model !== '' && !existsSync(model) && parseModelId(model).kind === 'hub';
+}
+
+/**
+ * What a `model` option points to: `'default'` is the folder of the embedded default model shipped
+ * by `@poad/default-model`, `'default-code'` its code model (DataSciCoding), `'informative-prior'`
+ * its informative-prior variant; `ORG/NAME` or `ORG/NAME@REVISION` that is not a folder is a model
+ * on the Hugging Face Hub and comes back as it is (`loadCausalLM` and `createLmAgent` download
+ * it); anything else is a Hugging Face model folder, relative to the working directory, made
+ * absolute. Runs recorded before the default model became a package stored `'models/default'`;
+ * where no such folder exists that value also means the embedded model.
  */
 export function resolveModelPath(model: string): string {
   if (model === DEFAULT_MODEL_OPTION) return defaultModelPath;
   if (model === DEFAULT_CODE_MODEL_OPTION) return defaultCodeModelPath;
   if (model === INFORMATIVE_PRIOR_MODEL_OPTION) return informativePriorModelPath;
   if (model === 'models/default' && !existsSync(model)) return defaultModelPath;
+  if (isHubModelId(model)) return model;
   return resolve(model);
 }
 
@@ -40,4 +53,33 @@ export function embeddedStopTokenIds(model: string): number[] | undefined {
   return [defaultModelPath, defaultCodeModelPath, informativePriorModelPath].includes(path)
     ? [END_OF_TEXT_ID]
     : undefined;
+}
+
+/**
+ * Whether a model folder has a chat template (`chat_template.jinja`, or `chat_template` in
+ * `tokenizer_config.json`), read synchronously; false when the folder has neither or cannot be
+ * read.
+ */
+export function hasChatTemplateSync(folder: string): boolean {
+  if (existsSync(join(folder, 'chat_template.jinja'))) return true;
+  try {
+    const config = JSON.parse(readFileSync(join(folder, 'tokenizer_config.json'), 'utf8')) as {
+      chat_template?: unknown;
+    };
+    return config.chat_template != null;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The prompt format a run's options settle on without loading the model, for comparing runs
+ * (`runSettings`): `auto` becomes `plain` or `chat` for a model on disk (an embedded model or a
+ * folder), and stays `auto` for a Hub id.
+ */
+export function settledPromptFormat(model: string, format: string): string {
+  if (format !== 'auto') return format;
+  const folder = resolveModelPath(model);
+  if (isHubModelId(folder)) return format;
+  return hasChatTemplateSync(folder) ? 'chat' : 'plain';
 }

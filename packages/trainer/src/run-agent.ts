@@ -1,21 +1,132 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type DownloadProgress, formatBytes, parseModelId } from '@poad/hf-files';
+import { ProgressBar } from '@poad/run-kit';
 import type { BackendChoice } from '@poad/tfjs-kernels';
 import type { Agent } from './agent.js';
 import { createLmAgent } from './create-lm-agent.js';
-import { embeddedStopTokenIds, resolveModelPath } from './model-path.js';
+import { embeddedStopTokenIds, isHubModelId, resolveModelPath } from './model-path.js';
 import type { RunConfig } from './run-config.js';
 
-/** The language-model agent a resolved run asks for: model, backend, threads, LoRA, its algorithm's policy. */
-export function createRunAgent(rc: RunConfig): Promise<Agent> {
+/** What environment.json records of a Hub model (`model.hub`, written by `createLmAgent`). */
+interface RecordedHubModel {
+  repo?: unknown;
+  commit?: unknown;
+}
+
+/**
+ * The model a run loads: the `model` option resolved ({@link resolveModelPath}); for a run being
+ * resumed (or evaluated) on a Hub model, that repository at the commit its environment.json
+ * recorded, `ORG/NAME@<commit>`, which the cache serves without any request even after the
+ * branch moved.
+ */
+function modelToLoad(rc: RunConfig, log: (line: string) => void): string {
+  const model = resolveModelPath(rc.run.model);
+  const runDir = rc.run.resume;
+  if (runDir === undefined || !isHubModelId(model)) return model;
+  const id = parseModelId(model);
+  const file = join(runDir, 'environment.json');
+  let hub: RecordedHubModel | undefined;
+  try {
+    hub = (JSON.parse(readFileSync(file, 'utf8')) as { model?: { hub?: RecordedHubModel } }).model
+      ?.hub;
+  } catch {
+    hub = undefined;
+  }
+  if (
+    id.kind === 'hub' &&
+    hub?.repo === id.repo &&
+    typeof hub.commit === 'string' &&
+    /^[0-9a-f]{40}$/.test(hub.commit)
+  ) {
+    return `${id.repo}@${hub.commit}`;
+  }
+  log(
+    `warning: ${file} records no commit of ${model}; loading ${model} as it is now, which may differ from the model the run started with`,
+  );
+  return model;
+}
+
+/**
+ * A progress bar for a model download on standard error (bytes, rate, ETA), drawn from the
+ * download's reports; none when the model is cached.
+ */
+function downloadBar(): { onProgress(p: DownloadProgress): void; finish(): void } {
+  let bar: ProgressBar | undefined;
+  return {
+    onProgress(p) {
+      if (p.phase === 'done') {
+        if (bar !== undefined && p.total > 0)
+          bar.update(p.total, { files: `${p.files}/${p.files}` });
+        return;
+      }
+      if (p.total <= 0) return;
+      if (bar === undefined) {
+        bar = new ProgressBar({
+          total: p.total,
+          label: `downloading ${p.repo}`,
+          format: formatBytes,
+        });
+        // Bytes of an earlier, interrupted download do not count towards the rate.
+        bar.resumeFrom(p.bytes);
+      }
+      bar.update(p.bytes, {
+        rate: `${formatBytes(p.rate)}/s`,
+        files: `${p.filesDone}/${p.files}`,
+        ...(p.phase === 'wait' ? { waiting: `another process fetches ${p.file}` } : {}),
+      });
+    },
+    finish() {
+      bar?.finish();
+    },
+  };
+}
+
+/**
+ * The language-model agent a resolved run asks for (model, backend, threads, LoRA, its
+ * algorithm's policy, the prompt format), and the run with what the agent settled: the prompt
+ * format it used (`auto` becomes `plain` or `chat`) and, for `chat`, the date its template sees.
+ * A Hub model is downloaded first, with a progress bar unless the run is quiet.
+ */
+export async function createRunAgent(
+  rc: RunConfig,
+  log: (line: string) => void,
+): Promise<{ agent: Agent; rc: RunConfig }> {
   const { run, config } = rc;
   const stopTokenIds = embeddedStopTokenIds(run.model);
-  return createLmAgent({
-    model: resolveModelPath(run.model),
-    backend: run.backend as BackendChoice,
-    threads: run.threads,
-    seed: config.seed,
-    lora: { r: run.loraRank, alpha: run.loraAlpha },
-    algorithm: rc.algorithm.name,
-    config,
-    ...(stopTokenIds ? { stopTokenIds } : {}),
-  });
+  const model = modelToLoad(rc, log);
+  const bar = run.quiet || !isHubModelId(model) ? undefined : downloadBar();
+  let agent: Agent;
+  try {
+    agent = await createLmAgent({
+      model,
+      backend: run.backend as BackendChoice,
+      threads: run.threads,
+      seed: config.seed,
+      lora: { r: run.loraRank, alpha: run.loraAlpha },
+      algorithm: rc.algorithm.name,
+      config,
+      promptFormat: run.promptFormat,
+      ...(run.promptDate === undefined ? {} : { promptDate: run.promptDate }),
+      ...(stopTokenIds ? { stopTokenIds } : {}),
+      ...(bar ? { onProgress: bar.onProgress } : {}),
+    });
+  } finally {
+    bar?.finish();
+  }
+  const hub = agent.info.hub as { repo: string; commit: string; warning?: string } | undefined;
+  if (hub?.warning) log(`warning: ${hub.warning}`);
+  if (hub) log(`model ${run.model}: commit ${hub.commit} of ${hub.repo}`);
+  const prompt = agent.prompt ?? { format: 'plain' as const };
+  return {
+    agent,
+    rc: {
+      ...rc,
+      run: {
+        ...run,
+        promptFormat: prompt.format,
+        ...(prompt.date === undefined ? {} : { promptDate: prompt.date }),
+      },
+    },
+  };
 }

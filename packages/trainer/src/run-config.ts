@@ -15,7 +15,7 @@ import { algorithmEntry, algorithmNames } from './algorithms/registry.js';
 import type { AlgorithmConfigBase, AlgorithmEntry } from './algorithms/types.js';
 import type { AppSpec } from './app.js';
 import { migrateRunConfig } from './migrate-config.js';
-import { resolveModelPath } from './model-path.js';
+import { resolveModelPath, settledPromptFormat } from './model-path.js';
 import { offeredAlgorithms, presetValues } from './presets.js';
 import type { RunOptions } from './run-options.js';
 import { runOptionsSchema } from './run-options.js';
@@ -264,7 +264,7 @@ export function readRunConfigFile(runDir: string, whenMissing: string): Record<s
  * A run directory's own settings (its config.json, under today's names: see migrate-config.ts),
  * checked by the same schemas as a new run's, with `overrides` (those of
  * {@link RESUMABLE_OVERRIDES}) applied. Fields the run was recorded without take the schemas'
- * defaults, as the code of that time did; `threads` its default.
+ * defaults, as the code of that time did; `threads` its default, `promptFormat` `plain`.
  */
 export function loadRunConfig(
   spec: AppSpec,
@@ -284,6 +284,8 @@ export function loadRunConfig(
   const entry = algorithmEntry(algo);
   const s = schemasOf(spec, entry);
   const saved = migrateRunConfig(raw, (k) => k in s.run || k in s.config || k in s.env);
+  // Runs recorded before prompt formats existed prompted plainly (not `auto`, today's default).
+  if (saved.promptFormat === undefined) saved.promptFormat = 'plain';
   const kept = Object.fromEntries(
     Object.entries(overrides).filter(([k, v]) => k !== 'resume' && v !== undefined),
   );
@@ -331,10 +333,15 @@ const NOT_SETTINGS = new Set<string>([
  * backend and thread count); `compare --reuse` matches runs by them.
  */
 export function runSettings(rc: RunConfig): Record<string, unknown> {
+  const promptFormat = settledPromptFormat(rc.run.model, rc.run.promptFormat);
   const flat = {
     ...rc.run,
     // 'default' and the older 'models/default' both mean the embedded default model.
     model: resolveModelPath(rc.run.model),
+    // `auto` on a model without a chat template prompts as `plain` (and old runs did), and the
+    // date changes nothing then.
+    promptFormat,
+    promptDate: promptFormat === 'plain' ? undefined : rc.run.promptDate,
     ...(rc.algorithm.settingsOf?.(rc.config) ??
       fieldsOf(rc.algorithm.configSchema, rc.config as unknown as Record<string, unknown>)),
     ...rc.envOptions,

@@ -1,5 +1,6 @@
 import { defineSchema, type OptionsSchema, type OptionValues } from '@poad/config';
 import type { AppSpec } from './app.js';
+import { PROMPT_DATE, PROMPT_FORMATS } from './prompt-format.js';
 
 /**
  * The options of a run that are not an algorithm's config: what to train on, with which model and
@@ -14,9 +15,25 @@ export const RUN_OPTIONS = defineSchema({
   model: {
     type: 'string',
     default: 'default',
-    placeholder: 'dir',
+    placeholder: 'id|dir',
     description:
-      "Hugging Face model folder (config.json, model.safetensors, tokenizer.json); 'default' is the embedded default model, 'default-code' its code model for DataSciCoding, 'informative-prior' its variant with common sense in the corpus (@poad/default-model)",
+      "A Hugging Face Hub model ORG/NAME or ORG/NAME@REVISION (downloaded once into the cache Python's huggingface_hub shares: $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub; HF_TOKEN for gated models, HF_ENDPOINT for a mirror, HF_HUB_OFFLINE=1 for the cache only; environment.json records the commit, which --resume loads again), a model folder (config.json, model.safetensors, tokenizer.json; an existing folder wins over a Hub id), or an embedded model: 'default' the default model, 'default-code' its code model for DataSciCoding, 'informative-prior' its variant with common sense in the corpus (@poad/default-model)",
+  },
+  promptFormat: {
+    type: 'enum',
+    choices: PROMPT_FORMATS,
+    default: 'auto',
+    description:
+      "How an observation becomes the prompt: plain is BOS + the observation, action labels continuing it after a space (the embedded models); chat is the observation as the user message of the model's chat template (tokenizer_config.json or chat_template.jinja), the labels or generated text as the assistant's reply; auto is chat when the model has a chat template, else plain. config.json records the format used, and --resume keeps it",
+  },
+  promptDate: {
+    type: 'string',
+    optional: true,
+    placeholder: 'YYYY-MM-DD',
+    pattern: PROMPT_DATE,
+    expected: 'a date YYYY-MM-DD',
+    description:
+      "The date a chat template writes into the prompt (Llama 3.x puts today's date in its system turn); default: the day the run starts, recorded in config.json so that --resume renders the same prompts",
   },
   backend: {
     type: 'enum',
