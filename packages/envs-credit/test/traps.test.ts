@@ -238,7 +238,7 @@ describe('risky: the safe label has the higher expected return', () => {
     },
   );
 
-  it('the best episode of a group of 8 uniform episodes is nearly always a lucky run', () => {
+  it('the best episode of a group of 8 uniform episodes is a lucky run in 98% of groups', () => {
     const env = createCreditEnv('risky');
     const rng = createRng(2);
     let groups = 0;
@@ -263,8 +263,10 @@ describe('risky: the safe label has the higher expected return', () => {
       groups++;
       if (bestRan) lucky++;
     }
-    // A first-step lucky run (probability 1/4) returns 1, above walking's 0.9025: with 8
-    // episodes, 1 − (3/4)^8 = 90% of groups hold one, so imitating the best episode runs.
-    expect(lucky / groups).toBeGreaterThan(0.85);
+    // A lucky run from 3 rooms (probability ½·½ = 1/4, return 1) or from 2 rooms (1/8, return
+    // 0.95) beats the whole walk's 0.9025: an episode does so with probability 3/8, and a group
+    // of 8 holds one with probability 1 − (5/8)^8 = 0.977 (ties at 0.9025 add a little). So
+    // imitating the best episode of a group runs.
+    expect(lucky / groups).toBeGreaterThan(0.95);
   });
 });
