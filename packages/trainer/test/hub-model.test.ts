@@ -13,7 +13,9 @@ import { loadTokenizer, type TextTokenizer } from '@poad/hf-files';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { Agent } from '../src/agent.js';
 import { runCli } from '../src/cli.js';
+import { evaluate, train } from '../src/index.js';
 import { TINY_RUN } from './cli-harness.js';
+import { DoorEnv } from './door-env.js';
 import { metricsRows, tinyVirtualHomeApp } from './tiny-app.js';
 import { tinyModelDir } from './tiny-model.js';
 
@@ -358,5 +360,42 @@ describe('--prompt-format chat', () => {
       /^error: promptFormat \(--prompt-format\) chat: the model poad-test\/tiny-agent(@[0-9a-f]+)? has no chat template .*use plain or auto$/,
     );
     expect(existsSync(h.dir('no-template'))).toBe(false);
+  });
+});
+
+describe('train({ model: ORG/NAME })', () => {
+  it('trains on the Hub model, records its commit, and evaluate() loads that commit', async () => {
+    const log: string[] = [];
+    const r = await train({
+      env: (i) => new DoorEnv(i),
+      envName: 'doors',
+      model: CHAT,
+      promptFormat: 'plain',
+      envs: 2,
+      numSteps: 4,
+      numMinibatches: 2,
+      evalEpisodes: 0,
+      maxIterations: 1,
+      backend: 'wasm',
+      quiet: true,
+      runs: h.runs,
+      runName: 'library',
+      log: (line) => log.push(line),
+    });
+    expect(r).toMatchObject({ iterations: 1, interrupted: false });
+    expect(h.json('library', 'environment.json')).toMatchObject({
+      model: { model: CHAT, hub: { repo: CHAT, commit: chatRepo.commit }, promptFormat: 'plain' },
+    });
+    expect(h.json('library', 'config.json')).toMatchObject({ model: CHAT, promptFormat: 'plain' });
+    hub.log.length = 0;
+    const result = await evaluate({
+      runDir: r.runDir,
+      env: (i) => new DoorEnv(i),
+      episodes: 2,
+      log: (line) => log.push(line),
+    });
+    expect(result.episodes).toBe(2);
+    expect(hub.log).toEqual([]);
+    expect(log.join('\n')).toContain(`model ${CHAT}: commit ${chatRepo.commit}`);
   });
 });
