@@ -79,8 +79,9 @@ export function optimalValues(
 
 /**
  * The exact optimum of the logged return `info.discountedReturn` of a credit task: V* of its
- * start state. Every task's optimal policy is deterministic, so this is also the return of
- * every optimal episode.
+ * start state. The optimal episodes of the eight tasks take no chance (the risky tasks' optimum
+ * walks), so this is also the logged return of every optimal episode; for an MDP of your own
+ * with chance on the optimal path it is the expected optimum.
  */
 export function optimalReturn(task: string | CreditMdp): number {
   const mdp = resolveMdp(task, 'optimalReturn(task)');
