@@ -80,8 +80,11 @@ describe('train()', () => {
 
     // The checkpoint's policy, on the environment or with play's trace.
     const ev = await evaluate({ runDir: r.runDir, env, episodes: 3, greedy: false, log: () => {} });
-    expect(ev).toMatchObject({ task: 'doors', greedy: false, episodes: 3 });
-    expect(ev.successRate).toBeGreaterThanOrEqual(0);
+    expect(ev).toMatchObject({ task: 'doors', greedy: false, episodes: 3, meanLength: 1 });
+    // Each episode is one door: success and return are both 1 for the red door, 0 for the blue.
+    expect([0, 1, 2, 3].map((wins) => wins / 3)).toContain(ev.successRate);
+    expect(ev.meanReturn).toBeCloseTo(ev.successRate, 12);
+    expect(ev.stdReturn).toBeCloseTo(Math.sqrt(ev.successRate * (1 - ev.successRate)), 12);
     const lines: string[] = [];
     const played = await play({ runDir: r.runDir, env, log: (l) => lines.push(l) });
     expect(played.steps).toHaveLength(1);

@@ -18,13 +18,22 @@ beforeAll(async () => {
 async function run(shared: boolean) {
   const model = await loadCausalLM(dir, { seed: 3, lora: { r: 4, alpha: 8 }, valueHead: true });
   const lm = new LmPolicy(model, model.tokenizer!);
-  let calls = 0;
-  // The same policy without (or with a counted) prompt-shared scoring.
+  // Counts of the update's two ways to score the candidates: each prompt once for all of its
+  // candidates (`scoreCandidateTokens`), or a row per candidate (`scoreTokens`, which the rest
+  // of the iteration calls too).
+  const calls = { shared: 0, rows: 0 };
+  // The same policy with its scoring counted, and without the prompt-shared scoring.
   const policy: TokenPolicy = Object.create(lm);
+  Object.defineProperty(policy, 'scoreTokens', {
+    value: (batch: Parameters<TokenPolicy['scoreTokens']>[0]) => {
+      calls.rows++;
+      return lm.scoreTokens(batch);
+    },
+  });
   Object.defineProperty(policy, 'scoreCandidateTokens', {
     value: shared
       ? (p: readonly Int32Array[], c: readonly (readonly Int32Array[])[]) => {
-          calls++;
+          calls.shared++;
           return lm.scoreCandidateTokens(p, c);
         }
       : undefined,
@@ -48,8 +57,11 @@ describe("TWOSOME's update with each prompt run once for its candidates", () => 
   it('gives the losses and weights of scoring every candidate row in full', async () => {
     const a = await run(true);
     const b = await run(false);
-    expect(a.calls).toBeGreaterThan(0);
-    expect(b.calls).toBe(0);
+    // 2 iterations × 1 epoch × 2 minibatches: the shared path scores each minibatch's candidates
+    // once; without it, each of those calls is a call of the row-per-candidate scoring instead.
+    expect(a.calls.shared).toBe(4);
+    expect(b.calls.shared).toBe(0);
+    expect(b.calls.rows).toBe(a.calls.rows + a.calls.shared);
     a.reports.forEach((r, i) => {
       const s = b.reports[i]!;
       for (const k of ['policyLoss', 'valueLoss', 'entropy', 'approxKl'] as const)
