@@ -1,5 +1,8 @@
 /** What `initBackend('webgpu')` says when it cannot run, and what `auto` does with a software adapter. */
 import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { inCI } from '@poad/dev-kit';
 import { describe, expect, it, vi } from 'vitest';
 import { WebGpuUnavailableError } from '../src/errors.js';
 import { isSoftwareAdapter } from '../src/webgpu/adapter.js';
@@ -28,6 +31,23 @@ function initInChild(choice: string, env: Record<string, string | undefined> = {
 }
 
 const SRC = new URL('../src/index.ts', import.meta.url).href;
+
+/** Mesa's lavapipe, a software Vulkan driver (CI installs it): its manifest, if there is one. */
+function lavapipeManifest(): string | null {
+  for (const dir of [
+    '/usr/share/vulkan/icd.d',
+    '/etc/vulkan/icd.d',
+    '/usr/local/share/vulkan/icd.d',
+  ]) {
+    try {
+      const file = readdirSync(dir).find((f) => /^lvp_icd.*\.json$/.test(f));
+      if (file) return join(dir, file);
+    } catch {
+      // no such folder
+    }
+  }
+  return null;
+}
 
 /** The test's environment with `env` applied (undefined removes a variable). */
 function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
@@ -111,17 +131,22 @@ describe('initBackend("webgpu") errors', () => {
     expect(r.message).toMatch(/^backend "webgpu": /);
   });
 
-  it('a software adapter is refused unless allowed, and auto never picks it', () => {
-    const probe = initInChild('webgpu', { POAD_WEBGPU_ALLOW_SOFTWARE: '1' });
-    if (!probe.ok) {
-      expect(process.env.CI, `no WebGPU adapter under CI: ${probe.message}`).toBeFalsy();
-      return;
+  it('a software adapter (lavapipe) is refused unless allowed, and auto never picks it', (ctx) => {
+    const lavapipe = lavapipeManifest();
+    if (!lavapipe) {
+      expect(inCI(), 'no lavapipe (mesa-vulkan-drivers) under CI').toBe(false);
+      return ctx.skip();
     }
-    if (!probe.adapter.software) return; // a hardware GPU: nothing to refuse here
-    const refused = initInChild('webgpu', { POAD_WEBGPU_ALLOW_SOFTWARE: undefined });
+    // Lavapipe as the only Vulkan driver: a software adapter, on a machine with a GPU too.
+    const only = { VK_DRIVER_FILES: lavapipe, VK_ICD_FILENAMES: undefined };
+    const allowed = initInChild('webgpu', { ...only, POAD_WEBGPU_ALLOW_SOFTWARE: '1' });
+    expect(allowed.ok, `webgpu on lavapipe: ${allowed.message}`).toBe(true);
+    expect(allowed.backend).toBe('webgpu');
+    expect(allowed.adapter.software).toBe(true);
+    const refused = initInChild('webgpu', { ...only, POAD_WEBGPU_ALLOW_SOFTWARE: undefined });
     expect(refused).toMatchObject({ ok: false, missing: 'software-adapter' });
     expect(refused.message).toMatch(/software adapter.*POAD_WEBGPU_ALLOW_SOFTWARE=1/);
-    const auto = initInChild('auto', { POAD_WEBGPU_ALLOW_SOFTWARE: '1' });
+    const auto = initInChild('auto', { ...only, POAD_WEBGPU_ALLOW_SOFTWARE: '1' });
     expect(auto.ok).toBe(true);
     expect(auto.backend).not.toBe('webgpu');
   });

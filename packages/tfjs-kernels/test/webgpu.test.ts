@@ -199,11 +199,23 @@ describe.runIf(gpu.ok)('webgpu backend behaviour', () => {
     await initBackend('webgpu', { allowSoftwareAdapter: true });
     const x = tf.tensor1d([1, 2, 3]);
     const y = tf.mul(x, 2);
-    // An invalid shader module: the device reports a validation error asynchronously.
-    const device = (tf.backend() as unknown as { device: { createShaderModule(d: object): void } })
-      .device;
+    // An invalid shader module: the device reports a validation error asynchronously, as an
+    // event (the backend's own listener, added when the device opened, hears it first).
+    const device = (
+      tf.backend() as unknown as {
+        device: {
+          createShaderModule(d: object): void;
+          addEventListener(type: 'uncapturederror', f: () => void, o: { once: true }): void;
+        };
+      }
+    ).device;
+    let hang: NodeJS.Timeout | undefined;
+    const reported = new Promise<void>((resolve, reject) => {
+      device.addEventListener('uncapturederror', () => resolve(), { once: true });
+      hang = setTimeout(() => reject(new Error('the device reported no error in 60 s')), 60_000);
+    });
     device.createShaderModule({ code: 'not a shader' });
-    await new Promise((r) => setTimeout(r, 50));
+    await reported.finally(() => clearTimeout(hang));
     await expect(y.data()).rejects.toBeInstanceOf(GpuDeviceError);
     tf.dispose([x, y]);
     // A new device starts clean.
