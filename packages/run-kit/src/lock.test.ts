@@ -95,15 +95,28 @@ describe('lockRunDir', () => {
   it('a killed holder leaves a stale lock; one that exits releases it', async () => {
     const d = tmp();
     const p = spawn(process.execPath, ['--import', 'tsx', child, 'lock', d], {
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    await new Promise<void>((ok) =>
-      p.stdout.on('data', (b) => String(b).includes('locked') && ok()),
-    );
-    expect(runDirLockHolder(d)?.pid).toBe(p.pid);
-    expect(() => lockRunDir(d)).toThrow(`in use by process ${p.pid}`);
     const closed = new Promise((ok) => p.on('close', ok));
-    p.kill('SIGKILL');
+    try {
+      // Wait for the child to say it holds the lock (starting tsx may take seconds on a loaded
+      // machine); a child that exits first fails the test with what it printed.
+      let printed = '';
+      p.stderr.on('data', (b) => {
+        printed += String(b);
+      });
+      await new Promise<void>((ok, fail) => {
+        p.stdout.on('data', (b) => String(b).includes('locked') && ok());
+        p.on('exit', (code, signal) =>
+          fail(new Error(`the lock holder exited (${code ?? signal}) before locking: ${printed}`)),
+        );
+      });
+      expect(runDirLockHolder(d)?.pid).toBe(p.pid);
+      expect(() => lockRunDir(d)).toThrow(`in use by process ${p.pid}`);
+    } finally {
+      // Killed here, also when a check above fails: it would otherwise wait forever.
+      p.kill('SIGKILL');
+    }
     await closed;
     expect(existsSync(join(d, 'run.lock'))).toBe(true);
     expect(runDirLockHolder(d)).toBeNull();
