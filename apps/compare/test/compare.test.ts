@@ -10,8 +10,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultModelPath as DEFAULT_MODEL } from '@poad/default-model';
-import { spawnApp, waitFor } from '@poad/dev-kit';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { folderProgress, spawnApp, waitUntil, withProgress } from '@poad/dev-kit';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { archiveComparison } from '../src/archive.js';
 import { compare } from '../src/main.js';
 import {
@@ -27,7 +27,7 @@ import {
 const out = mkdtempSync(join(tmpdir(), 'poad-compare-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-/** Collects what the comparison writes to stderr (restored by vi.restoreAllMocks). */
+/** Collects what the comparison writes to stderr (restored after each test). */
 function captureStderr(): string[] {
   const msgs: string[] = [];
   vi.spyOn(process.stderr, 'write').mockImplementation((m) => {
@@ -36,6 +36,17 @@ function captureStderr(): string[] {
   });
   return msgs;
 }
+
+/**
+ * Runs a comparison in this process. On a loaded machine a comparison may take long, so no cap
+ * is put on the whole of it: it fails when nothing under `folder` changes (no config, metrics row,
+ * checkpoint, log line or report written) for 3 minutes, i.e. when one of its steps stalls.
+ */
+const comparing = (argv: string[], folder: string) =>
+  withProgress(compare(argv), () => folderProgress(folder), {
+    what: `compare ${argv.join(' ')}`,
+    stallMs: 180_000,
+  });
 
 /** Tiny runs (one iteration unless said, one evaluation episode); the last entry is --extra. */
 const tiny = (env: string, seeds = 1, iterations = 1) => [
@@ -184,18 +195,25 @@ describe('pairwise differences in the report', () => {
 });
 
 describe('npm run compare', () => {
-  it('runs every algorithm × seed and writes report, summary and curves', async () => {
-    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-    const code = await compare([
-      ...tiny('virtualhome/entertainment', 2),
-      '--algos',
-      'poad,twosome,etpo',
-      '--backend',
-      'wasm',
-      '--out',
-      out,
-    ]);
+  // Tests mute or collect stderr; whatever they spied on is restored even when they fail.
+  afterEach(() => {
     vi.restoreAllMocks();
+  });
+
+  it('runs every algorithm × seed and writes report, summary and curves', async () => {
+    captureStderr();
+    const code = await comparing(
+      [
+        ...tiny('virtualhome/entertainment', 2),
+        '--algos',
+        'poad,twosome,etpo',
+        '--backend',
+        'wasm',
+        '--out',
+        out,
+      ],
+      out,
+    );
     expect(code).toBe(0);
     const dir = join(out, readdirSync(out).find((d) => d.startsWith('compare-'))!);
     // --backend reaches every run.
@@ -229,7 +247,7 @@ describe('npm run compare', () => {
     for (const sub of ['critic', 'target'])
       expect(existsSync(join(ck, sub, 'adapter_model.safetensors'))).toBe(true);
     expect(readFileSync(join(etpo, 'metrics.jsonl'), 'utf8')).toMatch(/"klToReference":/);
-  });
+  }, 0);
 
   it('reads --config FILE: its options are checked like the command line', async () => {
     const file = join(out, 'compare-config.yaml');
@@ -275,42 +293,46 @@ describe('npm run compare', () => {
 
   it('--first-seed 7 --seeds 1 trains seed 7 only (tuning seeds apart from evaluation seeds)', async () => {
     const base = join(out, 'first-seed');
-    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-    const code = await compare([
-      ...tiny('virtualhome/food-preparation', 1),
-      '--algos',
-      'poad',
-      '--first-seed',
-      '7',
-      '--out',
+    captureStderr();
+    const code = await comparing(
+      [
+        ...tiny('virtualhome/food-preparation', 1),
+        '--algos',
+        'poad',
+        '--first-seed',
+        '7',
+        '--out',
+        base,
+      ],
       base,
-    ]);
-    vi.restoreAllMocks();
+    );
     expect(code).toBe(0);
     const dir = join(base, readdirSync(base)[0]!);
     expect(readdirSync(dir).filter((d) => d.startsWith('poad-'))).toEqual(['poad-s7']);
     expect(JSON.parse(readFileSync(join(dir, 'poad-s7', 'config.json'), 'utf8')).seed).toBe(7);
-  });
+  }, 0);
 
   it("without --model each run takes its training command's default model (the code model on DataSciCoding)", async () => {
     const base = join(out, 'datascicoding');
-    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-    const code = await compare([
-      '--env',
-      'datascicoding/iris',
-      '--algos',
-      'poad',
-      '--seeds',
-      '1',
-      '--max-iterations',
-      '1',
-      '--eval-episodes',
-      '1',
-      '--extra=--envs 2 --num-steps 1 --epochs 1 --num-minibatches 1',
-      '--out',
+    captureStderr();
+    const code = await comparing(
+      [
+        '--env',
+        'datascicoding/iris',
+        '--algos',
+        'poad',
+        '--seeds',
+        '1',
+        '--max-iterations',
+        '1',
+        '--eval-episodes',
+        '1',
+        '--extra=--envs 2 --num-steps 1 --epochs 1 --num-minibatches 1',
+        '--out',
+        base,
+      ],
       base,
-    ]);
-    vi.restoreAllMocks();
+    );
     expect(code).toBe(0);
     const dir = join(base, readdirSync(base)[0]!);
     expect(JSON.parse(readFileSync(join(dir, 'poad-s1', 'config.json'), 'utf8')).model).toBe(
@@ -322,68 +344,80 @@ describe('npm run compare', () => {
       .split('\n');
     expect(programs).toHaveLength(2);
     expect(JSON.parse(programs[0]!).body).toMatch(/sklearn/);
-  });
+  }, 0);
 
   it('--jobs 2 runs in child processes; --resume keeps finished runs and continues cut-off ones', async () => {
     const base = join(out, 'jobs');
     mkdirSync(base);
     const msgs = captureStderr();
-    try {
-      const code = await compare(poadNtpoInChildren(base));
-      expect(code).toBe(0);
-      const dir = join(base, readdirSync(base)[0]!);
-      for (const run of ['poad-s1', 'ntpo-s1']) {
-        expect(existsSync(join(dir, run, 'eval.json'))).toBe(true);
-        expect(readFileSync(join(dir, `${run}.log`), 'utf8')).toContain('run directory');
-      }
-      // Cut one run short of its final evaluation; the resumed comparison redoes only that part.
-      rmSync(join(dir, 'ntpo-s1', 'eval.json'));
-      msgs.length = 0;
-      expect(await compare(['--resume', dir])).toBe(0);
-      expect(msgs.join('')).toContain('1 of 2 runs already finished');
-      expect(existsSync(join(dir, 'ntpo-s1', 'eval.json'))).toBe(true);
-      const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'));
-      expect(summary.command).toContain('--jobs 2');
-      expect(summary.command).toContain('(then --resume');
-      expect(summary.summaries.map((x: { label: string }) => x.label)).toEqual(['poad', 'ntpo']);
-      await expect(compare(['--resume', join(base, 'nope')])).rejects.toThrow(/compare\.json/);
-      // --report-only: a report of the finished runs, nothing started.
-      rmSync(join(dir, 'ntpo-s1', 'eval.json'));
-      expect(await compare(['--resume', dir, '--report-only'])).toBe(0);
-      expect(existsSync(join(dir, 'ntpo-s1', 'eval.json'))).toBe(false);
-      const partial = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'));
-      expect(partial.summaries.map((x: { label: string }) => x.label)).toEqual(['poad']);
-      expect(partial.command).toContain('--report-only');
-      await expect(compare(['--report-only'])).rejects.toThrow(/needs --resume/);
-    } finally {
-      vi.restoreAllMocks();
+    const code = await comparing(poadNtpoInChildren(base), base);
+    expect(code).toBe(0);
+    const dir = join(base, readdirSync(base)[0]!);
+    for (const run of ['poad-s1', 'ntpo-s1']) {
+      expect(existsSync(join(dir, run, 'eval.json'))).toBe(true);
+      expect(readFileSync(join(dir, `${run}.log`), 'utf8')).toContain('run directory');
     }
-  }, 120_000);
+    // Cut one run short of its final evaluation; the resumed comparison redoes only that part.
+    rmSync(join(dir, 'ntpo-s1', 'eval.json'));
+    msgs.length = 0;
+    expect(await comparing(['--resume', dir], base)).toBe(0);
+    expect(msgs.join('')).toContain('1 of 2 runs already finished');
+    expect(existsSync(join(dir, 'ntpo-s1', 'eval.json'))).toBe(true);
+    const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'));
+    expect(summary.command).toContain('--jobs 2');
+    expect(summary.command).toContain('(then --resume');
+    expect(summary.summaries.map((x: { label: string }) => x.label)).toEqual(['poad', 'ntpo']);
+    await expect(compare(['--resume', join(base, 'nope')])).rejects.toThrow(/compare\.json/);
+    // --report-only: a report of the finished runs, nothing started.
+    rmSync(join(dir, 'ntpo-s1', 'eval.json'));
+    expect(await compare(['--resume', dir, '--report-only'])).toBe(0);
+    expect(existsSync(join(dir, 'ntpo-s1', 'eval.json'))).toBe(false);
+    const partial = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'));
+    expect(partial.summaries.map((x: { label: string }) => x.label)).toEqual(['poad']);
+    expect(partial.command).toContain('--report-only');
+    await expect(compare(['--report-only'])).rejects.toThrow(/needs --resume/);
+  }, 0);
 
   it('SIGTERM stops a --jobs 2 comparison cleanly: runs checkpoint, exit 130, --resume finishes', async () => {
     const base = join(out, 'signal');
     mkdirSync(base);
     const { child, done } = spawnApp('apps/compare/src/main.ts', poadNtpoInChildren(base, 12));
-    // Signal once both runs have written a checkpoint.
-    while (readdirSync(base).length === 0) await new Promise((r) => setTimeout(r, 200));
-    const dir = join(base, readdirSync(base)[0]!);
-    for (const run of ['poad-s1', 'ntpo-s1'])
-      await waitFor(join(dir, run, 'checkpoints', 'latest.json'), 60_000);
-    child.kill('SIGTERM');
-    const { code, out: err } = await done;
-    expect(code, err).toBe(130);
-    expect(err).toContain(`continue with: npm run compare -- --resume ${dir}`);
-    for (const run of ['poad-s1', 'ntpo-s1']) {
-      // Each run got the signal, saved and stopped before the end; no report was written.
-      expect(readFileSync(join(dir, `${run}.log`), 'utf8')).toMatch(
-        /stopped after iteration \d+\/12/,
-      );
-      expect(existsSync(join(dir, run, 'eval.json'))).toBe(false);
-    }
-    expect(existsSync(join(dir, 'report.md'))).toBe(false);
-    const msgs = captureStderr();
+    const progress = () => folderProgress(base);
     try {
-      expect(await compare(['--resume', dir])).toBe(0);
+      // Signal once both runs have written a checkpoint (however long that takes, as long as the
+      // runs keep writing).
+      const checkpointed = () => {
+        const dir = readdirSync(base)[0];
+        return (
+          dir !== undefined &&
+          ['poad-s1', 'ntpo-s1'].every((run) =>
+            existsSync(join(base, dir, run, 'checkpoints', 'latest.json')),
+          )
+        );
+      };
+      await withProgress(
+        waitUntil(checkpointed, 'a checkpoint of both runs', { timeoutMs: Infinity }),
+        progress,
+        { what: 'the comparison before SIGTERM', stallMs: 180_000 },
+      );
+      child.kill('SIGTERM');
+      const { code, out: err } = await withProgress(done, progress, {
+        what: 'the comparison after SIGTERM',
+        stallMs: 180_000,
+      });
+      const dir = join(base, readdirSync(base)[0]!);
+      expect(code, err).toBe(130);
+      expect(err).toContain(`continue with: npm run compare -- --resume ${dir}`);
+      for (const run of ['poad-s1', 'ntpo-s1']) {
+        // Each run got the signal, saved and stopped before the end; no report was written.
+        expect(readFileSync(join(dir, `${run}.log`), 'utf8')).toMatch(
+          /stopped after iteration \d+\/12/,
+        );
+        expect(existsSync(join(dir, run, 'eval.json'))).toBe(false);
+      }
+      expect(existsSync(join(dir, 'report.md'))).toBe(false);
+      const msgs = captureStderr();
+      expect(await comparing(['--resume', dir], base)).toBe(0);
       for (const run of ['poad-s1', 'ntpo-s1']) {
         const rows = readFileSync(join(dir, run, 'metrics.jsonl'), 'utf8')
           .trim()
@@ -393,130 +427,127 @@ describe('npm run compare', () => {
         );
       }
       expect(existsSync(join(dir, 'report.md'))).toBe(true);
+      expect(msgs.join('')).toContain('finished poad, seed 1');
     } finally {
-      vi.restoreAllMocks();
+      // A failed check must not leave the comparison (and its runs) going.
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     }
-    expect(msgs.join('')).toContain('finished poad, seed 1');
-  }, 180_000);
+  }, 0);
 
   it('--reuse copies in finished runs with the same settings and seed, and trains the rest', async () => {
     const base = join(out, 'reuse');
     mkdirSync(base);
     const msgs = captureStderr();
     const common = tiny('virtualhome/entertainment');
-    try {
-      // An algorithm comparison: NTPO with γ_w unset, i.e. γ_w = γ = 0.95.
-      expect(await compare([...common, '--algos', 'ntpo', '--out', join(base, 'a')])).toBe(0);
-      const a = join(base, 'a', readdirSync(join(base, 'a'))[0]!);
-      // Its archive (finished runs without checkpoints) is what the ablation reuses.
-      const arch = join(base, 'a-archive');
-      expect(archiveComparison(a, arch)).toEqual(['ntpo-s1']);
-      expect(existsSync(join(a, 'ntpo-s1', 'checkpoints'))).toBe(true);
-      expect(existsSync(join(arch, 'ntpo-s1', 'checkpoints'))).toBe(false);
-      expect(existsSync(join(arch, 'compare.json'))).toBe(true);
-      expect(() => archiveComparison(join(a, 'ntpo-s1'), join(base, 'x'))).toThrow(
-        /not a comparison folder/,
-      );
-      // The γ_w ablation takes γ_w = 0.95 from it and trains only γ_w = 0.9.
-      msgs.length = 0;
-      const args = [
-        ...common,
-        '--intra-gammas',
-        '0.95,0.9',
-        '--reuse',
-        arch,
-        '--out',
-        join(base, 'b'),
-      ];
-      expect(await compare(args)).toBe(0);
-      const b = join(base, 'b', readdirSync(join(base, 'b'))[0]!);
-      expect(msgs.join('')).toContain(`reused ntpo γw=0.95, seed 1 (ntpo-w-0.95-s1) from ${arch}`);
-      expect(msgs.join('')).not.toContain('reused ntpo γw=0.9,');
-      const metrics = (d: string) => readFileSync(join(d, 'metrics.jsonl'), 'utf8');
-      expect(metrics(join(b, 'ntpo-w-0.95-s1'))).toBe(metrics(join(a, 'ntpo-s1')));
-      expect(metrics(join(b, 'ntpo-w-0.9-s1'))).not.toBe(metrics(join(a, 'ntpo-s1')));
-      expect(
-        JSON.parse(readFileSync(join(b, 'ntpo-w-0.9-s1', 'config.json'), 'utf8')),
-      ).toMatchObject({
+    // An algorithm comparison: NTPO with γ_w unset, i.e. γ_w = γ = 0.95.
+    expect(await comparing([...common, '--algos', 'ntpo', '--out', join(base, 'a')], base)).toBe(0);
+    const a = join(base, 'a', readdirSync(join(base, 'a'))[0]!);
+    // Its archive (finished runs without checkpoints) is what the ablation reuses.
+    const arch = join(base, 'a-archive');
+    expect(archiveComparison(a, arch)).toEqual(['ntpo-s1']);
+    expect(existsSync(join(a, 'ntpo-s1', 'checkpoints'))).toBe(true);
+    expect(existsSync(join(arch, 'ntpo-s1', 'checkpoints'))).toBe(false);
+    expect(existsSync(join(arch, 'compare.json'))).toBe(true);
+    expect(() => archiveComparison(join(a, 'ntpo-s1'), join(base, 'x'))).toThrow(
+      /not a comparison folder/,
+    );
+    // The γ_w ablation takes γ_w = 0.95 from it and trains only γ_w = 0.9.
+    msgs.length = 0;
+    const args = [
+      ...common,
+      '--intra-gammas',
+      '0.95,0.9',
+      '--reuse',
+      arch,
+      '--out',
+      join(base, 'b'),
+    ];
+    expect(await comparing(args, base)).toBe(0);
+    const b = join(base, 'b', readdirSync(join(base, 'b'))[0]!);
+    expect(msgs.join('')).toContain(`reused ntpo γw=0.95, seed 1 (ntpo-w-0.95-s1) from ${arch}`);
+    expect(msgs.join('')).not.toContain('reused ntpo γw=0.9,');
+    const metrics = (d: string) => readFileSync(join(d, 'metrics.jsonl'), 'utf8');
+    expect(metrics(join(b, 'ntpo-w-0.95-s1'))).toBe(metrics(join(a, 'ntpo-s1')));
+    expect(metrics(join(b, 'ntpo-w-0.9-s1'))).not.toBe(metrics(join(a, 'ntpo-s1')));
+    expect(JSON.parse(readFileSync(join(b, 'ntpo-w-0.9-s1', 'config.json'), 'utf8'))).toMatchObject(
+      {
         intraGamma: 0.9,
         runName: 'ntpo-w-0.9-s1',
-      });
-      const summary = JSON.parse(readFileSync(join(b, 'summary.json'), 'utf8'));
-      expect(summary.reused).toEqual({ 'ntpo-w-0.95-s1': join(arch, 'ntpo-s1') });
-      expect(readFileSync(join(b, 'report.md'), 'utf8')).toContain(
-        `- ntpo-w-0.95-s1 ← ${join(arch, 'ntpo-s1')}`,
-      );
-      // Another seed or learning rate is another run: nothing to reuse.
-      msgs.length = 0;
-      const other = [
-        ...common.slice(0, -1),
-        '--extra=--envs 2 --num-steps 4 --epochs 1 --num-minibatches 2 --lr 1e-4',
-      ];
-      expect(
-        await compare([...other, '--algos', 'ntpo', '--reuse', a, '--out', join(base, 'c')]),
-      ).toBe(0);
-      expect(msgs.join('')).not.toContain('reused');
-      await expect(
-        compare([...common, '--algos', 'ntpo', '--reuse', join(base, 'nope'), '--out', base]),
-      ).rejects.toThrow(/--reuse .*nope: no such folder/);
+      },
+    );
+    const summary = JSON.parse(readFileSync(join(b, 'summary.json'), 'utf8'));
+    expect(summary.reused).toEqual({ 'ntpo-w-0.95-s1': join(arch, 'ntpo-s1') });
+    expect(readFileSync(join(b, 'report.md'), 'utf8')).toContain(
+      `- ntpo-w-0.95-s1 ← ${join(arch, 'ntpo-s1')}`,
+    );
+    // Another seed or learning rate is another run: nothing to reuse.
+    msgs.length = 0;
+    const other = [
+      ...common.slice(0, -1),
+      '--extra=--envs 2 --num-steps 4 --epochs 1 --num-minibatches 2 --lr 1e-4',
+    ];
+    expect(
+      await comparing([...other, '--algos', 'ntpo', '--reuse', a, '--out', join(base, 'c')], base),
+    ).toBe(0);
+    expect(msgs.join('')).not.toContain('reused');
+    await expect(
+      compare([...common, '--algos', 'ntpo', '--reuse', join(base, 'nope'), '--out', base]),
+    ).rejects.toThrow(/--reuse .*nope: no such folder/);
 
-      // --combine: one report over comparisons run separately (here two learning rates), each
-      // setting labelled with its folder's --extra; a second folder of the same setting (the
-      // archive) is told apart by its folder name. Nothing is trained.
-      const c = join(base, 'c', readdirSync(join(base, 'c'))[0]!);
-      const d = join(base, 'd');
-      expect(await compare(['--combine', `${a},${c},${arch}`, '--out', d])).toBe(0);
-      const [combined] = readdirSync(d);
-      expect(combined).toMatch(/^combined-virtualhome-entertainment-/);
-      const cd = join(d, combined!);
-      expect(readdirSync(cd).sort()).toEqual([
-        'combine.json',
-        'curves.png',
-        'curves.svg',
-        'report.md',
-        'success.png',
-        'success.svg',
-        'summary.json',
-      ]);
-      const both = JSON.parse(readFileSync(join(cd, 'summary.json'), 'utf8'));
-      const extra = '--envs 2 --num-steps 4 --epochs 1 --num-minibatches 2';
-      expect(both.summaries.map((x: GroupSummary) => x.label)).toEqual([
-        `ntpo ${extra}`,
-        `ntpo ${extra} --lr 1e-4`,
-        `ntpo ${extra} (a-archive)`,
-      ]);
-      expect(both.differences).toHaveLength(3);
-      expect(both.command).toBe(`npm run compare -- --combine ${a},${c},${arch} --out ${d}`);
-      const report = readFileSync(join(cd, 'report.md'), 'utf8');
-      expect(report).toContain(`| ntpo ${extra} − ntpo ${extra} --lr 1e-4 |`);
-      // Each folder has an ntpo-s1: the per-run rows name their setting.
-      expect(report).toContain(`| ntpo ${extra} --lr 1e-4: ntpo-s1 |`);
-      expect(report).toContain(`| ntpo ${extra} (a-archive): ntpo-s1 |`);
-      // Folders that are not comparisons, of another environment, or --resume are refused.
-      await expect(compare(['--combine', `${a},${base}`, '--out', d])).rejects.toThrow(
-        /--combine .*reuse: no compare\.json there/,
-      );
-      const otherEnv = join(base, 'other-env');
-      mkdirSync(otherEnv);
-      writeFileSync(
-        join(otherEnv, 'compare.json'),
-        JSON.stringify({ argv: ['--env', 'virtualhome/food-preparation'] }),
-      );
-      await expect(compare(['--combine', `${a},${otherEnv}`, '--out', d])).rejects.toThrow(
-        /other-env compares on virtualhome\/food-preparation, the first folder on virtualhome\/entertainment/,
-      );
-      await expect(compare(['--combine', a, '--resume', a])).rejects.toThrow(
-        /cannot be used with --resume/,
-      );
-      // A prior of programs belongs to DataSciCoding only.
-      const prior = join(base, 'prior.json');
-      writeFileSync(prior, JSON.stringify({ summaries: [{ dataset: 'wine', samples: 1 }] }));
-      await expect(compare(['--combine', a, '--prior', prior, '--out', d])).rejects.toThrow(
-        /--prior: only DataSciCoding comparisons .* on virtualhome\/entertainment/,
-      );
-      expect(readdirSync(d)).toHaveLength(1);
-    } finally {
-      vi.restoreAllMocks();
-    }
-  }, 120_000);
+    // --combine: one report over comparisons run separately (here two learning rates), each
+    // setting labelled with its folder's --extra; a second folder of the same setting (the
+    // archive) is told apart by its folder name. Nothing is trained.
+    const c = join(base, 'c', readdirSync(join(base, 'c'))[0]!);
+    const d = join(base, 'd');
+    expect(await compare(['--combine', `${a},${c},${arch}`, '--out', d])).toBe(0);
+    const [combined] = readdirSync(d);
+    expect(combined).toMatch(/^combined-virtualhome-entertainment-/);
+    const cd = join(d, combined!);
+    expect(readdirSync(cd).sort()).toEqual([
+      'combine.json',
+      'curves.png',
+      'curves.svg',
+      'report.md',
+      'success.png',
+      'success.svg',
+      'summary.json',
+    ]);
+    const both = JSON.parse(readFileSync(join(cd, 'summary.json'), 'utf8'));
+    const extra = '--envs 2 --num-steps 4 --epochs 1 --num-minibatches 2';
+    expect(both.summaries.map((x: GroupSummary) => x.label)).toEqual([
+      `ntpo ${extra}`,
+      `ntpo ${extra} --lr 1e-4`,
+      `ntpo ${extra} (a-archive)`,
+    ]);
+    expect(both.differences).toHaveLength(3);
+    expect(both.command).toBe(`npm run compare -- --combine ${a},${c},${arch} --out ${d}`);
+    const report = readFileSync(join(cd, 'report.md'), 'utf8');
+    expect(report).toContain(`| ntpo ${extra} − ntpo ${extra} --lr 1e-4 |`);
+    // Each folder has an ntpo-s1: the per-run rows name their setting.
+    expect(report).toContain(`| ntpo ${extra} --lr 1e-4: ntpo-s1 |`);
+    expect(report).toContain(`| ntpo ${extra} (a-archive): ntpo-s1 |`);
+    // Folders that are not comparisons, of another environment, or --resume are refused.
+    await expect(compare(['--combine', `${a},${base}`, '--out', d])).rejects.toThrow(
+      /--combine .*reuse: no compare\.json there/,
+    );
+    const otherEnv = join(base, 'other-env');
+    mkdirSync(otherEnv);
+    writeFileSync(
+      join(otherEnv, 'compare.json'),
+      JSON.stringify({ argv: ['--env', 'virtualhome/food-preparation'] }),
+    );
+    await expect(compare(['--combine', `${a},${otherEnv}`, '--out', d])).rejects.toThrow(
+      /other-env compares on virtualhome\/food-preparation, the first folder on virtualhome\/entertainment/,
+    );
+    await expect(compare(['--combine', a, '--resume', a])).rejects.toThrow(
+      /cannot be used with --resume/,
+    );
+    // A prior of programs belongs to DataSciCoding only.
+    const prior = join(base, 'prior.json');
+    writeFileSync(prior, JSON.stringify({ summaries: [{ dataset: 'wine', samples: 1 }] }));
+    await expect(compare(['--combine', a, '--prior', prior, '--out', d])).rejects.toThrow(
+      /--prior: only DataSciCoding comparisons .* on virtualhome\/entertainment/,
+    );
+    expect(readdirSync(d)).toHaveLength(1);
+  }, 0);
 });
