@@ -58,7 +58,7 @@ function expectBackendThreads(backend: string, threads: number): void {
     expect(backend).toMatch(/^wasm \+ native kernels \(/);
     expect(backend).toContain(`, ${threads} thread${threads === 1 ? '' : 's'})`);
   } else {
-    expect(backend).toBe('wasm');
+    expect(backend).toBe('wasm (@tensorflow/tfjs-backend-wasm)');
   }
 }
 
