@@ -114,9 +114,14 @@ export async function createRunAgent(
   } finally {
     bar?.finish();
   }
-  const hub = agent.info.hub as { repo: string; commit: string; warning?: string } | undefined;
+  const hub = agent.info.hub as
+    | { repo: string; revision: string; commit: string; warning?: string }
+    | undefined;
   if (hub?.warning) log(`warning: ${hub.warning}`);
-  if (hub) log(`model ${run.model}: commit ${hub.commit} of ${hub.repo}`);
+  if (hub)
+    log(
+      `model ${hub.repo}: commit ${hub.commit}${hub.revision === hub.commit ? '' : ` (${hub.revision})`}`,
+    );
   const prompt = agent.prompt ?? { format: 'plain' as const };
   return {
     agent,

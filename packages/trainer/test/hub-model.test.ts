@@ -158,7 +158,7 @@ describe('--model ORG/NAME from the Hub', () => {
     expect(r.out).toMatch(
       /downloading poad-test\/tiny-agent \[#+\] 100% [\d.]+ kB\/[\d.]+ kB \| \w+ elapsed, ETA \w+ \| rate [\d.]+ [kM]?B\/s \| files 4\/4/,
     );
-    expect(r.out).toContain(`model ${REPO}: commit ${repo.commit} of ${REPO}`);
+    expect(r.out).toContain(`model ${REPO}: commit ${repo.commit} (main)`);
     const env = h.json<{ model: { model: string; folder: string; hub: unknown } }>(
       'straight',
       'environment.json',
@@ -194,7 +194,8 @@ describe('--model ORG/NAME from the Hub', () => {
     hub.log.length = 0;
     const resumed = await h.run(['--resume', h.dir('pieces'), '--max-iterations', '2', '--quiet']);
     expect(resumed.code, resumed.out).toBe(0);
-    expect(resumed.out).toContain(`commit ${repo.commit}`);
+    // The commit the run recorded, asked for as itself.
+    expect(resumed.out).toContain(`model ${REPO}: commit ${repo.commit}\n`);
     expect(hub.log).toEqual([]);
     // Exactly the uninterrupted run's numbers.
     expect(metricsRows(h.dir('pieces'))).toEqual(metricsRows(h.dir('straight')));
@@ -388,6 +389,7 @@ describe('train({ model: ORG/NAME })', () => {
     });
     expect(h.json('library', 'config.json')).toMatchObject({ model: CHAT, promptFormat: 'plain' });
     hub.log.length = 0;
+    log.length = 0;
     const result = await evaluate({
       runDir: r.runDir,
       env: (i) => new DoorEnv(i),
@@ -396,6 +398,6 @@ describe('train({ model: ORG/NAME })', () => {
     });
     expect(result.episodes).toBe(2);
     expect(hub.log).toEqual([]);
-    expect(log.join('\n')).toContain(`model ${CHAT}: commit ${chatRepo.commit}`);
+    expect(log).toContain(`model ${CHAT}: commit ${chatRepo.commit}`);
   });
 });
