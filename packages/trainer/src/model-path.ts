@@ -40,6 +40,9 @@ export function resolveModelPath(model: string): string {
   if (model === INFORMATIVE_PRIOR_MODEL_OPTION) return informativePriorModelPath;
   if (model === 'models/default' && !existsSync(model)) return defaultModelPath;
   if (isHubModelId(model)) return model;
+  // Text that tries to be a Hub id but is not a valid one (and no folder): kept as written, so
+  // that loading it says what a Hub id looks like instead of naming a missing folder.
+  if (!existsSync(model) && /^[^/\\.~][^/\\]*\/[^/\\]+$/.test(model.split('@')[0]!)) return model;
   return resolve(model);
 }
 

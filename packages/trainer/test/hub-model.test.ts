@@ -244,6 +244,7 @@ describe('a Hub failure through the command line: one line, exit 2, nothing left
       ['poad-test/not-cached', 'offline_not_cached', /HF_HUB_OFFLINE/, { HF_HUB_OFFLINE: '1' }],
       ['poad-test/huge', 'cache_write', /no space left on the disk .*HF_HUB_CACHE/],
       ['poad-test/corrupt', 'checksum', /sha256/],
+      ['poad-test/bad--name', 'invalid_model_id', /write ORG\/NAME or ORG\/NAME@REVISION/],
     ];
     for (const [id, code, fix, env = {}] of cases) {
       Object.assign(process.env, env);
