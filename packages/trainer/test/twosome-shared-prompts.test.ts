@@ -59,9 +59,11 @@ describe("TWOSOME's update with each prompt run once for its candidates", () => 
     const b = await run(false);
     // 2 iterations × 1 epoch × 2 minibatches: the shared path scores each minibatch's candidates
     // once; without it, each of those calls is a call of the row-per-candidate scoring instead.
-    expect(a.calls.shared).toBe(4);
-    expect(b.calls.shared).toBe(0);
-    expect(b.calls.rows).toBe(a.calls.rows + a.calls.shared);
+    expect(a.calls.shared, 'prompt-shared scoring calls, with it').toBe(4);
+    expect(b.calls.shared, 'prompt-shared scoring calls, without it').toBe(0);
+    expect(b.calls.rows, 'row-per-candidate scoring calls, without it').toBe(
+      a.calls.rows + a.calls.shared,
+    );
     a.reports.forEach((r, i) => {
       const s = b.reports[i]!;
       for (const k of ['policyLoss', 'valueLoss', 'entropy', 'approxKl'] as const)
