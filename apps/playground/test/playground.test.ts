@@ -152,16 +152,33 @@ describe('the playground page in headless Chromium', () => {
       metrics: Record<string, unknown>[];
     };
     const nodeRows = await trainInNode(run.settings, 2);
-    const KEYS = [
-      'policyLoss',
-      'valueLoss',
-      'entropy',
-      'approxKl',
-      'clipFraction',
-      'episodeReturn',
-    ];
+    const KEYS = ['policyLoss', 'valueLoss', 'entropy', 'approxKl', 'clipFraction', 'meanReward'];
     const pick = (r: Record<string, unknown>) => KEYS.map((k) => [k, r[k]]);
-    expect(run.metrics.slice(0, 2).map(pick)).toEqual(nodeRows.map(pick));
+    // Each compared value is a finite number on both sides (a renamed or missing key would be
+    // undefined on both, and equal); the episodes' return is one too once an episode ended.
+    for (const [side, rows] of [
+      ['page', run.metrics.slice(0, 2)],
+      ['Node', nodeRows],
+    ] as const) {
+      expect(rows, side).toHaveLength(2);
+      for (const [i, row] of rows.entries()) {
+        for (const [k, v] of pick(row)) {
+          expect(Number.isFinite(v), `${side} iteration ${i + 1}: ${k} = ${v}`).toBe(true);
+        }
+        const ended = row.episodes;
+        expect(Number.isInteger(ended), `${side} iteration ${i + 1}: episodes = ${ended}`).toBe(
+          true,
+        );
+        if ((ended as number) > 0) expect(Number.isFinite(row.episodeReturn)).toBe(true);
+        else expect(row.episodeReturn).toBeNull();
+      }
+    }
+    const withEpisodes = (r: Record<string, unknown>) => [
+      ...pick(r),
+      ['episodes', r.episodes],
+      ['episodeReturn', r.episodeReturn],
+    ];
+    expect(run.metrics.slice(0, 2).map(withEpisodes)).toEqual(nodeRows.map(withEpisodes));
     const adapter = JSON.parse(new TextDecoder().decode(files.get('adapter/adapter_config.json')));
     expect(adapter).toMatchObject({ peft_type: 'LORA', r: 8, lora_alpha: 16 });
 
