@@ -6,7 +6,7 @@ import {
   END_OF_TEXT_ID,
   informativePriorModelPath,
 } from '@poad/default-model';
-import { parseModelId } from '@poad/hf-files';
+import { hubEnvironment, isCommitHash, parseModelId, repoCache } from '@poad/hf-files';
 
 /** The `model` option's value that names the embedded default model (`@poad/default-model`). */
 export const DEFAULT_MODEL_OPTION = 'default';
@@ -76,13 +76,36 @@ export function hasChatTemplateSync(folder: string): boolean {
 }
 
 /**
+ * The snapshot folder of a Hub id in the Hub cache (`HF_HUB_CACHE`, `HF_HOME`, …): the commit
+ * the id names, or the one its branch or tag pointed at when last downloaded; undefined when the
+ * cache has no such reference.
+ */
+function cachedSnapshotSync(id: string): string | undefined {
+  const parsed = parseModelId(id);
+  if (parsed.kind !== 'hub') return undefined;
+  const cache = repoCache(hubEnvironment().cacheDir, parsed.repo);
+  const revision = parsed.revision ?? 'main';
+  let commit = revision;
+  if (!isCommitHash(revision)) {
+    try {
+      commit = readFileSync(join(cache.folder, 'refs', ...revision.split('/')), 'utf8').trim();
+    } catch {
+      return undefined;
+    }
+  }
+  const folder = join(cache.folder, 'snapshots', commit);
+  return isCommitHash(commit) && existsSync(folder) ? folder : undefined;
+}
+
+/**
  * The prompt format a run's options settle on without loading the model, for comparing runs
- * (`runSettings`): `auto` becomes `plain` or `chat` for a model on disk (an embedded model or a
- * folder), and stays `auto` for a Hub id.
+ * (`runSettings`): `auto` becomes `plain` or `chat` for a model on disk (an embedded model, a
+ * folder, or a Hub id the Hub cache holds), and stays `auto` for a Hub id not downloaded yet.
  */
 export function settledPromptFormat(model: string, format: string): string {
   if (format !== 'auto') return format;
-  const folder = resolveModelPath(model);
-  if (isHubModelId(folder)) return format;
+  const path = resolveModelPath(model);
+  const folder = isHubModelId(path) ? cachedSnapshotSync(path) : path;
+  if (folder === undefined) return format;
   return hasChatTemplateSync(folder) ? 'chat' : 'plain';
 }

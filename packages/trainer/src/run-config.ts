@@ -324,6 +324,9 @@ const NOT_SETTINGS = new Set<string>([
   'backend',
   'threads',
   'maxNonFiniteSkips',
+  // The date a chat template writes (the day a run started): runs of the same settings started
+  // on different days are the same experiment.
+  'promptDate',
 ]);
 
 /**
@@ -338,10 +341,8 @@ export function runSettings(rc: RunConfig): Record<string, unknown> {
     ...rc.run,
     // 'default' and the older 'models/default' both mean the embedded default model.
     model: resolveModelPath(rc.run.model),
-    // `auto` on a model without a chat template prompts as `plain` (and old runs did), and the
-    // date changes nothing then.
+    // `auto` on a model without a chat template prompts as `plain` (and old runs did).
     promptFormat,
-    promptDate: promptFormat === 'plain' ? undefined : rc.run.promptDate,
     ...(rc.algorithm.settingsOf?.(rc.config) ??
       fieldsOf(rc.algorithm.configSchema, rc.config as unknown as Record<string, unknown>)),
     ...rc.envOptions,

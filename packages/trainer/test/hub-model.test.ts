@@ -12,8 +12,8 @@ import { type FakeHub, type FakeRepo, startFakeHub, trainingHarness } from '@poa
 import { loadTokenizer, type TextTokenizer } from '@poad/hf-files';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { Agent } from '../src/agent.js';
-import { runCli } from '../src/cli.js';
-import { evaluate, train } from '../src/index.js';
+import { runCli, runConfigOf } from '../src/cli.js';
+import { evaluate, loadRunConfig, runSettings, train } from '../src/index.js';
 import { TINY_RUN } from './cli-harness.js';
 import { DoorEnv } from './door-env.js';
 import { metricsRows, tinyVirtualHomeApp } from './tiny-app.js';
@@ -362,6 +362,24 @@ describe('--prompt-format chat', () => {
       /^error: promptFormat \(--prompt-format\) chat: the model poad-test\/tiny-agent(@[0-9a-f]+)? has no chat template .*use plain or auto$/,
     );
     expect(existsSync(h.dir('no-template'))).toBe(false);
+  });
+});
+
+describe('runSettings of runs on Hub models (what compare --reuse matches)', () => {
+  it('settles auto on the format the cached model takes, and leaves the date out', async () => {
+    const app = tinyVirtualHomeApp;
+    const settings = async (name: string, extra: string[]) =>
+      runSettings(await runConfigOf(app, h.args(name, 1, extra)));
+    // The chat run recorded `chat` and a date; a new `auto` run on the cached model settles on chat.
+    expect(runSettings(loadRunConfig(app, h.dir('auto')))).toEqual(
+      await settings('auto', ['--model', CHAT]),
+    );
+    expect(await settings('auto', ['--model', CHAT])).toMatchObject({ promptFormat: 'chat' });
+    expect(await settings('x', ['--model', REPO])).toMatchObject({ promptFormat: 'plain' });
+    // Not downloaded yet: it cannot be told.
+    expect(await settings('x', ['--model', 'poad-test/elsewhere'])).toMatchObject({
+      promptFormat: 'auto',
+    });
   });
 });
 
