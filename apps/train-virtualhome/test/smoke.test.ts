@@ -17,7 +17,7 @@ describe('npm run train:virtualhome', () => {
     expect(code).toBe(0);
     for (const flag of [
       '--task <food-preparation|entertainment>',
-      '--algo <poad|ntpo|twosome|archer|etpo>',
+      '--algo <poad|ntpo|twosome|archer|etpo|grpo|rloo|gigpo>',
       '--preset <small|paper>',
       '--seed',
       '--model',
@@ -48,6 +48,12 @@ describe('npm run train:virtualhome', () => {
       expect(etpo.out).toContain(flag);
     expect(etpo.out).not.toContain('--clip <num>');
     expect(etpo.out).toContain('Algorithm etpo');
+    // The group-relative methods show their group options and no critic's.
+    const gigpo = await h.run(['--algo', 'gigpo', '--help']);
+    expect(gigpo.code).toBe(0);
+    for (const flag of ['--groups', '--group-size', '--omega', '--kl-coef'])
+      expect(gigpo.out).toContain(flag);
+    expect(gigpo.out).not.toContain('--critic-lr');
   });
 
   it('trains 2 iterations, then --resume continues to 3', async () => {
