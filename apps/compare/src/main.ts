@@ -71,9 +71,9 @@ const schema = {
   model: {
     type: 'string',
     optional: true,
-    placeholder: 'dir',
+    placeholder: 'id|dir',
     description:
-      "Hugging Face model folder, or an embedded model: 'default', 'informative-prior' (its variant with common sense), 'default-code' (the code model); unset: the training command's own default (default-code for DataSciCoding, default otherwise)",
+      "A Hugging Face Hub id (ORG/NAME[@REVISION], downloaded once into the shared Hub cache), a model folder, or an embedded model: 'default', 'informative-prior' (its variant with common sense), 'default-code' (the code model); unset: the training command's own default (default-code for DataSciCoding, default otherwise)",
   },
   backend: {
     type: 'enum',
