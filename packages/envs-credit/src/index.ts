@@ -1,3 +1,5 @@
+export type { CreditAccuracy, CreditedStep } from './accuracy.js';
+export { creditAccuracy } from './accuracy.js';
 export type { CreditEnvOptions, CreditStepInfo } from './env.js';
 export { CreditEnv, createCreditEnv } from './env.js';
 export { CreditArgumentError } from './errors.js';

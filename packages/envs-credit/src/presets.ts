@@ -12,9 +12,13 @@ import type { EnvPresets } from '@poad/envs-core';
  *   Overcooked's preset found necessary on the default model), so the policy that acts is the
  *   policy that is optimised and the labels' shared words carry no choice; TWOSOME optimises a
  *   distribution over labels and has no token space to restrict.
+ * - The group-relative algorithms (GRPO, RLOO, GiGPO) take the same values with 4 groups of 8
+ *   episodes per iteration (32 episodes, so even the one-step key-token task gives 32 chosen
+ *   actions per iteration) and episodes cut at 16 steps, above every task's own step limit, so
+ *   no episode is cut short. Also a first choice, not tuned.
  */
 export const CREDIT_PRESETS: EnvPresets = {
-  algorithms: ['poad', 'ntpo', 'twosome', 'archer', 'etpo'],
+  algorithms: ['poad', 'ntpo', 'twosome', 'archer', 'etpo', 'grpo', 'rloo', 'gigpo'],
   default: 'small',
   presets: {
     small: {
@@ -32,7 +36,12 @@ export const CREDIT_PRESETS: EnvPresets = {
         entropyCoef: 1e-3,
         tokenSpace: 'labels',
       },
-      byAlgorithm: { twosome: { tokenSpace: 'vocabulary' } },
+      byAlgorithm: {
+        twosome: { tokenSpace: 'vocabulary' },
+        grpo: { numSteps: 16, groups: 4, groupSize: 8 },
+        rloo: { numSteps: 16, groups: 4, groupSize: 8 },
+        gigpo: { numSteps: 16, groups: 4, groupSize: 8 },
+      },
     },
   },
 };

@@ -39,9 +39,22 @@ describe('registerCreditEnvs', () => {
     expect((await env.step('walk to the next room')).truncated).toBe(true);
   });
 
-  it('offers presets for poad, ntpo, twosome, archer and etpo with a small default', () => {
+  it('offers presets for poad, ntpo, twosome, archer, etpo and the group methods with a small default', () => {
     const p = api.CREDIT_PRESETS;
-    expect(p.algorithms).toEqual(['poad', 'ntpo', 'twosome', 'archer', 'etpo']);
+    expect(p.algorithms).toEqual([
+      'poad',
+      'ntpo',
+      'twosome',
+      'archer',
+      'etpo',
+      'grpo',
+      'rloo',
+      'gigpo',
+    ]);
+    // The group methods' episodes are never cut: their cap is above every task's step limit.
+    const longest = Math.max(...api.CREDIT_TASKS.map((t) => api.creditMdp(t).maxSteps));
+    for (const algo of ['grpo', 'rloo', 'gigpo'])
+      expect(p.presets.small!.byAlgorithm![algo]!.numSteps as number).toBeGreaterThan(longest);
     expect(p.default).toBe('small');
     expect(p.presets.small!.values).toMatchObject({ envs: 8, envSteps: 4096, gamma: 0.95 });
     expect(p.presets.small!.source).toMatch(/not yet tuned/);
