@@ -15,6 +15,8 @@ export {
 } from './published.js';
 export type { ReadmeExampleRun } from './readme-example.js';
 export { runReadmeExample } from './readme-example.js';
+export type { RedisServer } from './redis-server.js';
+export { RedisServerMissingError, redisServerPath, startRedis } from './redis-server.js';
 export { spawnApp, waitFor } from './spawn.js';
 export type {
   CommandResult,
