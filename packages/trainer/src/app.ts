@@ -1,6 +1,7 @@
 import type { OptionsSchema } from '@poad/config';
 import type { EnvPresets, TextEnv } from '@poad/envs-core';
 import type { Agent } from './agent.js';
+import type { SamplerConfig } from './evaluate.js';
 import type { RunIterationReport } from './run-trainer.js';
 
 /**
@@ -40,6 +41,12 @@ export interface AppSpec {
    * model is loaded; throws OptionError naming the problem and the fix.
    */
   prepare?(options: { task: string } & Record<string, unknown>): Promise<void>;
+  /**
+   * Called before every iteration's rollout with the task, the agent whose policy is about to
+   * act and the sampler settings it acts with (see `actionProbabilities`): e.g. to record the
+   * policy that acts, which `onIteration` sees only after the update has changed it.
+   */
+  beforeIteration?(context: { task: string; agent: Agent; sampler: SamplerConfig }): Promise<void>;
   /**
    * Called after every iteration, before its metrics row is written, e.g. to keep the best
    * program found so far; the numbers it returns become extra columns of that row.

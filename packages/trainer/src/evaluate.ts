@@ -30,6 +30,31 @@ export function samplerOptions(
   };
 }
 
+/**
+ * The probability the policy gives each label of each step, exactly as the run's sampler would
+ * sample it (its token space and candidate normalisation; temperature 1): one array per step, in
+ * the order of its `actions`. Nothing is sampled, so no generator advances. For restricted
+ * action spaces only: a step with `actions: null` is refused.
+ */
+export async function actionProbabilities(
+  agent: Pick<Agent, 'policy'>,
+  steps: readonly TextStep[],
+  config: SamplerConfig,
+): Promise<Float64Array[]> {
+  const open = steps.findIndex((s) => s.actions === null);
+  if (open >= 0)
+    throw new TypeError(
+      `actionProbabilities(steps[${open}]): an open action space (actions: null) has no label probabilities; pass steps that list their valid labels.`,
+    );
+  if (steps.length === 0) return [];
+  const { actionProbs } = await selectActions(
+    agent.policy,
+    steps,
+    samplerOptions(config, true, new SeededRng(0)),
+  );
+  return actionProbs.map((p) => p!);
+}
+
 export interface EvalResult {
   task: string;
   greedy: boolean;

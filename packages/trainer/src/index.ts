@@ -10,6 +10,7 @@ export { EXIT_CODES, runCli, runConfigOf, runMain } from './cli.js';
 export type { LmAgentOptions } from './create-lm-agent.js';
 export { createLmAgent } from './create-lm-agent.js';
 export type { EvalResult } from './evaluate.js';
+export { actionProbabilities } from './evaluate.js';
 export type {
   CheckpointRunOptions,
   EnvChoice,

@@ -168,6 +168,7 @@ async function trainLocked(
 
   try {
     while (done < total && !interrupts.requested) {
+      await spec.beforeIteration?.({ task: o.task, agent, sampler: config });
       agent.beginIteration();
       const report = await trainer.iterate();
       done = report.iteration;
