@@ -1,0 +1,136 @@
+// The credit accuracy of `npm run train:credit`, recomputed from each iteration's rollout by a
+// second route: the states from the prompts' text, the policy that acted checked against the
+// probability the sampler gave each chosen label during the rollout (credit.jsonl), and Spearman's ρ from the
+// exact A^π of @poad/envs-credit.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { defaultModelPath as DEFAULT_MODEL } from '@poad/default-model';
+import { TINY_RUN, trainingHarness } from '@poad/dev-kit';
+import { type CreditTask, creditMdp, policyAdvantages, spearman } from '@poad/envs-credit';
+import { type Agent, type AppSpec, type RunIterationReport, runCli } from '@poad/trainer';
+import { describe, expect, it } from 'vitest';
+import { type CreditRecord, creditApp } from '../src/spec.js';
+
+interface Seen {
+  report: RunIterationReport;
+  extra: Record<string, number>;
+  prompts: string[];
+  runDir: string;
+}
+let seen: Seen[] = [];
+
+/** The credit app, watched: each iteration's report and its prompts as text. */
+const watched: AppSpec = {
+  ...creditApp,
+  async onIteration(report, runDir, agent: Agent) {
+    const extra = (await creditApp.onIteration!(report, runDir, agent)) as Record<string, number>;
+    const prompts = [];
+    for (let i = 0; i < report.buffer.size; i++)
+      prompts.push(
+        (await Promise.all(Array.from(report.buffer.prompt(i), (t) => agent.tokenText(t)))).join(
+          '',
+        ),
+      );
+    seen.push({ report, extra, prompts, runDir });
+    return extra;
+  },
+};
+
+const h = trainingHarness({
+  inProcess: (argv) => runCli(watched, argv),
+  base: ['--model', DEFAULT_MODEL, ...TINY_RUN],
+});
+
+const records = (runDir: string) =>
+  readFileSync(join(runDir, 'credit.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as CreditRecord);
+
+/** Checks every iteration seen against the second route; returns the ρ values. */
+function check(task: CreditTask): number[] {
+  const mdp = creditMdp(task);
+  const running = mdp.states.filter((s) => !s.terminal);
+  return seen.map(({ report, extra, prompts, runDir }) => {
+    const { buffer, credit } = report;
+    const rec = records(runDir).find((r) => r.iteration === report.iteration)!;
+    const pi = (s: string, labels: readonly string[]) => labels.map((l) => rec.policy[s]![l]!);
+    const states: string[] = [];
+    const labels: string[] = [];
+    const given: number[] = [];
+    for (let i = 0; i < buffer.size; i++) {
+      // The state whose observation the prompt ends with (observations are distinct).
+      const text = prompts[i]!.trimEnd();
+      const matches = running.filter((s) => text.endsWith(s.observation));
+      expect(matches, `prompt ${i}: ${text}`).toHaveLength(1);
+      const st = matches[0]!;
+      const chosen = buffer.chosen[i]!;
+      const label = st.actions[chosen]!.label;
+      // The recorded policy is the one that acted: the probability the rollout's sampler gave
+      // the chosen label.
+      expect(Math.exp(buffer.actionLogProbs[i]!)).toBeCloseTo(rec.policy[st.id]![label]!, 5);
+      states.push(st.id);
+      labels.push(label);
+      given.push(
+        credit.level === 'token' ? credit.values[buffer.actionOffsets[i]!]! : credit.values[i]!,
+      );
+    }
+    expect(rec.steps.state).toEqual(states);
+    expect(rec.steps.label).toEqual(labels);
+    expect(rec.steps.advantage).toEqual(given);
+    const exact = policyAdvantages(task, pi).advantage;
+    const truth = states.map((s, i) => exact[s]![labels[i]!]!);
+    expect(rec.steps.exact).toEqual(truth.map((x) => expect.closeTo(x, 11)));
+    const rho = spearman(
+      given,
+      truth.map((x) => Math.round(x * 1e12) / 1e12),
+    );
+    expect(extra.creditSteps).toBe(buffer.size);
+    if (Number.isNaN(rho)) {
+      expect(extra.creditAccuracy).toBeNaN();
+      expect(rec.creditAccuracy).toBeNull();
+    } else {
+      expect(extra.creditAccuracy).toBeCloseTo(rho, 10);
+      expect(rec.creditAccuracy).toBeCloseTo(rho, 10);
+    }
+    return rho;
+  });
+}
+
+describe('credit accuracy in every metrics row', () => {
+  it('POAD on the delayed task: first-token advantages against the exact A^π of the policy that acted', async () => {
+    seen = [];
+    const r = await h.run(h.args('poad', 2, ['--task', 'delayed', '--algo', 'poad']));
+    expect(r.code, r.out).toBe(0);
+    expect(seen).toHaveLength(2);
+    const rhos = check('delayed');
+    // Written to metrics.jsonl (NaN is written as null).
+    const rows = h.rows('poad');
+    expect(rows.map((x) => x.creditSteps)).toEqual([8, 8]);
+    expect(rows.map((x) => x.creditAccuracy ?? Number.NaN)).toEqual(
+      rhos.map((x) => (Number.isNaN(x) ? Number.NaN : expect.closeTo(x, 10))),
+    );
+    // Each iteration's policy is its own: the update moved it.
+    const [a, b] = records(h.dir('poad')).map((r) => r.policy.kitchen!['grab the bread']!);
+    expect(a).not.toBe(b);
+  });
+
+  it('GiGPO and TWOSOME on the loop task (step-level and action-level credit)', async () => {
+    for (const algo of ['gigpo', 'twosome']) {
+      seen = [];
+      const r = await h.run(
+        h.args(algo, 1, [
+          '--task',
+          'loop',
+          '--algo',
+          algo,
+          ...(algo === 'gigpo' ? ['--groups', '1', '--group-size', '2'] : []),
+        ]),
+      );
+      expect(r.code, r.out).toBe(0);
+      expect(seen).toHaveLength(1);
+      check('loop');
+      expect(seen[0]!.report.credit.level).toBe(algo === 'twosome' ? 'action' : 'token');
+    }
+  });
+});
