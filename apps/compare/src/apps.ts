@@ -2,6 +2,7 @@
 // exports, by environment id.
 import { fileURLToPath } from 'node:url';
 import { OptionError } from '@poad/config';
+import { creditApp } from '@poad/train-credit';
 import { dataSciApp } from '@poad/train-datascicoding';
 import { overcookedApp } from '@poad/train-overcooked';
 import { virtualHomeApp } from '@poad/train-virtualhome';
@@ -12,6 +13,7 @@ export const APPS: Readonly<Record<string, AppSpec>> = {
   virtualhome: virtualHomeApp,
   overcooked: overcookedApp,
   datascicoding: dataSciApp,
+  credit: creditApp,
 };
 
 /** The app that trains environment `env` (e.g. `virtualhome/food-preparation`). */

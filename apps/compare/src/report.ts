@@ -21,6 +21,11 @@ export interface GroupSummary {
   stepsTo90: (number | null)[];
   /** Greedy success per evaluated task, averaged over seeds. */
   generalisation: Record<string, number>;
+  /**
+   * Credit tasks: each seed's credit accuracy (see {@link RunSummary.creditAccuracy}), mean ± std
+   * over the seeds that have one; null for other environments.
+   */
+  creditAccuracy: [number, number] | null;
   runs: RunSummary[];
 }
 
@@ -48,6 +53,8 @@ interface Row {
   meanReward?: number | null;
   programsRun?: number | null;
   bestReward?: number | null;
+  /** Credit tasks: Spearman's ρ of the iteration's advantages against the exact A^π. */
+  creditAccuracy?: number | null;
 }
 
 /** One run of a group, for the per-run table. */
@@ -71,6 +78,12 @@ export interface RunSummary {
   perplexity: [number, number] | null;
   /** DataSciCoding runs: what their programs did (null for other environments). */
   programs: RunPrograms | null;
+  /**
+   * Credit tasks: the mean over iterations of the per-iteration credit accuracy (Spearman's ρ
+   * between the advantages the run gave its actions and their exact A^π), over the iterations
+   * where it is defined; null for runs that did not log it or where it never was.
+   */
+  creditAccuracy: number | null;
   envSteps: number;
   wallSeconds: number;
 }
@@ -192,9 +205,18 @@ export function summariseRun(runDir: string, trainTask: string): RunSummary {
         ? [ppl.before, ppl.after]
         : null,
     programs: runPrograms(rows, 5, runDir),
+    creditAccuracy: meanCreditAccuracy(rows),
     envSteps: rows[last]?.envSteps ?? 0,
     wallSeconds: rows[last]?.wallSeconds ?? 0,
   };
+}
+
+/** Mean of a run's defined per-iteration credit accuracies (null: none logged or none defined). */
+function meanCreditAccuracy(rows: readonly Row[]): number | null {
+  const xs = rows
+    .map((r) => r.creditAccuracy)
+    .filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
+  return xs.length ? mean(xs) : null;
 }
 
 /** Per-iteration figures of the programs a DataSciCoding run wrote (metrics columns). */
@@ -220,6 +242,8 @@ export function groupCurve(g: Group, key: 'episodeReturn' | 'successRate' | Prog
 
 export function summarise(g: Group, trainTask: string, optimum: number | undefined): GroupSummary {
   const evals = g.runDirs.map(readEval);
+  const runs = g.runDirs.map((d) => summariseRun(d, trainTask));
+  const credit = runs.map((r) => r.creditAccuracy).filter((x): x is number => x !== null);
   const greedy = (task: string) =>
     evals.map((e) => e[`${task}/greedy`]).filter((r) => r !== undefined);
   const fin = greedy(trainTask);
@@ -241,7 +265,8 @@ export function summarise(g: Group, trainTask: string, optimum: number | undefin
     generalisation: Object.fromEntries(
       tasks.map((t) => [t, mean(greedy(t).map((r) => r.successRate))]),
     ),
-    runs: g.runDirs.map((d) => summariseRun(d, trainTask)),
+    creditAccuracy: credit.length ? [mean(credit), std(credit)] : null,
+    runs,
   };
 }
 
@@ -368,7 +393,8 @@ export type PairMetric =
   | 'stepsTo90Sampled'
   | 'finalMeanReward'
   | 'finalRun'
-  | 'bestReward';
+  | 'bestReward'
+  | 'creditAccuracy';
 
 const PAIR_METRICS: Record<PairMetric, { title: string; of: (r: RunSummary) => number | null }> = {
   greedyReturn: { title: 'final greedy return', of: (r) => r.greedy?.meanReturn ?? null },
@@ -385,6 +411,7 @@ const PAIR_METRICS: Record<PairMetric, { title: string; of: (r: RunSummary) => n
   },
   finalRun: { title: 'share that ran, last 5 iterations', of: (r) => r.programs?.finalRun ?? null },
   bestReward: { title: 'best reward', of: (r) => r.programs?.best ?? null },
+  creditAccuracy: { title: 'credit accuracy', of: (r) => r.creditAccuracy },
 };
 
 const PAIR_DIGITS: Record<PairMetric, number> = {
@@ -394,6 +421,7 @@ const PAIR_DIGITS: Record<PairMetric, number> = {
   finalMeanReward: 3,
   finalRun: 3,
   bestReward: 4,
+  creditAccuracy: 3,
 };
 
 /**
@@ -402,9 +430,16 @@ const PAIR_DIGITS: Record<PairMetric, number> = {
  */
 function pairMetricsOf(summaries: readonly GroupSummary[]): PairMetric[] {
   const runs = summaries.flatMap((s) => s.runs ?? []);
-  return runs.length > 0 && runs.every((r) => r.programs)
-    ? ['greedyReturn', 'finalMeanReward', 'finalRun', 'bestReward']
-    : ['greedyReturn', 'greedySuccess', 'stepsTo90Sampled'];
+  if (runs.length > 0 && runs.every((r) => r.programs))
+    return ['greedyReturn', 'finalMeanReward', 'finalRun', 'bestReward'];
+  // Credit tasks (every run logged its credit accuracy) compare that too.
+  const credit = runs.length > 0 && runs.every((r) => r.creditAccuracy !== null);
+  return [
+    'greedyReturn',
+    'greedySuccess',
+    'stepsTo90Sampled',
+    ...(credit ? (['creditAccuracy'] as const) : []),
+  ];
 }
 
 /**
@@ -494,17 +529,30 @@ export function markdown(
     lines.push(...programsMarkdown(programs, prior));
     lines.push(...differencesMarkdown(pairwiseDifferences(summaries)));
   } else {
+    // Credit tasks: a column of credit accuracy (mean ρ over iterations, mean ± std over seeds).
+    const credit = summaries.some((s) => s.creditAccuracy !== null);
     lines.push(
       '![learning curves](curves.png)',
       '',
-      `| run | seeds | final greedy return | final greedy success | env steps to 90% of optimum${optimum === undefined ? '' : ` (${fixed(optimum, 4)})`} |`,
-      '|---|---|---|---|---|',
+      ...(credit
+        ? [
+            "Credit accuracy: Spearman's ρ between the advantage a run gave each action of an iteration's rollout (the first token's, for token-level methods) and that action's exact A^π under the policy that acted; a run's value is its mean over the iterations where ρ is defined (not all actions of equal exact credit); mean ± std over seeds.",
+            '',
+          ]
+        : []),
+      `| run | seeds | final greedy return | final greedy success | env steps to 90% of optimum${optimum === undefined ? '' : ` (${fixed(optimum, 4)})`} |${credit ? ' credit accuracy |' : ''}`,
+      `|---|---|---|---|---|${credit ? '---|' : ''}`,
       ...summaries.map((s) => {
         const reached = s.stepsTo90.filter((x): x is number => x !== null);
         const steps = reached.length
           ? `${Math.round(mean(reached))} (${reached.length}/${s.seeds} seeds reached)`
           : `not reached (0/${s.seeds})`;
-        return `| ${s.label} | ${s.seeds} | ${fixed(s.finalReturn[0], 3)} ± ${fixed(s.finalReturn[1], 3)} | ${pct(s.finalSuccess[0])} ± ${pct(s.finalSuccess[1])} | ${steps} |`;
+        const c = s.creditAccuracy
+          ? ` ${fixed(s.creditAccuracy[0], 3)} ± ${fixed(s.creditAccuracy[1], 3)} |`
+          : credit
+            ? ' – |'
+            : '';
+        return `| ${s.label} | ${s.seeds} | ${fixed(s.finalReturn[0], 3)} ± ${fixed(s.finalReturn[1], 3)} | ${pct(s.finalSuccess[0])} ± ${pct(s.finalSuccess[1])} | ${steps} |${c}`;
       }),
     );
     lines.push(...differencesMarkdown(pairwiseDifferences(summaries)));

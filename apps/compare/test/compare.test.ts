@@ -150,13 +150,19 @@ describe('report maths', () => {
 
 describe('pairwise differences in the report', () => {
   /** A group of runs with the given greedy returns (success = return > 0) and steps to 90%. */
-  const group = (label: string, returns: number[], stepsTo90: (number | null)[]): GroupSummary => ({
+  const group = (
+    label: string,
+    returns: number[],
+    stepsTo90: (number | null)[],
+    credit?: number[],
+  ): GroupSummary => ({
     label,
     seeds: returns.length,
     finalReturn: [0, 0],
     finalSuccess: [0, 0],
     stepsTo90: [],
     generalisation: {},
+    creditAccuracy: credit ? [credit.reduce((a, b) => a + b, 0) / credit.length, 0] : null,
     runs: returns.map((r, i) => ({
       name: `${label}-s${i + 1}`,
       sampledSuccessAt: [null, stepsTo90[i]!],
@@ -165,6 +171,7 @@ describe('pairwise differences in the report', () => {
       finalLabelMass: null,
       perplexity: null,
       programs: null,
+      creditAccuracy: credit ? credit[i]! : null,
       envSteps: 1000,
       wallSeconds: 1,
     })),
@@ -191,6 +198,23 @@ describe('pairwise differences in the report', () => {
       group('b', [0, 0, 0, 0, 0, 0], Array(6).fill(null)),
     ])[0]!;
     expect(six.metrics.greedyReturn!.p).toBeCloseTo(2 / 924, 12);
+    // No credit accuracy logged: not compared.
+    expect(six.metrics.creditAccuracy).toBeUndefined();
+  });
+
+  it('compares credit accuracy when every run logged it (credit tasks), with a column', () => {
+    const a = group('a', [1, 1, 1], [100, 200, 300], [0.5, 0.6, 0.7]);
+    const b = group('b', [1, 1, 1], [100, 200, 300], [0.1, 0.2, 0.3]);
+    const [d] = pairwiseDifferences([a, b]);
+    // Hand-computed: 0.6 − 0.2 = 0.4; every split of {.5,.6,.7} vs {.1,.2,.3}: p = 2/20.
+    expect(d!.metrics.creditAccuracy!.diff).toBeCloseTo(0.4, 12);
+    expect(d!.metrics.creditAccuracy!.p).toBeCloseTo(0.1, 12);
+    const md = markdown('T', 'cmd', [a, b], 1);
+    expect(md).toMatch(/\| env steps to 90% of optimum \(1\.0000\) \| credit accuracy \|/);
+    expect(md).toContain(
+      '| a | 3 | 0.000 ± 0.000 | 0.0% ± 0.0% | not reached (0/3) | 0.600 ± 0.000 |',
+    );
+    expect(md).toContain('0.400 [');
   });
 });
 
