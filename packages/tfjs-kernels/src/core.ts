@@ -18,6 +18,14 @@ export { registerGradients } from './gradients.js';
 export type { LogProbStats } from './log-prob-stats.js';
 export { logProbStats, targetLogProbs } from './log-prob-stats.js';
 export { registerSegmentSumKernel } from './segment-sum.js';
-// WebGPU
 export type { GpuAdapterReport } from './webgpu/adapter.js';
+// WebGPU
+export type { GpuCounters, GpuWork } from './webgpu/counters.js';
+export {
+  gpuCounters,
+  gpuCountersSince,
+  gpuPhase,
+  setGpuPhase,
+  withGpuPhase,
+} from './webgpu/counters.js';
 export { webGpuFusedOps } from './webgpu/fused-ops.js';

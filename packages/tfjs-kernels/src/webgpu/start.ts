@@ -11,6 +11,7 @@ import {
   openDevice,
   softwareAdapterError,
 } from './adapter.js';
+import { countDeviceWork } from './counters.js';
 import { registerWebGpuKernels, webGpuFusedOps } from './fused-ops.js';
 
 /** `@tensorflow/tfjs-backend-webgpu`'s module, as far as it is used here. */
@@ -70,6 +71,8 @@ let active: { device: GpuDeviceLike; report: GpuAdapterReport } | null = null;
 async function start(adapter: GpuAdapterLike, source: GpuSource): Promise<GpuAdapterReport> {
   const mod = await source.backendModule();
   const { device, report } = await openDevice(adapter);
+  // Count the programs and reads TF.js hands the device (gpuCounters), before it sees the device.
+  countDeviceWork(device);
   // The package registers a factory of its own when it sees navigator.gpu; ours uses our device.
   if (tf.findBackendFactory('webgpu')) tf.removeBackend('webgpu');
   tf.registerBackend('webgpu', () => guardedBackend(mod, device, adapter.info), 0);
