@@ -156,6 +156,7 @@ export async function collectRollout(args: CollectRolloutArgs): Promise<RolloutR
 
   for (let t = 0; t < config.numSteps; t++) {
     const actStart = performance.now();
+    policy.enterPhase?.('acting');
     const {
       prompts,
       actionIds,
@@ -173,6 +174,7 @@ export async function collectRollout(args: CollectRolloutArgs): Promise<RolloutR
     }
 
     // ---- critic: V(o, w_<k) per token ----
+    policy.enterPhase?.('values');
     const width = maxLength(actionIds);
     const valueBatch = {
       prompts,
@@ -277,6 +279,7 @@ export async function collectRollout(args: CollectRolloutArgs): Promise<RolloutR
   }
 
   const bootStart = performance.now();
+  policy.enterPhase?.('values');
   const boot = await promptValuesOf(
     policy,
     await Promise.all(current.map((s) => policy.encodePrompt(s.observation))),

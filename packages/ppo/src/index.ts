@@ -49,6 +49,7 @@ export { toPadded } from './padding.js';
 export type {
   GeneratedAction,
   GenerateOptions,
+  IterationPhase,
   TokenBatch,
   TokenPolicy,
   TokenScores,

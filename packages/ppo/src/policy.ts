@@ -70,6 +70,14 @@ export interface GeneratedAction {
 }
 
 /**
+ * The parts of a training iteration, as a trainer tells its policy (see
+ * {@link TokenPolicy.enterPhase}): `acting` chooses actions (scoring or generating them),
+ * `values` computes the critic's values of the rollout and its bootstraps, `update` learns from
+ * the rollout.
+ */
+export type IterationPhase = 'acting' | 'values' | 'update';
+
+/**
  * The structural interface `@poad/ppo` needs from a language-model agent: an actor (causal LM,
  * typically with LoRA adapters) and a critic (a value head, typically on the frozen base model).
  * Any object with these members works; `@poad/lora-model` satisfies it through a thin adapter in
@@ -156,6 +164,13 @@ export interface TokenPolicy {
     prompts: readonly Int32Array[],
     candidates: readonly (readonly Int32Array[])[],
   ): Promise<Float32Array[][]>;
+  /**
+   * Optional: called when the trainer enters a phase of an iteration, before the phase's first
+   * call of the policy and before the reads of what it computes, so that the device work that
+   * follows can be attributed to it (the trainer's language-model policy counts GPU programs and
+   * reads per phase). Never changes what is computed.
+   */
+  enterPhase?(phase: IterationPhase): void;
   /** Variables the actor optimiser (AdamW) trains, e.g. the LoRA A/B matrices. */
   readonly actorVariables: readonly Variable[];
   /** Variables the critic optimiser (Adam) trains, e.g. the value-head MLP. */

@@ -232,6 +232,7 @@ export async function ppoUpdate(args: PpoUpdateArgs): Promise<UpdateDiagnostics>
     );
   }
   const chunkSize = mbSize / config.gradAccumulation;
+  args.policy.enterPhase?.('update');
   const totals = { pg: 0, entropy: 0, kl: 0, clipped: 0, value: 0, aNorm: 0, cNorm: 0, steps: 0 };
   let skipped = 0;
   let minibatches = 0;

@@ -114,6 +114,7 @@ export class PpoTrainer {
     });
     this.steps = rollout.nextSteps;
     const advantages = computeAdvantages(rollout.buffer, this.config);
+    this.policy.enterPhase?.('update');
     if (this.policy.prepareValues) {
       const b = rollout.buffer;
       const prompts = Array.from({ length: b.size }, (_, i) => b.prompt(i));
