@@ -175,6 +175,7 @@ export class EtpoTrainer {
   ): Promise<EtpoUpdateDiagnostics> {
     const started = performance.now();
     const { config, policy } = this;
+    policy.enterPhase?.('update');
     const { beta, tau } = config;
     const size = buffer.size;
     const mbSize = Math.max(1, Math.floor(size / config.numMinibatches));

@@ -92,6 +92,7 @@ export async function collectGroupRollout(args: {
   const summaries: EpisodeSummary[] = [];
   let massSum = 0;
   let massCount = 0;
+  policy.enterPhase?.('acting');
   for (let t = 0; t < config.numSteps; t++) {
     const active = running.flatMap((r, i) => (r ? [i] : []));
     if (active.length === 0) break;

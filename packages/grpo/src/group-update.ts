@@ -133,6 +133,7 @@ export async function groupUpdate(args: {
   nonFiniteStreak: number;
 }): Promise<GroupUpdateDiagnostics> {
   const { policy, buffer, config, rng, reference } = args;
+  policy.enterPhase?.('update');
   const start = performance.now();
   const size = buffer.size;
   const mbSize = Math.max(1, Math.ceil(size / config.numMinibatches));

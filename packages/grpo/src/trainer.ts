@@ -103,6 +103,8 @@ export class GroupTrainer {
       rng: this.rng,
     });
     const advantages = groupAdvantages(rollout.episodes, rollout.buffer.size, this.config);
+    // The reference policy's log-probs are read for the update.
+    this.policy.enterPhase?.('update');
     const reference = await referenceLogProbs(this.policy, rollout.buffer, this.config);
     let update: GroupUpdateDiagnostics;
     try {
