@@ -1,17 +1,24 @@
 /**
  * Per-kernel time of one step, for finding the next bottleneck:
  *
- *   npx tsx bench/profile.ts [fwd|lora|score|naive] [wasm|cpu|webgpu] [batch] [seq] [tiny|small|base]
+ *   npx tsx bench/profile.ts [fwd|lora|score|naive] [wasm|cpu|webgpu] [batch] [seq] [tiny|small|base] [--counts]
  *
- * On webgpu it also counts the GPU programs dispatched per step, with the package's WGSL fused ops
- * and without them (the TF.js compositions): the dispatch count is what fusing saves on any GPU,
- * whatever the adapter's speed. Kernel times on webgpu need the `timestamp-query` feature.
+ * On webgpu it first counts the GPU work of one step (`gpuCounters` of @poad/tfjs-kernels): the
+ * programs dispatched, the host reads and the bytes read back, by phase (a LoRA step: `gradients`,
+ * the forward and backward pass, then `optimiser`), with the package's WGSL fused ops and without
+ * them (the TF.js compositions). The counts are what fusing saves on any GPU, whatever the
+ * adapter's speed, and a software adapter gives the same. `--counts` stops there; otherwise the
+ * kernel times follow (on webgpu they need the `timestamp-query` feature).
  */
 import {
   type BackendChoice,
+  type GpuCounters,
+  gpuCounters,
+  gpuCountersSince,
   initBackend,
   releaseBackend,
   setFusedOps,
+  setGpuPhase,
   webGpuFusedOps,
 } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
@@ -23,11 +30,13 @@ const SIZES = {
   base: { vocab_size: 32000, hidden_size: 768, intermediate_size: 2048, layers: 12, heads: 12 },
 } as const;
 
-const mode = process.argv[2] ?? 'fwd';
-const backend = (process.argv[3] ?? 'wasm') as BackendChoice;
-const B = Number(process.argv[4] ?? 4);
-const T = Number(process.argv[5] ?? 64);
-const size = SIZES[(process.argv[6] ?? 'tiny') as keyof typeof SIZES];
+const countsOnly = process.argv.includes('--counts');
+const argv = process.argv.filter((a) => !a.startsWith('--'));
+const mode = argv[2] ?? 'fwd';
+const backend = (argv[3] ?? 'wasm') as BackendChoice;
+const B = Number(argv[4] ?? 4);
+const T = Number(argv[5] ?? 64);
+const size = SIZES[(argv[6] ?? 'tiny') as keyof typeof SIZES];
 if (!size) throw new Error(`size must be one of ${Object.keys(SIZES).join(', ')}`);
 console.log((await initBackend(backend)).description);
 const V = size.vocab_size;
@@ -58,43 +67,59 @@ const run = async (): Promise<void> => {
     await l.data();
     l.dispose();
   } else {
-    const l = opt.minimize(
+    // opt.minimize's two halves, so that the counts can tell them apart.
+    setGpuPhase('gradients');
+    const { value, grads } = opt.computeGradients(
       () => tf.neg(tf.mean(model.tokenStats(prompts, actions).logProbs)) as tf.Scalar,
-      true,
       model.policyVariables(),
     );
-    await l?.data();
-    l?.dispose();
+    setGpuPhase('optimiser');
+    opt.applyGradients(grads as Parameters<typeof opt.applyGradients>[0]);
+    tf.dispose(grads);
+    setGpuPhase('read');
+    await value.data();
+    value.dispose();
   }
+  setGpuPhase('other');
 };
 
-/** GPU programs dispatched by one call of `run` (webgpu only). */
-async function dispatches(): Promise<number> {
-  const b = tf.backend() as unknown as { runWebGPUProgram: (...a: unknown[]) => unknown };
-  const original = b.runWebGPUProgram;
-  let n = 0;
-  b.runWebGPUProgram = function (this: unknown, ...a: unknown[]) {
-    n++;
-    return original.apply(this, a);
-  };
-  try {
-    await run();
-  } finally {
-    b.runWebGPUProgram = original;
-  }
-  return n;
+/** The GPU work of one call of `run` (webgpu only). */
+async function countStep(): Promise<GpuCounters> {
+  const before = gpuCounters()!;
+  await run();
+  return gpuCountersSince(before, gpuCounters()!);
+}
+
+function countsTable(c: GpuCounters): string {
+  const row = (name: string, w: { programs: number; reads: number; readBytes: number }) =>
+    `  ${name.padEnd(10)} ${String(w.programs).padStart(8)} ${String(w.reads).padStart(6)} ${String(w.readBytes).padStart(12)}`;
+  return [
+    `  ${'phase'.padEnd(10)} ${'programs'.padStart(8)} ${'reads'.padStart(6)} ${'read bytes'.padStart(12)}`,
+    ...Object.entries(c.phases).map(([k, w]) => row(k, w)),
+    row('total', c),
+  ].join('\n');
 }
 
 await run();
 if (tf.getBackend() === 'webgpu') {
-  const fused = await dispatches();
+  const fused = await countStep();
   setFusedOps(null, 'webgpu');
   await run();
-  const plain = await dispatches();
+  const plain = await countStep();
   setFusedOps(webGpuFusedOps, 'webgpu');
+  console.log(`GPU work of one ${mode} step (batch ${B} × ${T}), with the WGSL fused ops:`);
+  console.log(countsTable(fused));
+  console.log('with TF.js compositions instead:');
+  console.log(countsTable(plain));
   console.log(
-    `GPU programs per ${mode} step: ${fused} with the WGSL fused ops, ${plain} with TF.js compositions (${(plain / fused).toFixed(2)}x)`,
+    `GPU programs per ${mode} step: ${fused.programs} with the WGSL fused ops, ${plain.programs} with TF.js compositions (${(plain.programs / fused.programs).toFixed(2)}x)`,
   );
+}
+if (countsOnly) {
+  model.dispose();
+  opt.dispose();
+  await releaseBackend();
+  process.exit(0);
 }
 const t0 = performance.now();
 const prof = await tf.profile(run);

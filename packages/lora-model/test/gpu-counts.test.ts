@@ -1,0 +1,88 @@
+/**
+ * The GPU work of the tiny-config LoRA step (forward, backward and Adam over the LoRA matrices,
+ * batch 2 × 32), counted on webgpu at the device (`gpuCounters` of @poad/tfjs-kernels): the
+ * counts do not depend on the GPU, so a software adapter checks them, and a change that adds
+ * programs or reads to the step fails here. Under CI (which installs lavapipe) an adapter must be
+ * found; elsewhere a machine without one skips the counts.
+ */
+import {
+  gpuCounters,
+  gpuCountersSince,
+  initBackend,
+  releaseBackend,
+  setGpuPhase,
+} from '@poad/tfjs-kernels';
+import * as tf from '@tensorflow/tfjs-core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createCausalLM } from '../src/index.js';
+
+const gpu = await initBackend('webgpu', { allowSoftwareAdapter: true }).then(
+  () => ({ ok: true as const }),
+  (e: Error) => ({ ok: false as const, reason: e.message }),
+);
+
+afterAll(async () => {
+  await releaseBackend();
+});
+
+/** Today's counts (measured 2026-11-27), the ceilings: lower them when a change removes work. */
+const CEILINGS = { gradients: 299, optimiser: 224, reads: 1 };
+
+describe('GPU work of a tiny-config LoRA step', () => {
+  it('is counted where CI provides a software Vulkan (no silent skip)', () => {
+    if (!gpu.ok) {
+      expect(process.env.CI, `no WebGPU adapter under CI: ${gpu.reason}`).toBeFalsy();
+      console.warn(`GPU count tests not run: ${gpu.reason}`);
+    }
+  });
+
+  it.runIf(gpu.ok)('dispatches no more programs and reads no more than measured', async () => {
+    const model = createCausalLM(
+      {
+        vocab_size: 4096,
+        hidden_size: 256,
+        intermediate_size: 688,
+        num_hidden_layers: 4,
+        num_attention_heads: 4,
+      },
+      { seed: 1, lora: true },
+    );
+    const V = 4096;
+    const prompts = [[1], [2]];
+    const actions = [0, 1].map((i) => Array.from({ length: 31 }, (_, j) => (i * 31 + j * 7) % V));
+    const opt = tf.train.adam(1e-4);
+    const step = async () => {
+      const before = gpuCounters()!;
+      setGpuPhase('gradients');
+      const { value, grads } = opt.computeGradients(
+        () => tf.neg(tf.mean(model.tokenStats(prompts, actions).logProbs)) as tf.Scalar,
+        model.policyVariables(),
+      );
+      setGpuPhase('optimiser');
+      opt.applyGradients(grads as Parameters<typeof opt.applyGradients>[0]);
+      tf.dispose(grads);
+      setGpuPhase('read');
+      const loss = (await value.data())[0]!;
+      value.dispose();
+      setGpuPhase('other');
+      return { loss, work: gpuCountersSince(before, gpuCounters()!) };
+    };
+    const live = tf.memory().numTensors;
+    const first = await step();
+    // The second step: Adam's moments exist, as in every step of a run.
+    const second = await step();
+    // Nothing left behind but Adam's two moments per variable.
+    expect(tf.memory().numTensors).toBe(live + 2 * model.policyVariables().length);
+    expect(Number.isFinite(first.loss) && Number.isFinite(second.loss)).toBe(true);
+    const w = second.work;
+    expect(w.phases.gradients?.programs).toBeGreaterThan(0);
+    expect(w.phases.gradients!.programs).toBeLessThanOrEqual(CEILINGS.gradients);
+    expect(w.phases.optimiser?.programs).toBeGreaterThan(0);
+    expect(w.phases.optimiser!.programs).toBeLessThanOrEqual(CEILINGS.optimiser);
+    // One read: the loss, 4 bytes.
+    expect(w.reads).toBeLessThanOrEqual(CEILINGS.reads);
+    expect(w.phases.read).toEqual({ programs: 0, reads: 1, readBytes: 4 });
+    model.dispose();
+    opt.dispose();
+  });
+});
