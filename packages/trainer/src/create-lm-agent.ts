@@ -24,7 +24,7 @@ import {
   tokenStats,
   VALUE_HEAD_FILE,
 } from '@poad/lora-model';
-import { type BackendChoice, initBackend } from '@poad/tfjs-kernels';
+import { type BackendChoice, initBackend, withGpuPhase } from '@poad/tfjs-kernels';
 import type * as tf from '@tensorflow/tfjs-core';
 import type { Agent } from './agent.js';
 import { algorithmEntry } from './algorithms/registry.js';
@@ -204,10 +204,13 @@ async function agentOf(
     },
     async saveTrainable(dir) {
       mkdirSync(dir, { recursive: true });
-      await saveAdapter(model, dir);
-      for (const [sub, adapter] of extraAdapters)
-        await saveAdapter(model, join(dir, sub), { adapter });
-      if (entry.valueHead) await saveValueHead(model, dir);
+      // Counted as checkpoint work on webgpu (gpuCounters).
+      await withGpuPhase('checkpoint', async () => {
+        await saveAdapter(model, dir);
+        for (const [sub, adapter] of extraAdapters)
+          await saveAdapter(model, join(dir, sub), { adapter });
+        if (entry.valueHead) await saveValueHead(model, dir);
+      });
     },
     async loadTrainable(dir) {
       await loadAdapter(model, dir);

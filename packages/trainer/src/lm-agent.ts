@@ -11,10 +11,12 @@ import {
 import type {
   GeneratedAction,
   GenerateOptions,
+  IterationPhase,
   TokenBatch,
   TokenPolicy,
   TokenScores,
 } from '@poad/ppo';
+import { setGpuPhase } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 
 const key = (p: ArrayLike<number>, a: ArrayLike<number>) =>
@@ -127,6 +129,14 @@ export class LmPolicy implements TokenPolicy {
     this.format = format;
     this.promptCache.clear();
     this.labelCache.clear();
+  }
+
+  /**
+   * The trainer's phase (acting, values, update) becomes the GPU phase that the programs and
+   * reads that follow are counted in (`gpuCounters` of `@poad/tfjs-kernels`, on webgpu).
+   */
+  enterPhase(phase: IterationPhase): void {
+    setGpuPhase(phase);
   }
 
   /** Forgets cached base features (see `Agent.beginIteration`). */

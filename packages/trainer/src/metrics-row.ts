@@ -25,6 +25,15 @@ export function metricsRow(
     rolloutValueSeconds: round3(report.rollout.phaseSeconds.values),
     rolloutEnvSeconds: round3(report.rollout.phaseSeconds.env),
     ...report.update,
+    // On webgpu: the GPU programs the iteration dispatched, the host reads it waited on and
+    // their bytes (acting, values and update; see RunIterationReport.gpu).
+    ...(report.gpu
+      ? {
+          gpuPrograms: report.gpu.programs,
+          gpuReads: report.gpu.reads,
+          gpuReadBytes: report.gpu.readBytes,
+        }
+      : {}),
   };
 }
 

@@ -1,6 +1,13 @@
 import type { TextStep } from '@poad/envs-core';
 import type { RolloutBuffer, RolloutStats, TrainerCounters } from '@poad/ppo';
 import type { MetricsRow } from '@poad/run-kit';
+import {
+  type GpuCounters,
+  gpuCounters,
+  gpuCountersSince,
+  setGpuPhase,
+  withGpuPhase,
+} from '@poad/tfjs-kernels';
 
 /** What one iteration of any trainer gives the training loop. */
 export interface RunIterationReport {
@@ -22,6 +29,11 @@ export interface RunIterationReport {
     /** What the values are, for the view's title, e.g. "advantages". */
     readonly name: string;
   };
+  /**
+   * On webgpu, the GPU work of the iteration (programs dispatched, host reads, bytes read back),
+   * in total and by phase (`acting`, `values`, `update`); absent on other backends.
+   */
+  readonly gpu?: GpuCounters;
 }
 
 /**
@@ -52,14 +64,29 @@ export interface TrainerLike<State> {
   dispose(): void;
 }
 
-/** A {@link RunTrainer} over `t` whose iterations `iterate` turns into reports. */
+/**
+ * A {@link RunTrainer} over `t` whose iterations `iterate` turns into reports. On webgpu each
+ * report carries the iteration's GPU work (`gpu`), and the work of `getState` is counted in the
+ * `checkpoint` phase.
+ */
 export function runTrainerOf<State>(
   t: TrainerLike<State>,
   iterate: () => Promise<RunIterationReport>,
 ): RunTrainer {
   return {
-    iterate,
-    getState: () => t.getState(),
+    async iterate() {
+      const before = gpuCounters();
+      let report: RunIterationReport;
+      try {
+        report = await iterate();
+      } finally {
+        // Work after the iteration (logging, evaluations) is not the trainer's.
+        setGpuPhase('other');
+      }
+      const after = gpuCounters();
+      return before && after ? { ...report, gpu: gpuCountersSince(before, after) } : report;
+    },
+    getState: () => withGpuPhase('checkpoint', () => t.getState()),
     setState: (s) => t.setState(s as State),
     get counters() {
       return t.counters;
