@@ -1,0 +1,80 @@
+// The GPU work of the training command, counted on webgpu (programs dispatched, host reads, bytes
+// read back): the counts do not depend on the GPU, so a software adapter checks them. A change
+// that makes an iteration dispatch more programs or wait on more reads fails here. CI provides a
+// software Vulkan (lavapipe), so there these tests must run; elsewhere a machine without one
+// skips them.
+import { TINY_RUN } from '@poad/dev-kit';
+import { initBackend, releaseBackend } from '@poad/tfjs-kernels';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type GpuProfile, profileGpuWork, profileTable } from '../src/gpu-profile.js';
+import { virtualHomeApp } from '../src/spec.js';
+
+const gpu = await initBackend('webgpu', { allowSoftwareAdapter: true }).then(
+  () => ({ ok: true as const }),
+  (e: Error) => ({ ok: false as const, reason: e.message }),
+);
+
+afterAll(async () => {
+  await releaseBackend();
+});
+
+/**
+ * Ceilings: the counts measured on 2026-11-27 for TINY_RUN (2 environments, 4 steps, 1 epoch of
+ * 2 minibatches) with the default model and the 'small' preset's other values. Lower them when a
+ * change removes programs or reads.
+ */
+const CEILINGS = {
+  acting: { programs: 1280, reads: 8 },
+  values: { programs: 553, reads: 10 },
+  update: { programs: 1611, reads: 4 },
+  iteration: { programs: 3444, reads: 22 },
+  checkpoint: { programs: 0, reads: 57 },
+} as const;
+
+describe('GPU work of npm run train:virtualhome on webgpu', () => {
+  it('is counted where CI provides a software Vulkan (no silent skip)', () => {
+    if (!gpu.ok) {
+      expect(process.env.CI, `no WebGPU adapter under CI: ${gpu.reason}`).toBeFalsy();
+      console.warn(`GPU count tests not run: ${gpu.reason}`);
+    }
+  });
+
+  it.runIf(gpu.ok)(
+    'stays within the measured programs and reads per phase, and metrics.jsonl records each iteration',
+    async () => {
+      const profile: GpuProfile = await profileGpuWork(virtualHomeApp, [...TINY_RUN]);
+      console.log(profileTable(profile));
+      expect(profile.backend).toMatch(/^webgpu on /);
+      expect(profile.iterations).toHaveLength(2);
+      for (const [i, it] of profile.iterations.entries()) {
+        for (const [phase, bar] of Object.entries(CEILINGS)) {
+          const w = it[phase as keyof typeof CEILINGS];
+          expect(w.programs, `iteration ${i + 1}, ${phase}: programs`).toBeLessThanOrEqual(
+            bar.programs,
+          );
+          expect(w.reads, `iteration ${i + 1}, ${phase}: reads`).toBeLessThanOrEqual(bar.reads);
+        }
+        // Every phase did GPU work and read its results back (the counters see the run).
+        for (const phase of ['acting', 'values', 'update'] as const) {
+          expect(it[phase].programs, `${phase} programs`).toBeGreaterThan(0);
+          expect(it[phase].reads, `${phase} reads`).toBeGreaterThan(0);
+        }
+        // The checkpoint reads the adapter, the value head and both optimisers' moments.
+        expect(it.checkpoint.readBytes).toBeGreaterThan(0);
+        // The iteration is its three phases, as its metrics row records it.
+        const sum = (k: 'programs' | 'reads' | 'readBytes') =>
+          it.acting[k] + it.values[k] + it.update[k];
+        expect(it.iteration).toEqual({
+          programs: sum('programs'),
+          reads: sum('reads'),
+          readBytes: sum('readBytes'),
+        });
+        expect(profile.metrics[i]).toEqual({
+          gpuPrograms: it.iteration.programs,
+          gpuReads: it.iteration.reads,
+          gpuReadBytes: it.iteration.readBytes,
+        });
+      }
+    },
+  );
+});
