@@ -7,8 +7,8 @@ import { basename, join, resolve } from 'node:path';
 import { OptionError } from '@poad/config';
 import { finished } from './reuse.js';
 
-/** Files of a finished run that are kept (everything but checkpoints/ and run.lock). */
-const SKIP = new Set(['checkpoints', 'run.lock']);
+/** What the archive of a finished run leaves out: its checkpoints and its lock. */
+export const SKIP = new Set(['checkpoints', 'run.lock']);
 
 /** Copies the finished runs of `from` into `to`; returns the names of the runs copied. */
 export function archiveComparison(from: string, to: string): string[] {

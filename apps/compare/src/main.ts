@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // npm run compare -- --env virtualhome/food-preparation --algos poad,ntpo,twosome --seeds 3
 // Runs every (algorithm or ablation setting) × seed with the training CLI, then writes
-// report.md, summary.json and curves.svg/png (mean ± std over seeds) into one folder.
+// report.md, summary.json and curves.svg/png (mean ± std over seeds) into one folder. With
+// --queue redis://HOST:PORT the runs go on a Redis queue instead, for `npm run compare -- worker`
+// on any number of machines (queue-coordinator.ts, queue-worker.ts).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -15,10 +17,13 @@ import {
   writeFileAtomicSync,
   writeJsonAtomicSync,
 } from '@poad/run-kit';
+import { checkRedis, parseQueueUrl } from '@poad/sweep-queue';
 import { releaseBackend } from '@poad/tfjs-kernels';
-import { type AppSpec, algorithmNames, runCli, runConfigOf } from '@poad/trainer';
+import { type AppSpec, algorithmNames, type RunConfig, runCli, runConfigOf } from '@poad/trainer';
 import { APPS, appOf, RUN_JOB } from './apps.js';
 import { type PriorReference, priorDatasetOf, readPrior } from './prior.js';
+import { type FailedRun, queuedConfig, runOnQueue, sweepIdOf } from './queue-coordinator.js';
+import { worker } from './queue-worker.js';
 import {
   type Group,
   groupCurve,
@@ -145,6 +150,13 @@ const schema = {
     placeholder: 'prior.json',
     description:
       "DataSciCoding: the untrained model's programs (the JSON of npm run prior -w @poad/train-datascicoding) to set beside the runs: a row of the programs table, a dashed line on its charts, and each setting's last 5 iterations against it (also with --resume, --report-only and --combine)",
+  },
+  queue: {
+    type: 'string',
+    optional: true,
+    placeholder: 'redis://host:port[/db]',
+    description:
+      'Put the runs on this Redis queue for workers on any machines (npm run compare -- worker --queue URL) instead of training them here; each finished run comes back into the comparison folder (as npm run archive keeps it) and the report is the same. Ctrl-C leaves the queue as it is; --resume reattaches',
   },
   reportOnly: {
     type: 'boolean',
@@ -411,7 +423,29 @@ async function writeReport(
   groups: Group[],
   command: string,
   prior?: PriorReference,
+  failed: readonly FailedRun[] = [],
 ): Promise<void> {
+  const failedSection = failed.length
+    ? [
+        '',
+        '## Failed runs',
+        '',
+        'These runs failed on the queue and are not in the tables above; `--resume` queues them again.',
+        '',
+        ...failed.map((f) => `- ${f.label} (${f.name}): ${f.reason}`),
+        '',
+      ].join('\n')
+    : '';
+  if (groups.length === 0) {
+    // Every run failed: the report names them and nothing else.
+    writeJsonAtomicSync(join(dir, 'summary.json'), { env, command, failed });
+    writeFileAtomicSync(
+      join(dir, 'report.md'),
+      `# Comparison on ${env}\n\nCommand: \`${command}\`\n${failedSection}`,
+    );
+    process.stderr.write(`\nreport: ${join(dir, 'report.md')}\n`);
+    return;
+  }
   const optimum = app.optimalReturn?.(task);
   const summaries = groups.map((g) => summarise(g, task, optimum));
   for (const key of ['episodeReturn', 'successRate'] as const) {
@@ -476,20 +510,23 @@ async function writeReport(
     reused,
     programs,
     ...(prior ? { prior } : {}),
+    ...(failed.length ? { failed } : {}),
   });
   writeFileAtomicSync(
     join(dir, 'report.md'),
-    markdown(`Comparison on ${env}`, command, summaries, optimum, reused, programs, prior),
+    markdown(`Comparison on ${env}`, command, summaries, optimum, reused, programs, prior) +
+      failedSection,
   );
   process.stderr.write(`\nreport: ${join(dir, 'report.md')}\n`);
 }
 
 export async function compare(argv: readonly string[]): Promise<number> {
+  if (argv[0] === 'worker') return worker(argv.slice(1));
   const parsed = await parseArgsWithConfig(argv, schema);
   if (parsed.help) {
     process.stdout.write(
       formatHelp(schema, {
-        usage: 'npm run compare -- [options]',
+        usage: 'npm run compare -- [options]   (npm run compare -- worker --help: a queue worker)',
         summary:
           'Compare algorithms over seeds and write a report (curves, final returns, steps to 90% of the optimum, generalisation).',
       }),
@@ -500,12 +537,14 @@ export async function compare(argv: readonly string[]): Promise<number> {
   if (o.combine) return combine(o, argv);
   let original = argv;
   if (o.resume) {
-    // The comparison's own options come from the folder; only --jobs and --prior may change.
+    // The comparison's own options come from the folder; only --jobs, --queue and --prior may
+    // change.
     original = savedArgv(o.resume, '--resume');
     const again = (await parseArgsWithConfig(original, schema)).explicit;
     o = resolveOptions(schema, {
       ...again,
       ...(parsed.explicit.jobs === undefined ? {} : { jobs: parsed.explicit.jobs }),
+      ...(parsed.explicit.queue === undefined ? {} : { queue: parsed.explicit.queue }),
       ...(parsed.explicit.prior === undefined ? {} : { prior: parsed.explicit.prior }),
       resume: o.resume,
       reportOnly: o.reportOnly,
@@ -513,6 +552,8 @@ export async function compare(argv: readonly string[]): Promise<number> {
   } else if (o.reportOnly) {
     throw new OptionError('--report-only needs --resume COMPARE_DIR (the comparison to report on)');
   }
+  // A malformed --queue is refused before anything else.
+  const queue = o.queue === undefined ? undefined : parseQueueUrl(o.queue);
   const [, ...rest] = o.env.split('/');
   const app = appOf(o.env);
   const task = rest.join('/');
@@ -555,10 +596,11 @@ export async function compare(argv: readonly string[]): Promise<number> {
   let todo = jobs.filter((j) => !finished(join(dir, j.name)));
   // Every run's command line is resolved now, so a flag one of the algorithms does not take
   // (e.g. an --extra option of another one) stops the comparison before anything trains.
+  const resolved = new Map<Job, RunConfig>();
   if (!o.reportOnly) {
     for (const job of todo) {
       try {
-        await runConfigOf(app, jobArgs(job, common, dir));
+        resolved.set(job, await runConfigOf(app, jobArgs(job, common, dir)));
       } catch (err) {
         if (err instanceof Error && /Error$/.test(err.name))
           throw new OptionError(`${job.label}: ${err.message}`);
@@ -566,6 +608,8 @@ export async function compare(argv: readonly string[]): Promise<number> {
       }
     }
   }
+  // An unreachable queue is refused before anything is written.
+  if (queue && !o.reportOnly) await checkRedis(queue);
   mkdirSync(dir, { recursive: true });
   if (!o.resume) writeJsonAtomicSync(join(dir, 'compare.json'), { argv: original });
   if (o.reuse && !o.reportOnly) {
@@ -591,11 +635,38 @@ export async function compare(argv: readonly string[]): Promise<number> {
       `${jobs.length - todo.length} of ${jobs.length} runs already finished in ${dir}\n`,
     );
   }
+  let failed: FailedRun[] = [];
   if (o.reportOnly) {
     // Only finished runs count; a setting without any is left out of the report.
     for (const g of groups) g.runDirs = g.runDirs.filter(finished);
     groups.splice(0, groups.length, ...groups.filter((g) => g.runDirs.length > 0));
     if (groups.length === 0) throw new OptionError(`--report-only: no finished run in ${dir} yet`);
+  } else if (queue) {
+    const extra = (o.extra ?? '').split(/\s+/);
+    const threadsFixed = extra.some((t) => t === '--threads' || t.startsWith('--threads='));
+    const outcome = await runOnQueue({
+      url: queue,
+      sweep: sweepIdOf(dir),
+      dir,
+      runs: todo.map((job) => ({
+        name: job.name,
+        label: job.label,
+        payload: { env: o.env, config: queuedConfig(resolved.get(job)!, threadsFixed) },
+      })),
+      done: jobs.length - todo.length,
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
+    if (outcome.interrupted) {
+      const done = jobs.filter((j) => finished(join(dir, j.name))).length;
+      process.stderr.write(
+        `interrupted with ${done} of ${jobs.length} runs finished; the others stay on the queue; reattach with: npm run compare -- --resume ${dir}\n`,
+      );
+      return INTERRUPTED;
+    }
+    failed = outcome.failed;
+    // The report is of the runs that finished; the failed ones are named in it.
+    for (const g of groups) g.runDirs = g.runDirs.filter(finished);
+    groups.splice(0, groups.length, ...groups.filter((g) => g.runDirs.length > 0));
   } else {
     const threads = Math.max(1, Math.floor(availableParallelism() / o.jobs));
     const stop = new Interrupt();
@@ -617,7 +688,13 @@ export async function compare(argv: readonly string[]): Promise<number> {
     }
   }
   const command = `npm run compare -- ${original.join(' ')}${o.resume ? ` (then --resume ${basename(dir)}${o.reportOnly ? ' --report-only: finished runs only' : ''})` : ''}`;
-  await writeReport(dir, o.env, app, task, groups, command, prior);
+  await writeReport(dir, o.env, app, task, groups, command, prior, failed);
+  if (failed.length) {
+    process.stderr.write(
+      `${failed.length} of ${jobs.length} runs failed (named in the report); fix the cause and queue them again with: npm run compare -- --resume ${dir}\n`,
+    );
+    return 1;
+  }
   return 0;
 }
 
