@@ -34,9 +34,15 @@ export interface TrainResult {
   interrupted: boolean;
 }
 
-/** Number of iterations a run makes: ⌊env-steps / (N·T)⌋, at most `maxIterations`. */
-export function plannedIterations(rc: Pick<RunConfig, 'run' | 'config'>): number {
+/**
+ * Number of iterations a run makes: ⌊env-steps / (N·T)⌋, at most `maxIterations`; for an
+ * algorithm whose iterations play whole episodes (`episodicIterations`), `maxIterations` or
+ * unbounded (its env steps end it).
+ */
+export function plannedIterations(rc: Pick<RunConfig, 'run' | 'config' | 'algorithm'>): number {
   const { envSteps, envs, maxIterations } = rc.run;
+  // Iterations of whole episodes take a varying number of steps: the env steps decide the end.
+  if (rc.algorithm.episodicIterations) return maxIterations ?? Number.POSITIVE_INFINITY;
   const fromSteps = Math.max(1, Math.floor(envSteps / (envs * rc.config.numSteps)));
   return maxIterations ? Math.min(maxIterations, fromSteps) : fromSteps;
 }
@@ -100,6 +106,9 @@ async function trainLocked(
   });
   const trainer = rc.algorithm.createTrainer({ policy: agent.policy, env, config });
   const total = plannedIterations(rc);
+  // Iterations of whole episodes end the run on env steps; the others after `total` iterations.
+  const bySteps = rc.algorithm.episodicIterations === true;
+  const finished = () => done >= total || (bySteps && trainer.counters.envSteps >= rc.run.envSteps);
   let done = 0;
   let wallBefore = 0;
 
@@ -136,8 +145,15 @@ async function trainLocked(
       `\n${signal}: finishing this iteration, saving a checkpoint, then exiting (press again to quit now)`,
     ),
   );
-  const bar = o.quiet ? null : new ProgressBar({ total, unit: 'it', label: `${o.algo} ${o.task}` });
-  bar?.resumeFrom(done);
+  const bar = o.quiet
+    ? null
+    : new ProgressBar({
+        total: bySteps ? o.envSteps : total,
+        unit: bySteps ? 'steps' : 'it',
+        label: `${o.algo} ${o.task}`,
+      });
+  const progress = () => (bySteps ? Math.min(trainer.counters.envSteps, o.envSteps) : done);
+  bar?.resumeFrom(progress());
   const started = Date.now();
   // Greedy evaluations during training (--eval-every), kept up to the resumed iteration.
   const evalsFile = join(runDir, 'greedy-evals.json');
@@ -167,7 +183,7 @@ async function trainLocked(
   let nonFiniteTotal = 0;
 
   try {
-    while (done < total && !interrupts.requested) {
+    while (!finished() && !interrupts.requested) {
       await spec.beforeIteration?.({ task: o.task, agent, sampler: config });
       agent.beginIteration();
       const report = await trainer.iterate();
@@ -193,13 +209,12 @@ async function trainLocked(
         `${spec.envId(o.task)} — ${o.algo}, seed ${config.seed}`,
       );
       await writeTokenCredit(runDir, report, agent, 6);
-      if (done % o.checkpointEvery === 0 || done === total || interrupts.requested)
-        await save(done);
-      bar?.update(done, {
+      if (done % o.checkpointEvery === 0 || finished() || interrupts.requested) await save(done);
+      bar?.update(progress(), {
         ...progressFields(recent),
         ...(nonFiniteTotal > 0 ? { 'non-finite skips': nonFiniteTotal } : {}),
       });
-      if (o.evalEvery > 0 && o.evalEpisodes > 0 && done % o.evalEvery === 0 && done < total) {
+      if (o.evalEvery > 0 && o.evalEpisodes > 0 && done % o.evalEvery === 0 && !finished()) {
         const t0 = Date.now();
         const r = await evaluateTask(spec, agent, o.task, {
           episodes: o.evalEpisodes,
@@ -241,8 +256,12 @@ async function trainLocked(
     // The optimisers' moments; the counters read below are plain numbers.
     trainer.dispose();
   }
-  if (interrupts.requested && done < total) {
-    log(`stopped after iteration ${done}/${total}; continue with --resume ${runDir}`);
+  if (interrupts.requested && !finished()) {
+    log(
+      bySteps
+        ? `stopped after iteration ${done} (${trainer.counters.envSteps}/${o.envSteps} env steps); continue with --resume ${runDir}`
+        : `stopped after iteration ${done}/${total}; continue with --resume ${runDir}`,
+    );
     await env.close();
     return { runDir, iterations: done, interrupted: true };
   }

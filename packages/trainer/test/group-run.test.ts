@@ -66,6 +66,19 @@ describe('--algo gigpo (and grpo, rloo)', () => {
     expect(h.json('rloo', 'config.json')).toMatchObject({ algo: 'rloo', envs: 4 });
   });
 
+  it('stops on env steps, not on a count of iterations (episodes vary in length)', async () => {
+    // 4 envs × at most 4 steps per iteration: a count of iterations from --env-steps 40 would
+    // stop after ⌊40 / 16⌋ = 2 iterations whatever the episodes took.
+    const r = await h.run(h.newRun('budget', 1, ['--env-steps', '40', '--max-iterations', '100']));
+    expect(r.code, r.out).toBe(0);
+    const steps = metricsRows(h.dir('budget')).map((x) => x.envSteps!);
+    expect(steps.at(-1)).toBeGreaterThanOrEqual(40);
+    expect(steps.at(-2) ?? 0).toBeLessThan(40);
+    // The last iteration is checkpointed, and the run ends as a finished one (perplexity after).
+    expect(existsSync(iterDir(h.dir('budget'), steps.length))).toBe(true);
+    expect(h.json<{ after?: number }>('budget', 'perplexity.json').after).toBeGreaterThan(1);
+  });
+
   it('refuses --envs that disagrees with the groups, and a group size of 1', async () => {
     const a = await h.run(h.newRun('bad-envs', 1, ['--envs', '3']));
     expect(a.code).toBe(2);

@@ -24,6 +24,7 @@ function groupAlgorithm(
     resolveConfig: (explicit, options) =>
       resolveGroupConfig({ ...explicit, estimator: name } as Partial<GroupConfig>, options),
     valueHead: false,
+    episodicIterations: true,
     runOptions: (config) => ({ envs: config.groups * config.groupSize }),
     createPolicy: (model, tokenizer, _config, o) => ({
       policy: new GroupLmPolicy(model, tokenizer, o.stopTokenIds),

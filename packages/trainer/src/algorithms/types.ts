@@ -69,6 +69,13 @@ export interface AlgorithmEntry<C extends AlgorithmConfigBase = AlgorithmConfigB
    * group-relative algorithms): above the preset's, and a different explicit value is refused.
    */
   runOptions?(config: C): Readonly<Record<string, unknown>>;
+  /**
+   * True when an iteration plays whole episodes (`numSteps` caps an episode, as in the
+   * group-relative algorithms), so that it takes a varying number of env steps: the run then
+   * stops once it has taken `--env-steps` of them, not after `env-steps / (envs × num-steps)`
+   * iterations, and its progress counts env steps.
+   */
+  readonly episodicIterations?: boolean;
   /** Wraps the algorithm's trainer over `policy` and `env` as the run loop's {@link RunTrainer}. */
   createTrainer(o: { policy: TokenPolicy; env: VecEnv; config: C }): RunTrainer;
   /**
