@@ -17,6 +17,8 @@ export { registerGradients } from './gradients.js';
 // Log-probabilities and entropies of targets
 export type { LogProbStats } from './log-prob-stats.js';
 export { logProbStats, targetLogProbs } from './log-prob-stats.js';
+// Reading many tensors at once
+export { readTensors } from './read-tensors.js';
 export { registerSegmentSumKernel } from './segment-sum.js';
 export type { GpuAdapterReport } from './webgpu/adapter.js';
 // WebGPU
@@ -29,3 +31,4 @@ export {
   withGpuPhase,
 } from './webgpu/counters.js';
 export { webGpuFusedOps } from './webgpu/fused-ops.js';
+export { MULTI_TENSOR_KERNELS } from './webgpu/multi-tensor.js';

@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { FusedOps } from '../fused.js';
+import { registerMultiTensorKernels } from './multi-tensor.js';
 import {
   type GpuProgram,
   logProbStatsGradProgram,
@@ -163,6 +164,7 @@ export function registerWebGpuKernels(): void {
   if (registered) return;
   registered = true;
   boundedAddN();
+  registerMultiTensorKernels();
   for (const [kernelName, f] of Object.entries(KERNELS)) {
     if (tf.getKernel(kernelName, 'webgpu')) continue;
     tf.registerKernel({

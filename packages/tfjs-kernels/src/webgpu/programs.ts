@@ -27,7 +27,8 @@ export interface GpuProgram {
 
 const ELEMENTWISE_WG = 128;
 
-function elementwise(
+/** An elementwise program: `body` runs once per output element, with `index` in range. */
+export function elementwise(
   key: string,
   variableNames: string[],
   outputShape: number[],

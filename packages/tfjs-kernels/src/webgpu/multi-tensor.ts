@@ -1,0 +1,296 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { elementwise, type GpuProgram } from './programs.js';
+
+/*
+ * Optimiser steps over many tensors in a constant number of GPU programs. The tensors of a step
+ * (parameters, gradients) are packed into one flat buffer by buffer-to-buffer copies, which are
+ * not GPU programs; one elementwise program updates the flat parameters and moments, computing
+ * the gradient-norm clip coefficient from a norm that stays on the GPU; copies unpack the result
+ * into tensors of the original shapes. Each is a TF.js kernel of the webgpu backend: a library
+ * calls it by name (`MULTI_TENSOR_KERNELS`) when the active backend has it, and keeps its own
+ * per-tensor path elsewhere, so CPU backends compute what they always did.
+ */
+
+/** Names of the multi-tensor kernels registered for the webgpu backend. */
+export const MULTI_TENSOR_KERNELS = {
+  /** float32 tensors → their values one after the other, [Σ sizes] (copies, no program). */
+  pack: 'PoadPackFlat',
+  /** [Σ sizes] → tensors of `shapes` (attribute), in order (copies, no program). */
+  unpack: 'PoadUnpackFlat',
+  /** AdamW on flat p, g, m, v with a norm [1] for the clip coefficient → p', m', v'. */
+  adamW: 'PoadAdamW',
+  /** Lion on flat p, g, m with a norm [1] for the clip coefficient → p', m'. */
+  lion: 'PoadLion',
+} as const;
+
+/** What the kernels use of tfjs-backend-webgpu's backend (its buffers and command encoder). */
+interface Backend {
+  tensorMap: { get(dataId: object): { resource?: unknown; values?: unknown } };
+  commandQueueOwnedIds: WeakSet<object>;
+  commandEncoder: {
+    copyBufferToBuffer(
+      src: unknown,
+      srcOffset: number,
+      dst: unknown,
+      dstOffset: number,
+      size: number,
+    ): void;
+  };
+  makeTensorInfo(shape: number[], dtype: tf.DataType): tf.TensorInfo;
+  uploadToGPU(dataId: object): void;
+  ensureCommandEncoderReady(): void;
+  endComputePassEncoder(): void;
+  disposeData(dataId: object): void;
+  runWebGPUProgram(
+    program: GpuProgram,
+    inputs: tf.TensorInfo[],
+    dtype: tf.DataType,
+    uniforms?: Array<{ type: string; data: number[] }>,
+  ): tf.TensorInfo;
+}
+
+const sizeOf = (shape: readonly number[]) => shape.reduce((a, b) => a * b, 1);
+
+function checkFloat(op: string, xs: readonly tf.TensorInfo[]): void {
+  for (const [i, x] of xs.entries()) {
+    if (x.dtype !== 'float32')
+      throw new TypeError(`${op}: input ${i} is ${x.dtype}; only float32 tensors are packed`);
+  }
+}
+
+/**
+ * Records copies of `count` float32 values from one tensor at an element offset into another at
+ * an element offset, after every command recorded so far (in the backend's command encoder).
+ */
+function copy(
+  b: Backend,
+  moves: readonly {
+    from: tf.TensorInfo;
+    fromOffset: number;
+    to: tf.TensorInfo;
+    toOffset: number;
+    count: number;
+  }[],
+): void {
+  for (const m of moves) {
+    b.uploadToGPU(m.from.dataId);
+    b.uploadToGPU(m.to.dataId);
+  }
+  b.ensureCommandEncoderReady();
+  b.endComputePassEncoder();
+  for (const m of moves) {
+    if (m.count === 0) continue;
+    b.commandEncoder.copyBufferToBuffer(
+      b.tensorMap.get(m.from.dataId).resource,
+      m.fromOffset * 4,
+      b.tensorMap.get(m.to.dataId).resource,
+      m.toOffset * 4,
+      m.count * 4,
+    );
+    // Their buffers are not released before the copies are submitted.
+    b.commandQueueOwnedIds.add(m.from.dataId);
+    b.commandQueueOwnedIds.add(m.to.dataId);
+  }
+}
+
+function pack(b: Backend, xs: readonly tf.TensorInfo[]): tf.TensorInfo {
+  checkFloat(MULTI_TENSOR_KERNELS.pack, xs);
+  const total = xs.reduce((s, x) => s + sizeOf(x.shape), 0);
+  const out = b.makeTensorInfo([total], 'float32');
+  let offset = 0;
+  copy(
+    b,
+    xs.map((x) => {
+      const count = sizeOf(x.shape);
+      const move = { from: x, fromOffset: 0, to: out, toOffset: offset, count };
+      offset += count;
+      return move;
+    }),
+  );
+  return out;
+}
+
+function unpack(b: Backend, flat: tf.TensorInfo, shapes: readonly number[][]): tf.TensorInfo[] {
+  checkFloat(MULTI_TENSOR_KERNELS.unpack, [flat]);
+  const total = shapes.reduce((s, sh) => s + sizeOf(sh), 0);
+  if (total !== sizeOf(flat.shape)) {
+    throw new RangeError(
+      `${MULTI_TENSOR_KERNELS.unpack}: the shapes hold ${total} values, the flat tensor ${sizeOf(flat.shape)}`,
+    );
+  }
+  const outs = shapes.map((sh) => b.makeTensorInfo([...sh], 'float32'));
+  let offset = 0;
+  copy(
+    b,
+    outs.map((to, i) => {
+      const count = sizeOf(shapes[i]!);
+      const move = { from: flat, fromOffset: offset, to, toOffset: 0, count };
+      offset += count;
+      return move;
+    }),
+  );
+  return outs;
+}
+
+/** The clip coefficient min(1, maxNorm / (norm + 1e-6)) of PyTorch's clip_grad_norm_; 1 when off. */
+const CLIP = `
+          var coef = 1.0;
+          if (uniforms.maxNorm > 0.0) { coef = min(1.0, uniforms.maxNorm / (norm[0] + 1e-6)); }`;
+
+/**
+ * AdamW over flat [L] p, g, m, v, as `@poad/ppo`'s Adam computes it per tensor, into [3L]
+ * (p', then m', then v'): g ← g·coef; p ← p·decay; m ← β1·m + (1−β1)·g; v ← β2·v + (1−β2)·g²;
+ * p ← p − (m / (√v / bc2 + ε)) · lrOverBc1.
+ */
+function adamWProgram(length: number): GpuProgram {
+  return elementwise(
+    'poad_adamw',
+    ['p', 'g', 'm', 'v', 'norm'],
+    [3 * length],
+    `
+          let n = uniforms.len;
+          let part = index / n;
+          let i = index - part * n;
+          ${CLIP}
+          let gi = g[i] * coef;
+          let m1 = m[i] * uniforms.beta1 + gi * uniforms.oneMinusBeta1;
+          let v1 = v[i] * uniforms.beta2 + (gi * gi) * uniforms.oneMinusBeta2;
+          if (part == 1) {
+            result[index] = m1;
+          } else if (part == 2) {
+            result[index] = v1;
+          } else {
+            var pi = p[i];
+            if (uniforms.decay != 1.0) { pi = pi * uniforms.decay; }
+            let denom = sqrt(v1) / uniforms.bc2 + uniforms.eps;
+            result[index] = pi - (m1 / denom) * uniforms.lrOverBc1;
+          }`,
+    'len : i32, maxNorm : f32, beta1 : f32, oneMinusBeta1 : f32, beta2 : f32, oneMinusBeta2 : f32, decay : f32, bc2 : f32, eps : f32, lrOverBc1 : f32,',
+  );
+}
+
+/**
+ * Lion over flat [L] p, g, m, as `@poad/etpo`'s Lion computes it per tensor, into [2L] (p', then
+ * m'): g ← g·coef; c = β1·m + (1−β1)·g; p ← p·decay − sign(c)·lr; m ← β2·m + (1−β2)·g.
+ */
+function lionProgram(length: number): GpuProgram {
+  return elementwise(
+    'poad_lion',
+    ['p', 'g', 'm', 'norm'],
+    [2 * length],
+    `
+          let n = uniforms.len;
+          let part = index / n;
+          let i = index - part * n;
+          ${CLIP}
+          let gi = g[i] * coef;
+          if (part == 1) {
+            result[index] = m[i] * uniforms.beta2 + gi * uniforms.oneMinusBeta2;
+          } else {
+            let c = m[i] * uniforms.beta1 + gi * uniforms.oneMinusBeta1;
+            var pi = p[i];
+            if (uniforms.decay != 1.0) { pi = pi * uniforms.decay; }
+            result[index] = pi - sign(c) * uniforms.lr;
+          }`,
+    'len : i32, maxNorm : f32, beta1 : f32, oneMinusBeta1 : f32, beta2 : f32, oneMinusBeta2 : f32, decay : f32, lr : f32,',
+  );
+}
+
+const f32 = (data: number[]) => ({ type: 'float32', data });
+const i32 = (data: number[]) => ({ type: 'int32', data });
+
+function checkFlat(op: string, xs: readonly tf.TensorInfo[], length: number): void {
+  checkFloat(op, xs);
+  for (const [i, x] of xs.entries()) {
+    if (sizeOf(x.shape) !== length)
+      throw new RangeError(`${op}: input ${i} has ${sizeOf(x.shape)} values, expected ${length}`);
+  }
+}
+
+/** Runs `program` over the flat inputs and cuts its [k·L] output into k tensors [L]. */
+function runAndSplit(
+  b: Backend,
+  program: GpuProgram,
+  inputs: tf.TensorInfo[],
+  uniforms: Array<{ type: string; data: number[] }>,
+  parts: number,
+  length: number,
+): tf.TensorInfo[] {
+  const packed = b.runWebGPUProgram(program, inputs, 'float32', uniforms);
+  const outs = unpack(
+    b,
+    packed,
+    Array.from({ length: parts }, () => [length]),
+  );
+  b.disposeData(packed.dataId);
+  return outs;
+}
+
+type KernelArgs = { inputs: tf.NamedTensorInfoMap; backend: object; attrs?: tf.NamedAttrMap };
+
+const KERNELS: Record<string, (args: KernelArgs) => tf.TensorInfo | tf.TensorInfo[]> = {
+  [MULTI_TENSOR_KERNELS.pack]: ({ inputs, backend }) =>
+    pack(backend as Backend, Object.values(inputs) as tf.TensorInfo[]),
+  [MULTI_TENSOR_KERNELS.unpack]: ({ inputs, backend, attrs }) =>
+    unpack(backend as Backend, inputs.flat!, (attrs?.shapes ?? []) as number[][]),
+  [MULTI_TENSOR_KERNELS.adamW]: ({ inputs, backend, attrs }) => {
+    const { p, g, m, v, norm } = inputs as Record<string, tf.TensorInfo>;
+    const L = sizeOf(p!.shape);
+    checkFlat(MULTI_TENSOR_KERNELS.adamW, [p!, g!, m!, v!], L);
+    const a = attrs as Record<string, number>;
+    return runAndSplit(
+      backend as Backend,
+      adamWProgram(L),
+      [p!, g!, m!, v!, norm!],
+      [
+        i32([L]),
+        f32([a.maxNorm!]),
+        f32([a.beta1!]),
+        f32([1 - a.beta1!]),
+        f32([a.beta2!]),
+        f32([1 - a.beta2!]),
+        f32([a.decay!]),
+        f32([a.bc2!]),
+        f32([a.eps!]),
+        f32([a.lrOverBc1!]),
+      ],
+      3,
+      L,
+    );
+  },
+  [MULTI_TENSOR_KERNELS.lion]: ({ inputs, backend, attrs }) => {
+    const { p, g, m, norm } = inputs as Record<string, tf.TensorInfo>;
+    const L = sizeOf(p!.shape);
+    checkFlat(MULTI_TENSOR_KERNELS.lion, [p!, g!, m!], L);
+    const a = attrs as Record<string, number>;
+    return runAndSplit(
+      backend as Backend,
+      lionProgram(L),
+      [p!, g!, m!, norm!],
+      [
+        i32([L]),
+        f32([a.maxNorm!]),
+        f32([a.beta1!]),
+        f32([1 - a.beta1!]),
+        f32([a.beta2!]),
+        f32([1 - a.beta2!]),
+        f32([a.decay!]),
+        f32([a.lr!]),
+      ],
+      2,
+      L,
+    );
+  },
+};
+
+/** Registers the multi-tensor kernels for the webgpu backend (idempotent). */
+export function registerMultiTensorKernels(): void {
+  for (const [kernelName, kernelFunc] of Object.entries(KERNELS)) {
+    if (tf.getKernel(kernelName, 'webgpu')) continue;
+    tf.registerKernel({
+      kernelName,
+      backendName: 'webgpu',
+      kernelFunc: kernelFunc as tf.KernelFunc,
+    });
+  }
+}
