@@ -1,5 +1,14 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { CheckpointMismatchError } from './errors.js';
+import { clipCoefficient } from './grad-clip.js';
+import {
+  clipInputs,
+  type GradClip,
+  MULTI_TENSOR_KERNELS,
+  multiTensorKernels,
+  packFlat,
+  unpackFlat,
+} from './multi-tensor.js';
 import { readFloats } from './read-floats.js';
 
 /** Hyper-parameters of {@link Adam}. */
@@ -14,6 +23,13 @@ export interface AdamOptions {
   eps?: number;
   /** Decoupled weight decay (AdamW); 0 (default) is plain Adam. */
   weightDecay?: number;
+  /**
+   * Step all variables at once with the backend's multi-tensor kernels where the active backend
+   * has them (webgpu with `@poad/tfjs-kernels`): a constant number of GPU programs per step
+   * instead of a dozen per variable, equal to the per-variable step within float rounding.
+   * Default true; other backends always step per variable.
+   */
+  fused?: boolean;
 }
 
 /** Optimiser state as plain data: step count and both moments of every variable. */
@@ -34,6 +50,7 @@ export interface AdamState {
  *   p ← p − (lr / (1 − β1^t)) · m / (√v / √(1 − β2^t) + ε)
  */
 export class Adam {
+  /** Per-variable moments, or one flat moment each in {@link Adam.fused} mode. */
   private readonly m: tf.Variable[];
   private readonly v: tf.Variable[];
   private t = 0;
@@ -43,6 +60,12 @@ export class Adam {
   private readonly beta2: number;
   private readonly eps: number;
   private readonly weightDecay: number;
+  /**
+   * True when the steps run as one multi-tensor program over flat copies of the variables (see
+   * {@link AdamOptions.fused}); the moments are then kept flat, in variable order.
+   */
+  readonly fused: boolean;
+  private readonly sizes: number[];
 
   constructor(
     /** The variables this optimiser updates. */
@@ -54,10 +77,18 @@ export class Adam {
     this.beta2 = options.beta2 ?? 0.999;
     this.eps = options.eps ?? 1e-5;
     this.weightDecay = options.weightDecay ?? 0;
+    this.sizes = variables.map((x) => x.size);
+    this.fused =
+      (options.fused ?? true) &&
+      multiTensorKernels() &&
+      variables.length > 0 &&
+      variables.every((x) => x.dtype === 'float32');
     // tidy frees the zeros each variable is made from (a variable copies its initial value).
-    const zeros = (x: tf.Variable) => tf.tidy(() => tf.variable(tf.zerosLike(x), false));
-    this.m = variables.map(zeros);
-    this.v = variables.map(zeros);
+    const total = this.sizes.reduce((a, b) => a + b, 0);
+    const zeros = (x: tf.Tensor) => tf.tidy(() => tf.variable(tf.zerosLike(x), false));
+    const flatZeros = () => tf.tidy(() => tf.variable(tf.zeros([total]), false));
+    this.m = this.fused ? [flatZeros()] : variables.map(zeros);
+    this.v = this.fused ? [flatZeros()] : variables.map(zeros);
   }
 
   /** Number of steps taken. */
@@ -66,10 +97,10 @@ export class Adam {
   }
 
   /**
-   * One update with `grads[i]` for `variables[i]` (`null` = zero gradient). Does not dispose
-   * the gradients.
+   * One update with `grads[i]` for `variables[i]` (`null` = zero gradient), the gradients first
+   * multiplied by the clip coefficient of `clip` when given. Does not dispose the gradients.
    */
-  step(grads: readonly (tf.Tensor | null)[]): void {
+  step(grads: readonly (tf.Tensor | null)[], clip?: GradClip): void {
     if (grads.length !== this.variables.length) {
       throw new RangeError(
         `Adam.step(grads): expected ${this.variables.length} gradients, got ${grads.length}.`,
@@ -78,9 +109,15 @@ export class Adam {
     this.t += 1;
     const bc1 = 1 - this.beta1 ** this.t;
     const bc2 = Math.sqrt(1 - this.beta2 ** this.t);
+    if (this.fused) {
+      this.fusedStep(grads, clip, bc1, bc2);
+      return;
+    }
     tf.tidy(() => {
+      const coef = clip === undefined ? null : coefficientOf(clip);
       this.variables.forEach((p, i) => {
-        const g = grads[i] ?? tf.zerosLike(p);
+        const raw = grads[i] ?? null;
+        const g = raw === null ? tf.zerosLike(p) : coef === null ? raw : tf.mul(raw, coef);
         const m = this.m[i]!;
         const v = this.v[i]!;
         if (this.weightDecay > 0) p.assign(tf.mul(p, 1 - this.lr * this.weightDecay));
@@ -92,6 +129,41 @@ export class Adam {
     });
   }
 
+  /** {@link step} as one multi-tensor AdamW program over flat copies of all variables. */
+  private fusedStep(
+    grads: readonly (tf.Tensor | null)[],
+    clip: GradClip | undefined,
+    bc1: number,
+    bc2: number,
+  ): void {
+    tf.tidy(() => {
+      const p = packFlat(this.variables);
+      const g = packFlat(this.variables.map((x, i) => grads[i] ?? tf.zerosLike(x)));
+      const { norm, maxNorm } = clipInputs(clip);
+      const [p1, m1, v1] = tf.engine().runKernel(
+        MULTI_TENSOR_KERNELS.adamW,
+        { p, g, m: this.m[0]!, v: this.v[0]!, norm },
+        {
+          maxNorm,
+          beta1: this.beta1,
+          beta2: this.beta2,
+          decay: this.weightDecay > 0 ? 1 - this.lr * this.weightDecay : 1,
+          bc2,
+          eps: this.eps,
+          lrOverBc1: this.lr / bc1,
+        },
+      ) as tf.Tensor[];
+      unpackFlat(
+        p1!,
+        this.variables.map((x) => x.shape),
+      ).forEach((x, i) => {
+        this.variables[i]!.assign(x);
+      });
+      this.m[0]!.assign(m1!);
+      this.v[0]!.assign(v1!);
+    });
+  }
+
   /**
    * A copy of the state as plain data, read asynchronously (works on every backend). Every read
    * starts at the call, so the copy is the state at the call.
@@ -99,31 +171,49 @@ export class Adam {
   async getState(): Promise<AdamState> {
     const step = this.t;
     const moments = await readFloats([...this.m, ...this.v]);
+    if (this.fused) {
+      return { step, m: this.split(moments[0]!), v: this.split(moments[1]!) };
+    }
     return { step, m: moments.slice(0, this.m.length), v: moments.slice(this.m.length) };
+  }
+
+  /** A flat moment cut into one array per variable. */
+  private split(flat: Float32Array): Float32Array[] {
+    let o = 0;
+    return this.sizes.map((n) => {
+      const part = flat.slice(o, o + n);
+      o += n;
+      return part;
+    });
   }
 
   /** Restores a state from {@link Adam.getState} (sizes must match the variables). */
   setState(state: AdamState): void {
-    if (state.m.length !== this.m.length || state.v.length !== this.v.length) {
+    if (state.m.length !== this.variables.length || state.v.length !== this.variables.length) {
       throw new CheckpointMismatchError(
-        `optimiser has ${this.m.length} variables, state has ${state.m.length}.`,
+        `optimiser has ${this.variables.length} variables, state has ${state.m.length}.`,
       );
     }
-    this.m.forEach((x, i) => {
+    this.sizes.forEach((size, i) => {
       const src = state.m[i]!;
-      if (src.length !== x.size || state.v[i]!.length !== x.size) {
+      if (src.length !== size || state.v[i]!.length !== size) {
         throw new CheckpointMismatchError(
-          `optimiser moment ${i} has size ${src.length}, expected ${x.size}.`,
+          `optimiser moment ${i} has size ${src.length}, expected ${size}.`,
         );
       }
     });
     tf.tidy(() => {
-      this.m.forEach((x, i) => {
-        x.assign(tf.tensor(state.m[i]!, x.shape, 'float32'));
-      });
-      this.v.forEach((x, i) => {
-        x.assign(tf.tensor(state.v[i]!, x.shape, 'float32'));
-      });
+      if (this.fused) {
+        this.m[0]!.assign(tf.tensor1d(concat(state.m), 'float32'));
+        this.v[0]!.assign(tf.tensor1d(concat(state.v), 'float32'));
+      } else {
+        this.m.forEach((x, i) => {
+          x.assign(tf.tensor(state.m[i]!, x.shape, 'float32'));
+        });
+        this.v.forEach((x, i) => {
+          x.assign(tf.tensor(state.v[i]!, x.shape, 'float32'));
+        });
+      }
     });
     this.t = state.step;
   }
@@ -132,4 +222,22 @@ export class Adam {
   dispose(): void {
     for (const x of [...this.m, ...this.v]) x.dispose();
   }
+}
+
+/** The clip coefficient of `clip`: a number when its norm was read, else a scalar tensor. */
+function coefficientOf(clip: GradClip): number | tf.Scalar {
+  if (typeof clip.norm === 'number') return clipCoefficient(clip.norm, clip.maxNorm);
+  if (clip.maxNorm === null || clip.maxNorm === 0) return 1;
+  return tf.minimum(1, tf.div(clip.maxNorm, tf.add(clip.norm, 1e-6))) as tf.Scalar;
+}
+
+/** Arrays one after the other. */
+function concat(parts: readonly Float32Array[]): Float32Array {
+  const out = new Float32Array(parts.reduce((s, p) => s + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
 }

@@ -1,14 +1,21 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { multiTensorKernels, packFlat } from './multi-tensor.js';
 
 /** Added to the norm before dividing, as PyTorch's `clip_grad_norm_`. */
 const NORM_EPS = 1e-6;
 
-/** Global L2 norm of a gradient list (missing gradients count as zero), as a new scalar. */
+/**
+ * Global L2 norm of a gradient list (missing gradients count as zero), as a new scalar. With
+ * multi-tensor kernels (webgpu) the gradients are packed into one flat tensor first: three GPU
+ * programs whatever their number (the sum then runs in another order: equal within rounding).
+ */
 export function gradNorm(grads: readonly (tf.Tensor | null)[]): tf.Scalar {
   return tf.tidy(() => {
-    const parts = grads.filter((g): g is tf.Tensor => g !== null).map((g) => tf.sum(tf.square(g)));
-    if (parts.length === 0) return tf.scalar(0);
-    return tf.sqrt(tf.addN(parts)) as tf.Scalar;
+    const present = grads.filter((g): g is tf.Tensor => g !== null);
+    if (present.length === 0) return tf.scalar(0);
+    if (multiTensorKernels() && present.every((g) => g.dtype === 'float32'))
+      return tf.sqrt(tf.sum(tf.square(packFlat(present)))) as tf.Scalar;
+    return tf.sqrt(tf.addN(present.map((g) => tf.sum(tf.square(g))))) as tf.Scalar;
   });
 }
 

@@ -34,7 +34,7 @@ export {
   PolicyContractError,
   PpoConfigError,
 } from './errors.js';
-export { clipGradNorm } from './grad-clip.js';
+export { clipGradNorm, gradNorm } from './grad-clip.js';
 export { allowedTokenSets, nextTokenSets, restrictedLogProbs } from './label-tokens.js';
 export {
   approxKl,
@@ -45,6 +45,13 @@ export {
   policyLoss,
   valueLoss,
 } from './losses.js';
+export type { GradClip } from './multi-tensor.js';
+export {
+  MULTI_TENSOR_KERNELS,
+  multiTensorKernels,
+  packFlat,
+  unpackFlat,
+} from './multi-tensor.js';
 export { toPadded } from './padding.js';
 export type {
   GeneratedAction,

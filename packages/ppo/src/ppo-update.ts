@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { actionLevelLosses } from './action-losses.js';
 import { explainedVariance, type UpdateDiagnostics } from './diagnostics.js';
 import { NonFiniteUpdateError, PolicyContractError, PpoConfigError } from './errors.js';
-import { clipCoefficient, gradNorm, scaleGrads } from './grad-clip.js';
+import { gradNorm } from './grad-clip.js';
 import type { LoggedSums, LossFn, MinibatchLosses, PpoUpdateArgs } from './minibatch.js';
 import { tokenLevelLosses } from './token-losses.js';
 
@@ -127,9 +127,12 @@ async function minibatchStep(
       'critic gradient norm': criticNorm,
     });
     if (criticBad.length === 0) {
-      const cClipped = scaleGrads(cGrads, clipCoefficient(criticNorm, config.criticMaxGradNorm));
-      args.criticOptimizer.step(cClipped);
-      disposeAll(cClipped);
+      // A fused optimiser clips with the norm still on the device; others with the one read.
+      const critic = args.criticOptimizer;
+      critic.step(cGrads, {
+        norm: critic.fused ? cNorm : criticNorm,
+        maxNorm: config.criticMaxGradNorm,
+      });
     }
 
     // ---- actor step (skipped when not finite, or when approx KL is too large) ----
@@ -161,9 +164,8 @@ async function minibatchStep(
       actorBad.length > 0 ||
       (config.targetKl > 0 && actor.klSum / losses.denominator > config.targetKl);
     if (!skip) {
-      const aClipped = scaleGrads(aGrads, clipCoefficient(actorNorm, config.maxGradNorm));
-      args.actorOptimizer.step(aClipped);
-      disposeAll(aClipped);
+      const actor = args.actorOptimizer;
+      actor.step(aGrads, { norm: actor.fused ? aNorm : actorNorm, maxNorm: config.maxGradNorm });
     }
     return {
       critic: criticBad.length === 0 ? { valueSum, norm: criticNorm } : null,
