@@ -1,9 +1,11 @@
+import { multiTensorKernels, packFlat, unpackFlat } from '@poad/ppo';
 import * as tf from '@tensorflow/tfjs-core';
 import { EtpoArgumentError } from './errors.js';
 
 /**
  * Moves each target variable towards its online counterpart: θ̄ ← (1 − τ)·θ̄ + τ·θ (ETPO's target
- * critic; τ = 0.005 by default, i.e. the reference code's 0.995 decay).
+ * critic; τ = 0.005 by default, i.e. the reference code's 0.995 decay). With multi-tensor kernels
+ * (webgpu) all variables move at once, in a constant number of GPU programs.
  */
 export function polyakUpdate(
   target: readonly tf.Variable[],
@@ -26,6 +28,25 @@ export function polyakUpdate(
         `shape [${t.shape.join(', ')}] differs from the online variable's [${o.shape.join(', ')}]`,
       );
     }
+  });
+  const all = [...target, ...online];
+  if (target.length > 1 && multiTensorKernels() && all.every((x) => x.dtype === 'float32')) {
+    // All at once over flat copies: the same arithmetic in three GPU programs.
+    tf.tidy(() => {
+      const t = packFlat(target);
+      const o = packFlat(online);
+      const next = tf.add(tf.mul(1 - tau, t), tf.mul(tau, o));
+      unpackFlat(
+        next,
+        target.map((x) => x.shape),
+      ).forEach((x, i) => {
+        target[i]!.assign(x);
+      });
+    });
+    return;
+  }
+  target.forEach((t, i) => {
+    const o = online[i]!;
     tf.tidy(() => t.assign(tf.add(tf.mul(1 - tau, t), tf.mul(tau, o))));
   });
 }

@@ -3,9 +3,9 @@ import {
   Adam,
   type AdamState,
   allowedTokenSets,
-  clipGradNorm,
   collectRollout,
   explainedVariance,
+  gradNorm,
   NonFiniteUpdateError,
   type RngState,
   type RolloutBuffer,
@@ -220,7 +220,7 @@ export class EtpoTrainer {
           }, policy.criticVariables as tf.Variable[]);
           const criticLoss = (await critic.value.data())[0]!;
           const cGrads = policy.criticVariables.map((v) => critic.grads[v.name] ?? null);
-          const cClip = await clipGradNorm(cGrads, config.criticMaxGradNorm);
+          const cNorm = await normOf(cGrads);
           const pickedQ = picked as tf.Tensor | null;
           const q = pickedQ ? await pickedQ.data() : new Float32Array(tokens);
           pickedQ?.dispose();
@@ -237,15 +237,24 @@ export class EtpoTrainer {
           }, policy.actorVariables as tf.Variable[]);
           const policyLoss = (await actor.value.data())[0]!;
           const aGrads = policy.actorVariables.map((v) => actor.grads[v.name] ?? null);
-          const aClip = await clipGradNorm(aGrads, config.maxGradNorm);
+          const aNorm = await normOf(aGrads);
           const statsT = stats as tf.Tensor | null;
           const [entropy, kl] = statsT ? Array.from(await statsT.data()) : [Number.NaN, Number.NaN];
           statsT?.dispose();
-          const finite = [criticLoss, cClip.norm, policyLoss, aClip.norm].every(Number.isFinite);
+          const finite = [criticLoss, cNorm.value, policyLoss, aNorm.value].every(Number.isFinite);
           if (finite) {
-            this.criticOptimizer.step(cClip.grads);
+            // A fused optimiser clips with the norm still on the device; others with the one read.
+            const c = this.criticOptimizer;
+            const a = this.actorOptimizer;
+            c.step(cGrads, {
+              norm: c.fused ? cNorm.tensor : cNorm.value,
+              maxNorm: config.criticMaxGradNorm,
+            });
             polyakUpdate(policy.targetVariables, policy.criticVariables, tau);
-            this.actorOptimizer.step(aClip.grads);
+            a.step(aGrads, {
+              norm: a.fused ? aNorm.tensor : aNorm.value,
+              maxNorm: config.maxGradNorm,
+            });
             actorSteps += 1;
             this.nonFiniteStreak = 0;
           } else {
@@ -258,12 +267,12 @@ export class EtpoTrainer {
             ...Object.values(critic.grads),
             ...Object.values(actor.grads),
           ]);
-          tf.dispose([...cClip.grads, ...aClip.grads].filter((g): g is tf.Tensor => g !== null));
+          tf.dispose([cNorm.tensor, aNorm.tensor]);
           if (!finite) {
             if (this.nonFiniteStreak >= config.maxNonFiniteSkips) {
               throw new NonFiniteUpdateError(
                 this.nonFiniteStreak,
-                `epoch ${epoch + 1}, minibatch ${mb + 1}: critic loss ${criticLoss}, critic gradient norm ${cClip.norm}, policy loss ${policyLoss}, actor gradient norm ${aClip.norm}`,
+                `epoch ${epoch + 1}, minibatch ${mb + 1}: critic loss ${criticLoss}, critic gradient norm ${cNorm.value}, policy loss ${policyLoss}, actor gradient norm ${aNorm.value}`,
               );
             }
             continue;
@@ -273,8 +282,8 @@ export class EtpoTrainer {
           sums.entropy += entropy! * tokens;
           sums.kl += kl! * tokens;
           sums.tokens += tokens;
-          sums.actorNorm += aClip.norm;
-          sums.criticNorm += cClip.norm;
+          sums.actorNorm += aNorm.value;
+          sums.criticNorm += cNorm.value;
           for (let j = 0; j < tokens; j++) {
             predicted.push(q[j]!);
             observed.push(y[j]!);
@@ -353,4 +362,12 @@ export class EtpoTrainer {
     this.actorOptimizer.dispose();
     this.criticOptimizer.dispose();
   }
+}
+
+/** The global norm of `grads` as a scalar tensor (the caller disposes it) and as the number read. */
+async function normOf(
+  grads: readonly (tf.Tensor | null)[],
+): Promise<{ tensor: tf.Scalar; value: number }> {
+  const tensor = gradNorm(grads);
+  return { tensor, value: ((await tensor.data()) as Float32Array)[0]! };
 }
