@@ -12,6 +12,7 @@ import {
   tokenizerFromJson,
   validateLlamaTensors,
 } from '@poad/hf-files';
+import { readTensors } from '@poad/tfjs-kernels';
 import { type CausalLM, type CausalLMOptions, causalLMFromTensors } from './causal-lm.js';
 import { toHFConfig } from './config.js';
 import { ModelConfigError } from './errors.js';
@@ -20,7 +21,6 @@ import {
   type HostTensor,
   MODULE_NAMES,
   moduleShape,
-  readFloats,
   transposeHost,
 } from './weights.js';
 
@@ -62,21 +62,25 @@ export async function peftAdapterOf(
     );
   const tensors = new Map<string, HostTensor>();
   const r = ad.config.r;
-  for (const [layer, entry] of ad.layers.entries()) {
-    for (const m of MODULE_NAMES) {
+  const pairs = [...ad.layers.entries()].flatMap(([layer, entry]) =>
+    MODULE_NAMES.flatMap((m) => {
       const pair = entry[m];
-      if (!pair) continue;
-      const [inD, outD] = moduleShape(model.config, m);
-      tensors.set(peftKey(layer, m, 'A'), {
-        shape: [r, inD],
-        data: transposeHost(await readFloats(pair.A), inD, r),
-      });
-      tensors.set(peftKey(layer, m, 'B'), {
-        shape: [outD, r],
-        data: transposeHost(await readFloats(pair.B), r, outD),
-      });
-    }
-  }
+      return pair ? [{ layer, m, pair }] : [];
+    }),
+  );
+  // All matrices in one read (one host read on webgpu).
+  const data = await readTensors(pairs.flatMap(({ pair }) => [pair.A, pair.B]));
+  pairs.forEach(({ layer, m }, k) => {
+    const [inD, outD] = moduleShape(model.config, m);
+    tensors.set(peftKey(layer, m, 'A'), {
+      shape: [r, inD],
+      data: transposeHost(data[2 * k]!, inD, r),
+    });
+    tensors.set(peftKey(layer, m, 'B'), {
+      shape: [outD, r],
+      data: transposeHost(data[2 * k + 1]!, r, outD),
+    });
+  });
   const config: PeftAdapterConfig = {
     peft_type: 'LORA',
     task_type: 'CAUSAL_LM',

@@ -1,10 +1,10 @@
-import { registerGradients } from '@poad/tfjs-kernels';
+import { readTensors, registerGradients } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { ModelConfigError } from './errors.js';
 import { trainableMatMul } from './linear.js';
 import { SeededRng } from './rng.js';
 import { toVariable } from './variable.js';
-import { type HostTensor, readFloats, transposeHost } from './weights.js';
+import { type HostTensor, transposeHost } from './weights.js';
 
 /** Options of the critic head. */
 export interface ValueHeadOptions {
@@ -112,7 +112,8 @@ export class ValueHead {
 
   /** PyTorch-layout host tensors keyed `v_head.{0,2,4}.weight`, read asynchronously. */
   async toHost(): Promise<Map<string, HostTensor>> {
-    const data = await Promise.all(this.kernels.map((k) => readFloats(k)));
+    // All kernels in one read (one host read on webgpu).
+    const data = await readTensors(this.kernels);
     const out = new Map<string, HostTensor>();
     this.kernels.forEach((k, i) => {
       const [inD, outD] = k.shape as [number, number];
