@@ -1,7 +1,11 @@
 /**
  * Per-kernel time of one step, for finding the next bottleneck:
  *
- *   npx tsx bench/profile.ts [fwd|lora|score|naive] [wasm|cpu|webgpu] [batch] [seq] [tiny|small|base] [--counts]
+ *   npx tsx bench/profile.ts [fwd|lora|score|naive] [wasm|cpu|webgpu] [batch] [seq] [tiny|small|base] [--counts] [--tfjs-adam]
+ *
+ * A LoRA step is the forward and backward pass, then the optimiser the trainers use: the global
+ * gradient norm and a clipped AdamW step (`Adam` of @poad/ppo, one multi-tensor program on
+ * webgpu); `--tfjs-adam` takes TF.js's own `tf.train.adam` instead (a dozen programs per matrix).
  *
  * On webgpu it first counts the GPU work of one step (`gpuCounters` of @poad/tfjs-kernels): the
  * programs dispatched, the host reads and the bytes read back, by phase (a LoRA step: `gradients`,
@@ -10,6 +14,8 @@
  * adapter's speed, and a software adapter gives the same. `--counts` stops there; otherwise the
  * kernel times follow (on webgpu they need the `timestamp-query` feature).
  */
+
+import { Adam, gradNorm } from '@poad/ppo';
 import {
   type BackendChoice,
   type GpuCounters,
@@ -31,6 +37,7 @@ const SIZES = {
 } as const;
 
 const countsOnly = process.argv.includes('--counts');
+const tfjsAdam = process.argv.includes('--tfjs-adam');
 const argv = process.argv.filter((a) => !a.startsWith('--'));
 const mode = argv[2] ?? 'fwd';
 const backend = (argv[3] ?? 'wasm') as BackendChoice;
@@ -55,6 +62,7 @@ const actions = Array.from({ length: B }, (_, i) =>
   Array.from({ length: T - 1 }, (_, j) => (i * 31 + j * 7) % V),
 );
 const opt = tf.train.adam(1e-4);
+const adam = new Adam(model.policyVariables(), { lr: 1e-4 });
 const prompt = Array.from({ length: 100 }, (_, j) => (j * 13) % V);
 const cands = Array.from({ length: 10 }, (_, i) =>
   Array.from({ length: 8 }, (_, j) => (i * 7 + j * 3) % V),
@@ -66,6 +74,21 @@ const run = async (): Promise<void> => {
     const l = tf.tidy(() => tf.mean(model.tokenStats(prompts, actions).logProbs));
     await l.data();
     l.dispose();
+  } else if (!tfjsAdam) {
+    setGpuPhase('gradients');
+    const vars = model.policyVariables();
+    const { value, grads } = tf.variableGrads(
+      () => tf.neg(tf.mean(model.tokenStats(prompts, actions).logProbs)) as tf.Scalar,
+      vars,
+    );
+    setGpuPhase('optimiser');
+    const g = vars.map((v) => grads[v.name] ?? null);
+    const norm = gradNorm(g);
+    adam.step(g, { norm, maxNorm: 1 });
+    tf.dispose([norm, ...Object.values(grads)]);
+    setGpuPhase('read');
+    await value.data();
+    value.dispose();
   } else {
     // opt.minimize's two halves, so that the counts can tell them apart.
     setGpuPhase('gradients');
@@ -118,6 +141,7 @@ if (tf.getBackend() === 'webgpu') {
 if (countsOnly) {
   model.dispose();
   opt.dispose();
+  adam.dispose();
   await releaseBackend();
   process.exit(0);
 }
@@ -137,4 +161,5 @@ const top = [...by.entries()].sort((a, b) => b[1].ms - a[1].ms).slice(0, 25);
 for (const [k, v] of top) console.log(`${v.ms.toFixed(1).padStart(8)} ms  x${v.n}  ${k}`);
 model.dispose();
 opt.dispose();
+adam.dispose();
 await releaseBackend();
