@@ -1,5 +1,5 @@
 /** What `initBackend('webgpu')` says when it cannot run, and what `auto` does with a software adapter. */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { inCI } from '@poad/dev-kit';
@@ -31,6 +31,26 @@ function initInChild(choice: string, env: Record<string, string | undefined> = {
 }
 
 const SRC = new URL('../src/index.ts', import.meta.url).href;
+
+/** `initBackend(choice)` in a fresh Node process: its result line and everything on its stderr. */
+function initInChildWithStderr(choice: string, env: Record<string, string | undefined>) {
+  const script = `
+    import { initBackend, releaseBackend } from '${SRC}';
+    const info = await initBackend(${JSON.stringify(choice)});
+    console.log(JSON.stringify({ backend: info.backend }));
+    await releaseBackend();`;
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    env: childEnv(env),
+  });
+  expect(r.status, r.stderr).toBe(0);
+  return {
+    backend: (JSON.parse(r.stdout.trim().split('\n').pop() as string) as { backend: string })
+      .backend,
+    // TF.js's own advice to install tfjs-node is not Dawn's.
+    stderr: r.stderr.replace(/=+\nHi, looks like you are running TensorFlow\.js[\s\S]*?=+\n/, ''),
+  };
+}
 
 /** Mesa's lavapipe, a software Vulkan driver (CI installs it): its manifest, if there is one. */
 function lavapipeManifest(): string | null {
@@ -149,5 +169,22 @@ describe('initBackend("webgpu") errors', () => {
     const auto = initInChild('auto', { ...only, POAD_WEBGPU_ALLOW_SOFTWARE: '1' });
     expect(auto.ok).toBe(true);
     expect(auto.backend).not.toBe('webgpu');
+  });
+
+  it("auto on a software Vulkan driver alone keeps Dawn's messages out of the terminal", (ctx) => {
+    const lavapipe = lavapipeManifest();
+    if (!lavapipe) {
+      expect(inCI(), 'no lavapipe (mesa-vulkan-drivers) under CI').toBe(false);
+      return ctx.skip();
+    }
+    const only = { VK_DRIVER_FILES: lavapipe, VK_ICD_FILENAMES: undefined };
+    // Opened in-process, Dawn prints its warnings while it looks for adapters: the check sees them.
+    const opened = initInChildWithStderr('webgpu', { ...only, POAD_WEBGPU_ALLOW_SOFTWARE: '1' });
+    expect(opened.backend).toBe('webgpu');
+    expect(opened.stderr).toMatch(/maxDynamic\w+PerPipelineLayout artificially reduced/);
+    // auto asks a child process, finds only the software adapter and prints nothing of Dawn's.
+    const auto = initInChildWithStderr('auto', { ...only, POAD_WEBGPU_ALLOW_SOFTWARE: undefined });
+    expect(auto.backend).not.toBe('webgpu');
+    expect(auto.stderr).not.toMatch(/artificially reduced|Warning:|Vulkan|Dawn/i);
   });
 });

@@ -1,7 +1,10 @@
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { WebGpuUnavailableError } from '../errors.js';
-import type { GpuLike } from './adapter.js';
+import { type GpuAdapterLike, type GpuLike, isSoftwareAdapter } from './adapter.js';
 import type { GpuSource, WebGpuBackendModule } from './start.js';
 
 /*
@@ -179,12 +182,82 @@ export function noAdapterError(facts: NoAdapterFacts = machineFacts()): WebGpuUn
   );
 }
 
+/** The URL of the `webgpu` package's entry, or null when it is not installed. */
+function dawnModuleUrl(): string | null {
+  const tries = [
+    () => import.meta.resolve(DAWN),
+    () => pathToFileURL(createRequire(import.meta.url).resolve(DAWN)).href,
+    () => pathToFileURL(require.resolve(DAWN)).href,
+  ];
+  for (const t of tries) {
+    try {
+      const url = t();
+      if (typeof url === 'string' && url.length > 0) return url;
+    } catch {
+      // not this way (ESM or CommonJS build, test runner)
+    }
+  }
+  return null;
+}
+
+/** Run in a child process: the adapter Dawn finds, as one JSON line on stdout. */
+const PROBE = `
+  const { create, globals } = await import(process.argv[1]);
+  Object.assign(globalThis, globals);
+  const a = await create([]).requestAdapter({ powerPreference: 'high-performance' });
+  const info = a ? a.info ?? {} : null;
+  process.stdout.write(JSON.stringify(a ? {
+    info: { vendor: info.vendor, architecture: info.architecture, device: info.device,
+            description: info.description, isFallbackAdapter: info.isFallbackAdapter },
+    isFallbackAdapter: a.isFallbackAdapter,
+  } : null) + '\n');
+  process.exit(0);`;
+
+/**
+ * Which adapter Dawn finds, asked in a child process whose output is kept: Dawn prints messages
+ * of its own to the terminal while it looks for adapters (on a software Vulkan driver, two
+ * warnings about `maxDynamic*BuffersPerPipelineLayout`), which explain nothing when `auto` then
+ * does not use WebGPU. `none` when the child finds none or fails; `unknown` when the package
+ * cannot be located for a child (e.g. inside a bundle), so that the caller asks in-process.
+ */
+export function probeDawnAdapter(): Promise<'hardware' | 'software' | 'none' | 'unknown'> {
+  const url = dawnModuleUrl();
+  if (!url) return Promise.resolve('unknown');
+  return new Promise((resolve) => {
+    let out = '';
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(process.execPath, ['--input-type=module', '-e', PROBE, url], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+    } catch {
+      resolve('none');
+      return;
+    }
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    // Dawn's own messages: read and dropped.
+    child.stderr?.resume();
+    child.on('error', () => resolve('none'));
+    child.on('close', () => {
+      try {
+        const found = JSON.parse(out.trim().split('\n').pop() ?? 'null') as GpuAdapterLike | null;
+        resolve(found === null ? 'none' : isSoftwareAdapter(found) ? 'software' : 'hardware');
+      } catch {
+        resolve('none');
+      }
+    });
+  });
+}
+
 const TFJS_WEBGPU = '@tensorflow/tfjs-backend-webgpu';
 
 /** WebGPU in Node: Dawn's `navigator.gpu`, Vulkan diagnostics, the optional backend package. */
 export const dawnGpuSource: GpuSource = {
   gpu: navigatorGpu,
   noAdapter: () => noAdapterError(),
+  probe: probeDawnAdapter,
   async backendModule() {
     try {
       return (await import(/* @vite-ignore */ TFJS_WEBGPU)) as WebGpuBackendModule;

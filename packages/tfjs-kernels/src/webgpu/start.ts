@@ -27,6 +27,13 @@ export interface GpuSource {
   gpu(): Promise<GpuLike>;
   noAdapter(): Error;
   backendModule(): Promise<WebGpuBackendModule>;
+  /**
+   * Whether a hardware adapter is there, asked without opening WebGPU in this process (Dawn in
+   * Node asks a child process, so that the messages Dawn prints while it looks for adapters stay
+   * out of the terminal); `auto` opens WebGPU only when this says `hardware`, or asks `gpu()`
+   * directly when it says `unknown` or is absent.
+   */
+  probe?(): Promise<'hardware' | 'software' | 'none' | 'unknown'>;
 }
 
 /**
@@ -128,6 +135,8 @@ export async function startWebGpu(
 export async function tryHardwareWebGpu(source: GpuSource): Promise<GpuAdapterReport | null> {
   try {
     if (active) return active.report.software ? null : await startWebGpu(false, source);
+    const probed = source.probe ? await source.probe() : 'unknown';
+    if (probed === 'software' || probed === 'none') return null;
     const adapter = await findAdapter(await source.gpu(), () => source.noAdapter());
     return isSoftwareAdapter(adapter) ? null : await start(adapter, source);
   } catch {
