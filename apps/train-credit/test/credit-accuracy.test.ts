@@ -22,8 +22,11 @@ let seen: Seen[] = [];
 /** The credit app, watched: each iteration's report and its prompts as text. */
 const watched: AppSpec = {
   ...creditApp,
-  async onIteration(report, runDir, agent: Agent) {
-    const extra = (await creditApp.onIteration!(report, runDir, agent)) as Record<string, number>;
+  async onIteration(report, runDir, agent: Agent, progress) {
+    const extra = (await creditApp.onIteration!(report, runDir, agent, progress)) as Record<
+      string,
+      number
+    >;
     const prompts = [];
     for (let i = 0; i < report.buffer.size; i++)
       prompts.push(

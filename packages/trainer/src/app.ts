@@ -49,12 +49,15 @@ export interface AppSpec {
   beforeIteration?(context: { task: string; agent: Agent; sampler: SamplerConfig }): Promise<void>;
   /**
    * Called after every iteration, before its metrics row is written, e.g. to keep the best
-   * program found so far; the numbers it returns become extra columns of that row.
+   * program found so far; the numbers it returns become extra columns of that row. `progress`:
+   * the run's env steps after this iteration (its samples are the last `report.buffer.size` of
+   * them; iterations of whole episodes take a varying number).
    */
   onIteration?(
     report: RunIterationReport,
     runDir: string,
     agent: Agent,
+    progress: { readonly envSteps: number },
   ): Promise<Record<string, number> | void>;
   /** Best achievable logged (discounted) return of a task, for "steps to 90% of optimum". */
   optimalReturn?(task: string): number | undefined;

@@ -195,7 +195,9 @@ async function trainLocked(
         );
       }
       const wall = wallBefore + (Date.now() - started) / 1000;
-      const extra = await spec.onIteration?.(report, runDir, agent);
+      const extra = await spec.onIteration?.(report, runDir, agent, {
+        envSteps: trainer.counters.envSteps,
+      });
       metrics.append({ ...metricsRow(report, trainer.counters.envSteps, wall), ...extra });
       for (const e of report.rollout.episodes)
         recent.push({
