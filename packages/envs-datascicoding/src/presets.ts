@@ -20,9 +20,13 @@ import type { EnvPresets } from '@poad/envs-core';
  * episode, and each program runs in the sandbox.
  *
  * TWOSOME and ARCHER need a list of valid labels per step; these actions are free-form code.
+ *
+ * The group-relative algorithms (GRPO, RLOO, GiGPO) take the `small` values with one group of 4
+ * episodes per iteration (the 4 environments of the others) and episodes of at most 5 steps (the
+ * environment's attempts, so none is cut). A first choice, not tuned.
  */
 export const DATASCICODING_PRESETS: EnvPresets = {
-  algorithms: ['poad', 'ntpo', 'etpo'],
+  algorithms: ['poad', 'ntpo', 'etpo', 'grpo', 'rloo', 'gigpo'],
   default: 'small',
   presets: {
     small: {
@@ -45,7 +49,12 @@ export const DATASCICODING_PRESETS: EnvPresets = {
         temperature: 0.5,
         topK: 50,
       },
-      byAlgorithm: { ntpo: { lr: 3e-4, criticLr: 9e-4 } },
+      byAlgorithm: {
+        ntpo: { lr: 3e-4, criticLr: 9e-4 },
+        grpo: { numSteps: 5, groups: 1, groupSize: 4 },
+        rloo: { numSteps: 5, groups: 1, groupSize: 4 },
+        gigpo: { numSteps: 5, groups: 1, groupSize: 4 },
+      },
     },
     paper: {
       source: 'paper: DataSciCoding POAD/NTPO, train_datascience.py',
