@@ -7,7 +7,6 @@
  *   npm run bench:generate -w @poad/train-datascicoding -- [--dataset breast_cancer]
  *     [--batch 4] [--rounds 5] [--threads 1]
  */
-import { END_OF_TEXT_ID } from '@poad/default-model';
 import {
   DATASCICODING_PRESETS,
   infillPrompt,

@@ -19,6 +19,12 @@ export interface ProgramRow {
   /** Whether it ran and was scored (reward above the failure reward). */
   ran: boolean;
   body: string;
+  /**
+   * Which attempt of its episode it was (1: the episode's first prompt; 2 to 5: fix-it turns
+   * after a failure), as the run recorded it from its rollouts' layout; absent in rows written
+   * before runs recorded it (then {@link attemptsOf} rebuilds it).
+   */
+  attempt?: number;
 }
 
 /** Per-iteration figures of the programs (also the extra metrics columns of the run). */
@@ -49,11 +55,12 @@ export function readPrograms(runDir: string): ProgramRow[] {
  * Which attempt of its episode each program was: 1 for the episode's first prompt, 2 to
  * `maxAttempts` for a fix-it turn after a failure. Rebuilt from the rows alone: env step s
  * (1-based) was environment (s − 1) mod `numEnvs` (programs are scored in the order t·N + n), and
- * an episode ends with a program that ran or with its `maxAttempts`-th failure. The result
- * follows the order of `rows`.
+ * an episode ends with a program that ran or with its `maxAttempts`-th failure. A row that
+ * recorded its attempt keeps it (runs record theirs from their own layout, which for the
+ * group-relative algorithms is not t·N + n). The result follows the order of `rows`.
  */
 export function attemptsOf(
-  rows: readonly Pick<ProgramRow, 'envStep' | 'ran'>[],
+  rows: readonly Pick<ProgramRow, 'envStep' | 'ran' | 'attempt'>[],
   numEnvs: number,
   maxAttempts = 5,
 ): number[] {
@@ -68,7 +75,7 @@ export function attemptsOf(
     attempt.set(r.envStep, a);
     next[env] = r.ran || a >= maxAttempts ? 1 : a + 1;
   }
-  return rows.map((r) => attempt.get(r.envStep)!);
+  return rows.map((r) => r.attempt ?? attempt.get(r.envStep)!);
 }
 
 /** Per-iteration statistics of programs, in iteration order. */
@@ -205,10 +212,21 @@ export function recordPrograms(
   title: string,
   iteration: number,
   programs: readonly { reward: number; body: string; envStep: number }[],
-  failureReward = -1,
+  o: {
+    /** The failure reward (a program above it ran). */
+    failureReward?: number;
+    /**
+     * Environments of the rollouts' layout (sample i of an iteration is environment i mod
+     * `layoutEnvs`, its episodes continuing across iterations); 1 for rollouts of whole episodes
+     * one after another (the group-relative algorithms). With it each row records its attempt.
+     */
+    layoutEnvs?: number;
+  } = {},
 ): ProgramStats {
+  const failureReward = o.failureReward ?? -1;
   // Rows of this iteration or later were written before a kill and are written again now.
   const rows = readPrograms(runDir).filter((r) => r.iteration < iteration);
+  const first = rows.length;
   for (const p of programs) {
     rows.push({
       iteration,
@@ -217,6 +235,10 @@ export function recordPrograms(
       ran: p.reward > failureReward,
       body: p.body,
     });
+  }
+  if (o.layoutEnvs !== undefined) {
+    const attempts = attemptsOf(rows, o.layoutEnvs);
+    for (let i = first; i < rows.length; i++) rows[i]!.attempt = attempts[i]!;
   }
   writeFileAtomicSync(
     join(runDir, PROGRAMS_FILE),

@@ -123,11 +123,12 @@ export const dataSciApp: AppSpec = {
     },
     timeout: TIMEOUT_OPTION,
   },
-  async onIteration(report, runDir, agent) {
-    // Every program of the iteration, in the order they were scored (sample i = t·N + n), with
-    // the best program so far, the code-evolution page and the code curves (programs.ts).
+  async onIteration(report, runDir, agent, progress) {
+    // Every program of the iteration, in the order they were scored (sample i = t·N + n; for the
+    // group-relative algorithms episode after episode), with the best program so far, the
+    // code-evolution page and the code curves (programs.ts).
     const { buffer } = report;
-    const before = (report.iteration - 1) * buffer.size;
+    const before = progress.envSteps - buffer.size;
     const programs = [];
     for (let i = 0; i < buffer.size; i++) {
       const ids = Array.from(buffer.action(i));
@@ -136,7 +137,9 @@ export const dataSciApp: AppSpec = {
       programs.push({ reward: buffer.rewards[i]!, body, envStep: before + i + 1 });
     }
     const title = `${runDir.split(/[\\/]/).at(-1)}: programs written during training`;
-    const s = recordPrograms(runDir, title, report.iteration, programs);
+    const s = recordPrograms(runDir, title, report.iteration, programs, {
+      layoutEnvs: buffer.numEnvs,
+    });
     return { programsRun: s.programsRun, bestReward: s.bestReward };
   },
   examples: [

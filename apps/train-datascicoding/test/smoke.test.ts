@@ -33,6 +33,10 @@ describe('npm run train:datascicoding', () => {
       .split('\n')
       .map((l) => JSON.parse(l));
     expect(programs.map((p) => p.envStep)).toEqual([1, 2, 3, 4]);
+    // Attempts as the t·N + n layout gives them (2 envs: steps 1, 2 are each env's first).
+    expect(programs[0].attempt).toBe(1);
+    expect(programs[1].attempt).toBe(1);
+    expect(programs[2].attempt).toBe(programs[0].ran ? 1 : 2);
     // The code model writes scikit-learn code; its programs mostly run (reward = ROC AUC).
     expect(programs.every((p) => /sklearn/.test(p.body))).toBe(true);
     expect(programs.some((p) => p.ran && p.reward > 0.5)).toBe(true);
@@ -83,6 +87,58 @@ describe('npm run train:datascicoding', () => {
     const model = join(dir, 'checkpoints', 'iter-00000001', 'model');
     for (const sub of ['critic', 'target'])
       expect(existsSync(join(model, sub, 'adapter_model.safetensors'))).toBe(true);
+  });
+
+  it('--algo grpo plays groups of whole episodes of generated programs: env steps and attempts follow its layout', async () => {
+    const r = await h.run([
+      '--dataset',
+      'iris',
+      '--algo',
+      'grpo',
+      '--groups',
+      '1',
+      '--group-size',
+      '2',
+      '--runs',
+      runs,
+      '--run-name',
+      'ds-grpo',
+      '--max-new-tokens',
+      '48',
+      '--eval-episodes',
+      '0',
+      '--max-iterations',
+      '2',
+      '--quiet',
+    ]);
+    expect(r.code, r.out).toBe(0);
+    const dir = join(runs, 'ds-grpo');
+    expect(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'))).toMatchObject({
+      algo: 'grpo',
+      envs: 2,
+      numSteps: 5,
+    });
+    const programs = readFileSync(join(dir, 'programs.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const rows = readFileSync(join(dir, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    // One program per env step, numbered 1.. up to the run's env steps, iteration by iteration.
+    expect(programs.map((p) => p.envStep)).toEqual(
+      Array.from({ length: rows[1].envSteps }, (_, i) => i + 1),
+    );
+    expect(programs.filter((p) => p.iteration === 1)).toHaveLength(rows[0].envSteps);
+    // Episodes come one after another: each starts at attempt 1 and counts up after a failure
+    // until a program runs or the fifth fails.
+    let expected = 1;
+    for (const p of programs) {
+      expect(p.attempt).toBe(expected);
+      expected = p.ran || p.attempt === 5 ? 1 : p.attempt + 1;
+    }
+    expect(expected).toBe(1);
   });
 
   const refused = async (csv: string, target = 'label') => {
