@@ -63,13 +63,13 @@ export async function profileGpuWork(spec: AppSpec, argv: readonly string[]): Pr
   let dir = '';
   const profiled: AppSpec = {
     ...spec,
-    async onIteration(report, runDir, agent: Agent) {
+    async onIteration(report, runDir, agent: Agent, progress) {
       backend = agent.backend;
       dir = runDir;
       if (!report.gpu) throw new Error(`no GPU counts: the run is on ${agent.backend}`);
       reports.push(report.gpu);
       snapshots.push(gpuCounters()!);
-      return spec.onIteration?.(report, runDir, agent);
+      return spec.onIteration?.(report, runDir, agent, progress);
     },
   };
   try {
