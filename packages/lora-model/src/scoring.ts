@@ -1,4 +1,4 @@
-import { targetLogProbs } from '@poad/tfjs-kernels';
+import { readTensors, targetLogProbs } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { checkIds } from './batch.js';
 import type { AdapterOption, CausalLM } from './causal-lm.js';
@@ -151,11 +151,9 @@ async function scoreShared(
     );
     return { cache: out.cache ?? [], first: lp };
   });
+  // Every log-prob tensor is read at the end, all at once (one host read on webgpu).
+  const chunks: { lp: tf.Tensor; slots: Array<[number, number] | null> }[] = [];
   try {
-    const fv = await first.data();
-    owner.forEach(([i, j], n) => {
-      (result[i]?.[j] as number[])[0] = fv[n] as number;
-    });
     // 2. Candidates (all but their last token) against the shared cache. Rows are laid out
     //    prompt-major, `per` candidate slots per prompt (empty slots are padding).
     const maxC = Math.max(...cands.map((c) => c.length));
@@ -198,17 +196,24 @@ async function scoreShared(
         });
         return gatherLogProbs(model, hidden, Int32Array.from(rows), Int32Array.from(targets));
       });
-      const vals = await lp.data();
-      lp.dispose();
+      chunks.push({ lp, slots });
+    }
+    const [fv, ...chunkValues] = await readTensors([first, ...chunks.map((c) => c.lp)]);
+    owner.forEach(([i, j], n) => {
+      (result[i]?.[j] as number[])[0] = fv![n] as number;
+    });
+    chunks.forEach(({ slots }, c) => {
+      const vals = chunkValues[c]!;
       let o = 0;
       for (const slot of slots) {
         if (!slot) continue;
         const out = result[slot[0]]?.[slot[1]] as number[];
         for (let k = 1; k < out.length; k++) out[k] = vals[o++] as number;
       }
-    }
+    });
   } finally {
     first.dispose();
+    for (const c of chunks) c.lp.dispose();
     for (const e of cache) {
       e.k.dispose();
       e.v.dispose();
