@@ -45,19 +45,21 @@ const { values } = parseArgs({
     tokenizer: { type: 'string', default: 'packages/default-model/model' },
     out: { type: 'string' },
     seed: { type: 'string', default: '1' },
+    // cpu needs no .wasm file (e.g. inside a bundle); the model serves timings either way.
+    backend: { type: 'string', default: 'wasm' },
   },
 });
 const size = SIZES[values.size as keyof typeof SIZES];
 if (!size || !values.out) {
   console.error(
-    `usage: random-model.ts --size ${Object.keys(SIZES).join('|')} --tokenizer MODEL_DIR --out DIR [--seed N]`,
+    `usage: random-model.ts --size ${Object.keys(SIZES).join('|')} --tokenizer MODEL_DIR --out DIR [--seed N] [--backend wasm|cpu]`,
   );
   process.exit(2);
 }
 const tokenizerJson = readFileSync(join(values.tokenizer!, 'tokenizer.json'), 'utf8');
 const source = JSON.parse(readFileSync(join(values.tokenizer!, 'config.json'), 'utf8'));
 const tokens = Object.keys(JSON.parse(tokenizerJson).model.vocab as object).length;
-await initBackend('wasm');
+await initBackend(values.backend as 'wasm' | 'cpu');
 const model = createCausalLM(
   {
     model_type: 'llama',
