@@ -6,8 +6,10 @@
  *   npm run gpu:bench -- --out DIR [--budget SECONDS] [--quick]      (from the repository root)
  *
  * On a host without Node or network (as for docs/gpu.md's measurements), bundle this file with
- * esbuild, Node and Dawn into a folder B and put the default model beside B as `model/` and
- * `heldout.txt` (packages/default-model's, which the bundle looks for at B/../model).
+ * esbuild, Node and Dawn into a folder B; @tensorflow/tfjs-backend-webgpu, an optional package
+ * imported by name when WebGPU starts, goes to B/node_modules/@tensorflow/tfjs-backend-webgpu
+ * (bundled on its own: an `index.mjs` and a package.json naming it), and the default model beside
+ * B as `model/` and `heldout.txt` (packages/default-model's; the bundle looks at B/../model).
  *
  * `--quick` checks that every step runs, in a few minutes on a software adapter (with
  * POAD_WEBGPU_ALLOW_SOFTWARE=1): 3 short iterations (2 environments, 2 steps), a `tiny` random

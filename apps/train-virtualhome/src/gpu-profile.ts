@@ -1,8 +1,7 @@
-#!/usr/bin/env node
 /**
  * The GPU work of the default training command, by phase:
  *
- *   npm run gpu:profile -w @poad/train-virtualhome [-- TRAINING FLAGS…] [--json FILE]
+ *   npm run gpu:profile [-- TRAINING FLAGS…] [--json FILE]      (gpu-profile-cli.ts)
  *
  * Runs `npm run train:virtualhome` (the default model, the 'small' preset; any flag of the
  * command may be added, e.g. `--algo etpo`) on `--backend webgpu` for 2 iterations with a
@@ -12,12 +11,11 @@
  * depend on the GPU, so a software adapter (lavapipe) gives the numbers of any GPU: it is
  * allowed here. `--json FILE` also writes them as JSON.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type GpuCounters, type GpuWork, gpuCounters, gpuCountersSince } from '@poad/tfjs-kernels';
-import { type Agent, type AppSpec, releaseBackend, runCli } from '@poad/trainer';
-import { virtualHomeApp } from './spec.js';
+import { type Agent, type AppSpec, runCli } from '@poad/trainer';
 
 /** The GPU work of each iteration of a run of `spec` with `argv`, by phase. */
 export interface GpuProfile {
@@ -123,18 +121,4 @@ export function profileTable(p: GpuProfile): string {
       (ph) => `${(label[ph] ?? ph).padEnd(26)}${p.iterations.map((it) => cell(it[ph])).join('  ')}`,
     ),
   ].join('\n');
-}
-
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const argv = process.argv.slice(2);
-  const j = argv.indexOf('--json');
-  const jsonFile = j >= 0 ? argv[j + 1] : undefined;
-  if (j >= 0) argv.splice(j, 2);
-  try {
-    const profile = await profileGpuWork(virtualHomeApp, argv);
-    console.log(profileTable(profile));
-    if (jsonFile) writeFileSync(jsonFile, `${JSON.stringify(profile, null, 2)}\n`);
-  } finally {
-    await releaseBackend();
-  }
 }
