@@ -330,7 +330,7 @@ describe('VecEnv group resets and partial steps', () => {
     expect(spies.map((s) => s.actions.length)).toEqual([0, 1, 0, 1]);
     // A later plain reset takes the derived seeds again, counting the explicit reset.
     await vec.reset();
-    spies.forEach((spy, i) => expect(spy.seeds.at(-1)).toBe(deriveSeed(3, i, 1)));
+    for (const [i, spy] of spies.entries()) expect(spy.seeds.at(-1)).toBe(deriveSeed(3, i, 1));
     await expect(vec.resetWith([1, 2])).rejects.toThrow(/expected 4 integer seeds/);
     await expect(vec.stepSome(['guess 0'])).rejects.toThrow(/expected 4 entries/);
   });

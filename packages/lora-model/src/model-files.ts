@@ -17,12 +17,7 @@ import { type CausalLM, type CausalLMOptions, causalLMFromTensors } from './caus
 import { toHFConfig } from './config.js';
 import { ModelConfigError } from './errors.js';
 import type { LoraAdapter } from './lora.js';
-import {
-  type HostTensor,
-  MODULE_NAMES,
-  moduleShape,
-  transposeHost,
-} from './weights.js';
+import { type HostTensor, MODULE_NAMES, moduleShape, transposeHost } from './weights.js';
 
 // Model files as bytes and text in memory: what the folder functions of checkpoint.ts read and
 // write, without a file system (browsers, downloads, uploads).

@@ -219,7 +219,9 @@ describe('fused optimisers on webgpu', () => {
       const d = gpuCountersSince(before, gpuCounters()!);
       expect(d.programs).toBe(3);
       const all = await Promise.all(g.map((x) => x.data()));
-      const expected = Math.sqrt(all.reduce((s, x) => s + x.reduce((t, y) => t + y * y, 0), 0));
+      const expected = Math.sqrt(
+        all.reduce((s, x) => s + (x as Float32Array).reduce((t, y) => t + y * y, 0), 0),
+      );
       expect(Math.abs((await norm.data())[0]! - expected) / expected).toBeLessThan(1e-6);
       tf.dispose([...g, norm]);
     },
