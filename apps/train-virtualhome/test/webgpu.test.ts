@@ -68,6 +68,49 @@ describe('npm run train:virtualhome -- --backend webgpu', () => {
       expect(existsSync(join(ck, f)), f).toBe(true);
   });
 
+  // The other trainers on the GPU: ETPO with Lion (its fused step and the target's Polyak step),
+  // TWOSOME's action-level update, and GRPO's group update (one group of the tiny run's 2 envs).
+  for (const algo of [
+    ['etpo', '--optimizer', 'lion'],
+    ['twosome'],
+    ['grpo', '--groups', '1', '--group-size', '2'],
+  ] as const) {
+    it(`${algo.join(' ')}: the same losses as wasm within 1e-4 over 2 iterations`, {
+      timeout: 600_000,
+    }, async () => {
+      const name = algo[0];
+      const extra = ['--algo', ...algo];
+      const gpu = await run(h.args(`${name}-gpu`, 2, [...extra, '--backend', 'webgpu']), {
+        POAD_WEBGPU_ALLOW_SOFTWARE: '1',
+      });
+      if (gpu.code === 2 && /WebGPU|backend "webgpu"/.test(gpu.out)) {
+        expect(process.env.CI, `no WebGPU adapter under CI: ${gpu.out}`).toBeFalsy();
+        console.warn(`webgpu CLI test not run: ${gpu.out.trim().split('\n').pop()}`);
+        return;
+      }
+      expect(gpu.code, gpu.out).toBe(0);
+      const cpu = await run(h.args(`${name}-wasm`, 2, [...extra, '--backend', 'wasm']), {});
+      expect(cpu.code, cpu.out).toBe(0);
+      const [g, w] = [h.rows(`${name}-gpu`), h.rows(`${name}-wasm`)];
+      expect(g.length).toBeGreaterThan(0);
+      expect(g).toHaveLength(w.length);
+      for (let i = 0; i < g.length; i++) {
+        for (const k of ['policyLoss', 'valueLoss', 'entropy']) {
+          const b = w[i]![k];
+          if (b === undefined || b === null) continue;
+          const a = g[i]![k]!;
+          expect(Number.isFinite(b), `${k} ${i}`).toBe(true);
+          expect(Math.abs(a - b), `${k}, iteration ${i + 1}: webgpu ${a}, wasm ${b}`).toBeLessThan(
+            1e-4 * Math.max(1, Math.abs(b)),
+          );
+        }
+        // The GPU run counted its work; the wasm run has no GPU columns.
+        expect(g[i]!.gpuPrograms).toBeGreaterThan(0);
+        expect(w[i]!.gpuPrograms).toBeUndefined();
+      }
+    });
+  }
+
   it('fails before any work, naming the missing piece, when no adapter is usable', async () => {
     const r = await run(args('none', 'webgpu'), { VK_DRIVER_FILES: '/nonexistent/icd.json' });
     expect(r.code).toBe(2);
