@@ -5,7 +5,14 @@
 // --queue redis://HOST:PORT the runs go on a Redis queue instead, for `npm run compare -- worker`
 // on any number of machines (queue-coordinator.ts, queue-worker.ts).
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import {
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { formatHelp, OptionError, type OptionsSchema, resolveOptions } from '@poad/config';
@@ -612,6 +619,16 @@ export async function compare(argv: readonly string[]): Promise<number> {
   if (queue && !o.reportOnly) await checkRedis(queue);
   mkdirSync(dir, { recursive: true });
   if (!o.resume) writeJsonAtomicSync(join(dir, 'compare.json'), { argv: original });
+  if (!o.reportOnly && !queue) {
+    // A run cut off before its first checkpoint has nothing to resume from: it starts again.
+    for (const job of todo) {
+      const runDir = join(dir, job.name);
+      if (existsSync(runDir) && !started(runDir)) {
+        rmSync(runDir, { recursive: true, force: true });
+        process.stderr.write(`starting ${job.label} (${job.name}) again: it had no checkpoint\n`);
+      }
+    }
+  }
   if (o.reuse && !o.reportOnly) {
     // Runs already under way here continue; the others may come from the earlier folders.
     const fresh = todo.filter((j) => !started(join(dir, j.name)));

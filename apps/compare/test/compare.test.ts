@@ -400,6 +400,12 @@ describe('npm run compare', () => {
     expect(partial.summaries.map((x: { label: string }) => x.label)).toEqual(['poad']);
     expect(partial.command).toContain('--report-only');
     await expect(compare(['--report-only'])).rejects.toThrow(/needs --resume/);
+    // A run cut off before its first checkpoint starts again from nothing.
+    rmSync(join(dir, 'ntpo-s1', 'checkpoints'), { recursive: true });
+    msgs.length = 0;
+    expect(await comparing(['--resume', dir], base)).toBe(0);
+    expect(msgs.join('')).toContain('starting ntpo, seed 1 (ntpo-s1) again: it had no checkpoint');
+    expect(existsSync(join(dir, 'ntpo-s1', 'eval.json'))).toBe(true);
   }, 0);
 
   it('SIGTERM stops a --jobs 2 comparison cleanly: runs checkpoint, exit 130, --resume finishes', async () => {
