@@ -189,4 +189,43 @@ describe('multi-tensor kernels on webgpu', () => {
     expect(maxAbsDiff(m1!, refM)).toBeLessThan(1e-6);
     tf.dispose([...Object.values(ins), ...out.value]);
   });
+  // A norm that is not finite: the step is not taken, every output equals its input exactly
+  // (so a caller folds its checks into the norm and the device decides). A finite huge norm is
+  // a step (coefficient ~0): only NaN and ±∞ keep the inputs.
+  for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
+    it.runIf(gpu.ok)(`AdamW and Lion keep their inputs when the norm is ${bad}`, async () => {
+      const ins = {
+        p: tf.tensor1d(p),
+        g: tf.tensor1d(g),
+        m: tf.tensor1d(m),
+        v: tf.tensor1d(v),
+        norm: tf.tensor1d([bad]),
+      };
+      const attrs = { maxNorm: 1, beta1: 0.9, beta2: 0.99, decay: 0.9, eps: 1e-5 };
+      const adam = run(MULTI_TENSOR_KERNELS.adamW, ins, { ...attrs, bc2: 0.5, lrOverBc1: 0.1 });
+      const { v: _v, ...lionIns } = ins;
+      const lion = run(MULTI_TENSOR_KERNELS.lion, lionIns, { ...attrs, lr: 0.1 });
+      const [ap, am, av, lp, lm] = await Promise.all(
+        [...(adam as tf.Tensor[]), ...(lion as tf.Tensor[])].map((t) => t.data()),
+      );
+      for (const [got, want] of [
+        [ap, p],
+        [am, m],
+        [av, v],
+        [lp, p],
+        [lm, m],
+      ] as const)
+        expect(maxAbsDiff(got!, want)).toBe(0);
+      // The same inputs with a finite norm of 1e30 do step.
+      const big = tf.tensor1d([1e30]);
+      const stepped = run(
+        MULTI_TENSOR_KERNELS.adamW,
+        { ...ins, norm: big },
+        { ...attrs, bc2: 0.5, lrOverBc1: 0.1 },
+      ) as tf.Tensor[];
+      expect(maxAbsDiff((await stepped[0]!.data()) as Float32Array, p)).toBeGreaterThan(1e-3);
+      tf.dispose([...Object.values(ins), ...(adam as tf.Tensor[]), ...(lion as tf.Tensor[])]);
+      tf.dispose([big, ...stepped]);
+    });
+  }
 });

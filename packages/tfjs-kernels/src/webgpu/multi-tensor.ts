@@ -17,9 +17,11 @@ export const MULTI_TENSOR_KERNELS = {
   pack: 'PoadPackFlat',
   /** [Σ sizes] → tensors of `shapes` (attribute), in order (copies, no program). */
   unpack: 'PoadUnpackFlat',
-  /** AdamW on flat p, g, m, v with a norm [1] for the clip coefficient → p', m', v'. */
+  /** AdamW on flat p, g, m, v with a norm [1] for the clip coefficient → p', m', v' (a norm
+   * that is not finite: p, m, v unchanged). */
   adamW: 'PoadAdamW',
-  /** Lion on flat p, g, m with a norm [1] for the clip coefficient → p', m'. */
+  /** Lion on flat p, g, m with a norm [1] for the clip coefficient → p', m' (a norm that is not
+   * finite: p, m unchanged). */
   lion: 'PoadLion',
 } as const;
 
@@ -132,15 +134,25 @@ function unpack(b: Backend, flat: tf.TensorInfo, shapes: readonly number[][]): t
   return outs;
 }
 
-/** The clip coefficient min(1, maxNorm / (norm + 1e-6)) of PyTorch's clip_grad_norm_; 1 when off. */
-const CLIP = `
+/**
+ * The clip coefficient min(1, maxNorm / (norm + 1e-6)) of PyTorch's clip_grad_norm_; 1 when off.
+ * A norm that is not finite (NaN or ±∞: its exponent bits all set) skips the step: each output is
+ * its input (`kept`), so a caller can fold its own checks into the norm (`norm + 0·x` is NaN when
+ * x is not finite, and exactly `norm` otherwise) and let the device decide whether the step is
+ * taken.
+ */
+const clipOrKeep = (kept: string) => `
+          if ((bitcast<u32>(norm[0]) & 0x7f800000u) == 0x7f800000u) {
+            ${kept}
+            return;
+          }
           var coef = 1.0;
           if (uniforms.maxNorm > 0.0) { coef = min(1.0, uniforms.maxNorm / (norm[0] + 1e-6)); }`;
 
 /**
  * AdamW over flat [L] p, g, m, v, as `@poad/ppo`'s Adam computes it per tensor, into [3L]
  * (p', then m', then v'): g ← g·coef; p ← p·decay; m ← β1·m + (1−β1)·g; v ← β2·v + (1−β2)·g²;
- * p ← p − (m / (√v / bc2 + ε)) · lrOverBc1.
+ * p ← p − (m / (√v / bc2 + ε)) · lrOverBc1. A norm that is not finite leaves p, m and v as they are.
  */
 function adamWProgram(length: number): GpuProgram {
   return elementwise(
@@ -151,7 +163,7 @@ function adamWProgram(length: number): GpuProgram {
           let n = uniforms.len;
           let part = index / n;
           let i = index - part * n;
-          ${CLIP}
+          ${clipOrKeep('if (part == 1) { result[index] = m[i]; } else if (part == 2) { result[index] = v[i]; } else { result[index] = p[i]; }')}
           let gi = g[i] * coef;
           let m1 = m[i] * uniforms.beta1 + gi * uniforms.oneMinusBeta1;
           let v1 = v[i] * uniforms.beta2 + (gi * gi) * uniforms.oneMinusBeta2;
@@ -171,7 +183,8 @@ function adamWProgram(length: number): GpuProgram {
 
 /**
  * Lion over flat [L] p, g, m, as `@poad/etpo`'s Lion computes it per tensor, into [2L] (p', then
- * m'): g ← g·coef; c = β1·m + (1−β1)·g; p ← p·decay − sign(c)·lr; m ← β2·m + (1−β2)·g.
+ * m'): g ← g·coef; c = β1·m + (1−β1)·g; p ← p·decay − sign(c)·lr; m ← β2·m + (1−β2)·g. A norm
+ * that is not finite leaves p and m as they are.
  */
 function lionProgram(length: number): GpuProgram {
   return elementwise(
@@ -182,7 +195,7 @@ function lionProgram(length: number): GpuProgram {
           let n = uniforms.len;
           let part = index / n;
           let i = index - part * n;
-          ${CLIP}
+          ${clipOrKeep('if (part == 1) { result[index] = m[i]; } else { result[index] = p[i]; }')}
           let gi = g[i] * coef;
           if (part == 1) {
             result[index] = m[i] * uniforms.beta2 + gi * uniforms.oneMinusBeta2;
