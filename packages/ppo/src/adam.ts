@@ -129,6 +129,21 @@ export class Adam {
     });
   }
 
+  /**
+   * In {@link fused} mode a step whose clip norm is not finite is not taken on the device (the
+   * variables and moments stay as they were; a caller folds its checks into the norm, see
+   * `deviceGate`). Once the host has read that it was so, this takes the step back from the step
+   * count, so that the optimiser is where it would be had the step never been asked for.
+   */
+  stepSkippedOnDevice(): void {
+    if (!this.fused || this.t === 0) {
+      throw new RangeError(
+        'Adam.stepSkippedOnDevice(): only a fused optimiser skips steps on the device, after a step',
+      );
+    }
+    this.t -= 1;
+  }
+
   /** {@link step} as one multi-tensor AdamW program over flat copies of all variables. */
   private fusedStep(
     grads: readonly (tf.Tensor | null)[],

@@ -18,11 +18,13 @@ export const MULTI_TENSOR_KERNELS = {
   unpack: 'PoadUnpackFlat',
   /**
    * `{ p, g, m, v, norm }` (flat [L], norm [1]) with attributes maxNorm (0: no clipping),
-   * beta1, beta2, decay, bc2, eps, lrOverBc1 → [p', m', v'].
+   * beta1, beta2, decay, bc2, eps, lrOverBc1 → [p', m', v']; a norm that is not finite returns
+   * p, m, v unchanged (the step is skipped on the device; see {@link deviceGate}).
    */
   adamW: 'PoadAdamW',
   /**
-   * `{ p, g, m, norm }` with attributes maxNorm, beta1, beta2, decay, lr → [p', m'].
+   * `{ p, g, m, norm }` with attributes maxNorm, beta1, beta2, decay, lr → [p', m'] (a norm
+   * that is not finite: p, m unchanged).
    */
   lion: 'PoadLion',
 } as const;
@@ -45,6 +47,18 @@ export function unpackFlat(flat: tf.Tensor, shapes: readonly (readonly number[])
   return tf.engine().runKernel(MULTI_TENSOR_KERNELS.unpack, { flat }, {
     shapes: shapes.map((s) => [...s]),
   } as unknown as tf.NamedAttrMap) as tf.Tensor[];
+}
+
+/**
+ * `norm` with the finiteness of `checks` folded in, for a fused step that the device takes or
+ * skips: `norm + Σ 0·x` over the checks is exactly `norm` when every check is finite, and NaN when
+ * one is NaN or ±∞ (each product on its own, so finite values that would overflow a sum count as
+ * finite, as they do on the host). A fused step given it is skipped when the norm or any check is
+ * not finite, the decision the host takes after reading them.
+ */
+export function deviceGate(norm: tf.Scalar, checks: readonly tf.Scalar[]): tf.Scalar {
+  if (checks.length === 0) return tf.clone(norm);
+  return tf.tidy(() => tf.add(norm, tf.sum(tf.mul(tf.stack([...checks]), 0))) as tf.Scalar);
 }
 
 /**

@@ -4,6 +4,7 @@ import { explainedVariance, type UpdateDiagnostics } from './diagnostics.js';
 import { NonFiniteUpdateError, PolicyContractError, PpoConfigError } from './errors.js';
 import { gradNorm } from './grad-clip.js';
 import type { LoggedSums, LossFn, MinibatchLosses, PpoUpdateArgs } from './minibatch.js';
+import { deviceGate } from './multi-tensor.js';
 import { tokenLevelLosses } from './token-losses.js';
 
 export type { PpoUpdateArgs } from './minibatch.js';
@@ -104,6 +105,11 @@ function nonFiniteOf(named: Record<string, number>): string[] {
  * on the host from the norms read, as before reads became asynchronous, so results are the same on
  * every backend. A step whose loss sums or gradient norm are not finite is not taken: its
  * optimiser is not called, so its variables and moments stay as they were.
+ *
+ * With a fused critic optimiser (webgpu) the minibatch reads once: the critic steps with its
+ * norm and loss sums left on the device, which skips the step when one of them is not finite
+ * (`deviceGate`), and its values are read with the actor's; when they show the step was skipped,
+ * the optimiser takes it back from its step count. The decisions are those of the two reads.
  */
 async function minibatchStep(
   args: PpoUpdateArgs,
@@ -119,20 +125,22 @@ async function minibatchStep(
     owned.push(...cGrads);
     const cNorm = gradNorm(cGrads);
     owned.push(cNorm);
-    const critic = await readGroups({ value: valueLogged.pg, norm: [cNorm] });
-    const criticNorm = critic.norm[0]!;
-    const valueSum = sumOf(critic.value);
-    const criticBad = nonFiniteOf({
-      'critic loss': valueSum,
-      'critic gradient norm': criticNorm,
-    });
-    if (criticBad.length === 0) {
-      // A fused optimiser clips with the norm still on the device; others with the one read.
-      const critic = args.criticOptimizer;
-      critic.step(cGrads, {
-        norm: critic.fused ? cNorm : criticNorm,
-        maxNorm: config.criticMaxGradNorm,
+    const criticOpt = args.criticOptimizer;
+    let critic: { value: Float32Array; norm: Float32Array } | null = null;
+    if (criticOpt.fused) {
+      // Decided on the device; read below with the actor's values.
+      const gate = deviceGate(cNorm, valueLogged.pg);
+      owned.push(gate);
+      criticOpt.step(cGrads, { norm: gate, maxNorm: config.criticMaxGradNorm });
+    } else {
+      critic = await readGroups({ value: valueLogged.pg, norm: [cNorm] });
+      const bad = nonFiniteOf({
+        'critic loss': sumOf(critic.value),
+        'critic gradient norm': critic.norm[0]!,
       });
+      if (bad.length === 0) {
+        criticOpt.step(cGrads, { norm: critic.norm[0]!, maxNorm: config.criticMaxGradNorm });
+      }
     }
 
     // ---- actor step (skipped when not finite, or when approx KL is too large) ----
@@ -146,7 +154,18 @@ async function minibatchStep(
       kl: logged.kl,
       clipped: logged.clipped,
       norm: [aNorm],
+      // The fused critic's values, not read yet (none otherwise).
+      criticValue: critic === null ? valueLogged.pg : [],
+      criticNorm: critic === null ? [cNorm] : [],
     });
+    critic ??= { value: read.criticValue, norm: read.criticNorm };
+    const criticNorm = critic.norm[0]!;
+    const valueSum = sumOf(critic.value);
+    const criticBad = nonFiniteOf({
+      'critic loss': valueSum,
+      'critic gradient norm': criticNorm,
+    });
+    if (criticOpt.fused && criticBad.length > 0) criticOpt.stepSkippedOnDevice();
     const actorNorm = read.norm[0]!;
     const actor = {
       pgSum: sumOf(read.pg),
@@ -206,8 +225,9 @@ async function minibatchStep(
  *
  * Asynchronous: each minibatch reads from the device twice with `data()` (the critic's loss sums
  * and gradient norm before its step; the actor's logged values, approx KL and gradient norm before
- * the KL decision); nothing is read synchronously, so backends that cannot (WebGPU in Node) run it
- * too.
+ * the KL decision), once with a fused critic optimiser (webgpu: the critic's step is decided on the
+ * device, its values read with the actor's); nothing is read synchronously, so backends that
+ * cannot (WebGPU in Node) run it too.
  */
 export async function ppoUpdate(args: PpoUpdateArgs): Promise<UpdateDiagnostics> {
   const { buffer, advantages, config, rng } = args;
