@@ -5,7 +5,13 @@
 // optimiser continues bit for bit; the GPU programs per step do not grow with the number of
 // variables. Runs where Dawn finds an adapter (lavapipe will do); under CI it must find one.
 import { Lion, polyakUpdate } from '@poad/etpo';
-import { Adam, gradNorm, MULTI_TENSOR_KERNELS as PPO_KERNELS, readVariables } from '@poad/ppo';
+import {
+  Adam,
+  deviceGate,
+  gradNorm,
+  MULTI_TENSOR_KERNELS as PPO_KERNELS,
+  readVariables,
+} from '@poad/ppo';
 import {
   gpuCounters,
   gpuCountersSince,
@@ -123,6 +129,49 @@ describe('fused optimisers on webgpu', () => {
   it.runIf(gpu.ok)('@poad/ppo and @poad/tfjs-kernels name the same kernels', () => {
     expect(PPO_KERNELS).toEqual(MULTI_TENSOR_KERNELS);
   });
+
+  it.runIf(gpu.ok)(
+    'AdamW: a step gated on the device by a non-finite check is not taken; taken back from the count, the run equals one that never asked for it',
+    async () => {
+      const a = variables(SHAPES, 4);
+      const b = variables(SHAPES, 4);
+      const gated = new Adam(a, { lr: 1e-2, weightDecay: 0.01 });
+      const plain = new Adam(b, { lr: 1e-2, weightDecay: 0.01, fused: false });
+      expect(gated.fused).toBe(true);
+      train(gated, 0, 5, 1.0);
+      train(plain, 0, 5, 1.0);
+      const live = tf.memory().numTensors;
+      const [before, stateBefore] = [await values(a), await gated.getState()];
+      // Step 5 with a finite norm but a NaN (then an infinite) loss among the checks: no change.
+      for (const bad of [Number.NaN, Number.POSITIVE_INFINITY]) {
+        const g = gradients(SHAPES, 5);
+        const norm = gradNorm(g);
+        const checks = [tf.scalar(0.5), tf.scalar(bad), tf.scalar(-2)];
+        const gate = deviceGate(norm, checks);
+        gated.step(g, { norm: gate, maxNorm: 1.0 });
+        tf.dispose([...g, norm, ...checks, gate]);
+        expect(maxDiff(await values(a), before)).toBe(0);
+        gated.stepSkippedOnDevice();
+        expect(await gated.getState()).toEqual(stateBefore);
+      }
+      expect(tf.memory().numTensors).toBe(live);
+      // Finite checks leave the norm exactly as it is: the same step as without them.
+      const g = gradients(SHAPES, 5);
+      const norm = gradNorm(g);
+      const checks = [tf.scalar(3e38), tf.scalar(3e38), tf.scalar(-1)];
+      const gate = deviceGate(norm, checks);
+      expect((await gate.data())[0]).toBe((await norm.data())[0]);
+      tf.dispose([...g, norm, ...checks, gate]);
+      train(gated, 5, 12, 1.0);
+      train(plain, 5, 12, 1.0);
+      expect(gated.stepCount).toBe(12);
+      expect(maxDiff(await values(a), await values(b))).toBeLessThan(1e-6);
+      expect(() => plain.stepSkippedOnDevice()).toThrow(/only a fused optimiser/);
+      gated.dispose();
+      plain.dispose();
+      tf.dispose([...a, ...b]);
+    },
+  );
 
   for (const [name, make] of Object.entries(MAKERS)) {
     it.runIf(gpu.ok)(
