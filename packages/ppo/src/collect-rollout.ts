@@ -1,9 +1,11 @@
 import type { TextStep } from '@poad/envs-core';
+import * as tf from '@tensorflow/tfjs-core';
 import type { PpoConfig } from './config.js';
 import { PolicyContractError } from './errors.js';
 import { nextTokenSets, openActionSpaceError } from './label-tokens.js';
 import { toPadded } from './padding.js';
 import type { TokenPolicy } from './policy.js';
+import { readFloats } from './read-floats.js';
 import type { SeededRng } from './rng.js';
 import { type RolloutBuffer, RolloutBuilder, type StepRecord } from './rollout-buffer.js';
 import { maxLength, readMatrix, selectActions } from './select-actions.js';
@@ -132,6 +134,37 @@ export async function promptValuesOf(
  * `config.truncationAsTermination` is set.
  */
 export async function collectRollout(args: CollectRolloutArgs): Promise<RolloutResult> {
+  const pending: PendingValues[] = [];
+  try {
+    return await collect(args, pending);
+  } finally {
+    tf.dispose(pending.map((p) => p.tensor));
+  }
+}
+
+/** A step's padded `[N, width]` values, still on the device, and the array they are read into. */
+interface PendingValues {
+  readonly tensor: tf.Tensor;
+  readonly into: Float32Array;
+}
+
+/**
+ * Reads every step's values in one batch (one host read on webgpu) into their arrays, which the
+ * step records already hold, and disposes the tensors.
+ */
+async function readPending(pending: PendingValues[]): Promise<void> {
+  const all = pending.splice(0);
+  try {
+    const data = await readFloats(all.map((p) => p.tensor));
+    all.forEach((p, i) => {
+      p.into.set(data[i]!);
+    });
+  } finally {
+    tf.dispose(all.map((p) => p.tensor));
+  }
+}
+
+async function collect(args: CollectRolloutArgs, pending: PendingValues[]): Promise<RolloutResult> {
   const { policy, env, config, rng } = args;
   const n = env.size;
   if (args.steps.length !== n) {
@@ -183,9 +216,13 @@ export async function collectRollout(args: CollectRolloutArgs): Promise<RolloutR
       ...(labelSpace ? { allowed: chosenTokenSets(candidateInfo) } : {}),
     };
     await policy.prepareValues?.(prompts, actionIds);
-    const vals = await readMatrix(() =>
+    // The values stay on the device until the rollout ends, and come back then in one read; the
+    // step records hold views of `vals`, filled before the buffer is built.
+    const valuesTensor = tf.tidy(() =>
       toPadded(policy.tokenValues(valueBatch), valueBatch, 'policy.tokenValues'),
     );
+    const vals = new Float32Array(n * width);
+    pending.push({ tensor: valuesTensor, into: vals });
 
     const envStart = performance.now();
     valuesMs += envStart - valuesStart;
@@ -291,6 +328,7 @@ export async function collectRollout(args: CollectRolloutArgs): Promise<RolloutR
         )
       : undefined,
   );
+  await readPending(pending);
   valuesMs += performance.now() - bootStart;
   const buffer = builder.build(boot);
   const seconds = Math.max(1e-9, (performance.now() - start) / 1000);

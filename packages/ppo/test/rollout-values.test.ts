@@ -1,0 +1,74 @@
+// The critic's values of a rollout stay on the device until the rollout ends and come back in one
+// batch: the buffer holds the values the policy gives each step, and a rollout that fails half way
+// leaves no tensor behind.
+import * as tf from '@tensorflow/tfjs-core';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { collectRollout, resolveConfig, SeededRng } from '../src/index.js';
+import { useCpu } from './backend.js';
+import { KeyTokenVecEnv, keyTokenTask } from './key-token-env.js';
+import { TinyPolicy } from './tiny-policy.js';
+
+beforeAll(useCpu);
+
+const task = keyTokenTask(3);
+const live: { dispose(): void }[] = [];
+afterEach(() => {
+  for (const x of live.splice(0)) x.dispose();
+});
+
+/** A key-token environment whose `failAt`-th step throws. */
+class FailingEnv extends KeyTokenVecEnv {
+  calls = 0;
+  constructor(private readonly failAt: number) {
+    super(task, 4);
+  }
+  override async step(actions: readonly string[]) {
+    this.calls += 1;
+    if (this.calls === this.failAt) throw new Error('the environment broke');
+    return super.step(actions);
+  }
+}
+
+const config = resolveConfig({ numSteps: 5, numMinibatches: 2 });
+
+describe('rollout values', () => {
+  it("the buffer holds each step's values as the policy computes them", async () => {
+    const policy = new TinyPolicy({ words: task.words, seed: 3 });
+    live.push(policy);
+    const env = new KeyTokenVecEnv(task, 4);
+    const { buffer } = await collectRollout({
+      policy,
+      env,
+      steps: await env.reset(),
+      config,
+      rng: new SeededRng(2),
+    });
+    expect(buffer.size).toBe(20);
+    let checked = 0;
+    for (let i = 0; i < buffer.size; i++) {
+      const [a, b] = [buffer.actionOffsets[i]!, buffer.actionOffsets[i + 1]!];
+      const [prompt, action] = [buffer.prompt(i), buffer.action(i)];
+      const v = policy.tokenValues({ prompts: [prompt], actions: [action], width: b - a });
+      const want = await v.data();
+      v.dispose();
+      expect(Array.from(buffer.values.subarray(a, b))).toEqual(Array.from(want));
+      checked += b - a;
+    }
+    expect(checked).toBeGreaterThan(20);
+    // Not all zeros: the array was filled from the device.
+    expect(buffer.values.some((x) => x !== 0)).toBe(true);
+  });
+
+  it('a rollout that fails half way disposes the values it held', async () => {
+    const policy = new TinyPolicy({ words: task.words, seed: 3 });
+    live.push(policy);
+    const env = new FailingEnv(3);
+    const steps = await env.reset();
+    const before = tf.memory().numTensors;
+    await expect(
+      collectRollout({ policy, env, steps, config, rng: new SeededRng(2) }),
+    ).rejects.toThrow(/the environment broke/);
+    expect(env.calls).toBe(3);
+    expect(tf.memory().numTensors).toBe(before);
+  });
+});
