@@ -68,12 +68,18 @@ describe('npm run train:virtualhome -- --backend webgpu', () => {
       expect(existsSync(join(ck, f)), f).toBe(true);
   });
 
-  // The other trainers on the GPU: ETPO with Lion (its fused step and the target's Polyak step),
-  // TWOSOME's action-level update, and GRPO's group update (one group of the tiny run's 2 envs).
+  // Every other trainer on the GPU: ETPO with Lion (its fused step and the target's Polyak step),
+  // NTPO's and TWOSOME's updates, ARCHER's off-policy critic, and the group updates of GRPO, RLOO
+  // and GiGPO (one group of the tiny run's 2 envs).
+  const group = ['--groups', '1', '--group-size', '2'] as const;
   for (const algo of [
     ['etpo', '--optimizer', 'lion'],
+    ['ntpo'],
     ['twosome'],
-    ['grpo', '--groups', '1', '--group-size', '2'],
+    ['archer'],
+    ['grpo', ...group],
+    ['rloo', ...group],
+    ['gigpo', ...group],
   ] as const) {
     it(`${algo.join(' ')}: the same losses as wasm within 1e-4 over 2 iterations`, {
       timeout: 600_000,
