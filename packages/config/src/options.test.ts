@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
+  configResolver,
   defaultsOf,
   defineSchema,
   formatHelp,
@@ -244,5 +245,52 @@ describe('formatHelp', () => {
     expect(help.indexOf('--lr')).toBeGreaterThan(algo);
     expect(help.indexOf('--task')).toBeLessThan(algo);
     expect(help).not.toContain('absent');
+  });
+});
+
+describe('configResolver', () => {
+  class MyConfigError extends Error {
+    constructor(
+      readonly field: string,
+      reason: string,
+    ) {
+      super(`${field}: ${reason}`);
+    }
+  }
+  const resolveMine = configResolver(schema, {
+    error: (label, reason) => new MyConfigError(label, reason),
+    check: (c) => {
+      if (c.greedy && c.algo === 'archer')
+        throw new MyConfigError('config.greedy', 'archer samples; turn greedy off');
+    },
+  });
+
+  it('fills defaults < layers < overrides, freezes, and passes its own result through', () => {
+    const c = resolveMine(
+      { lr: 0.5 },
+      { layers: [{ name: 'preset', values: { seed: 4, lr: 1 } }] },
+    );
+    expect(c).toMatchObject({ lr: 0.5, seed: 4, task: 'food-preparation', greedy: false });
+    expect(Object.isFrozen(c)).toBe(true);
+    expect(resolveMine(c)).toBe(c);
+    // An equal object that it did not return is resolved again (a new frozen copy).
+    const again = resolveMine({ ...c });
+    expect(again).not.toBe(c);
+    expect(again).toEqual(c);
+  });
+
+  it("names a bad field as config.field in the package's error, then runs the cross-field check", () => {
+    expect(() => resolveMine({ lr: 1, seed: -1 })).toThrow(MyConfigError);
+    expect(() => resolveMine({ lr: 1, seed: -1 })).toThrow(
+      'config.seed: -1 is below the minimum 0',
+    );
+    expect(() => resolveMine({ lr: 1, sed: 2 } as never)).toThrow(/config\.sed: unknown option/);
+    expect(() => resolveMine({ lr: 1, algo: 'archer', greedy: true })).toThrow(
+      /config\.greedy: archer samples/,
+    );
+    // A field error from other names, as the caller asks.
+    expect(() => resolveMine({ lr: -1 }, { where: 'command line', naming: 'flag' })).toThrow(
+      /command line --lr: -1 is below the minimum 0/,
+    );
   });
 });

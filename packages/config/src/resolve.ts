@@ -70,3 +70,40 @@ export function resolveOptions<T extends OptionsSchema>(
   }
   return out as OptionValues<T>;
 }
+
+/** What {@link configResolver} needs beside the schema. */
+export interface ConfigResolverSpec<T extends OptionsSchema> {
+  /** The error of an invalid field, from its label (e.g. `config.lr`) and the reason. */
+  readonly error: (label: string, reason: string) => Error;
+  /** Rules across fields, run after every field was checked; throws the package's own error. */
+  readonly check?: (config: OptionValues<T>) => void;
+}
+
+/**
+ * One algorithm's `resolveConfig`: fills unset fields from the schema's defaults (below them,
+ * `options.layers`, e.g. a preset), checks every field once (errors name it as `config.field`
+ * unless `options` says otherwise), then `spec.check`, and freezes the result. A config the
+ * resolver returned passes through unchanged, so code handed a resolved config checks nothing
+ * again.
+ */
+export function configResolver<T extends OptionsSchema>(
+  schema: T,
+  spec: ConfigResolverSpec<T>,
+): (overrides?: Partial<OptionValues<T>>, options?: ResolveOptions) => OptionValues<T> {
+  const resolved = new WeakSet<object>();
+  return (overrides = {}, options = {}) => {
+    if (resolved.has(overrides)) return overrides as OptionValues<T>;
+    let config: OptionValues<T>;
+    try {
+      config = resolveOptions(schema, overrides, { where: 'config', naming: 'field', ...options });
+    } catch (e) {
+      if (e instanceof OptionError && e.option !== undefined)
+        throw spec.error(e.label ?? `config.${e.option}`, e.reason);
+      throw e;
+    }
+    spec.check?.(config);
+    const out = Object.freeze(config);
+    resolved.add(out);
+    return out;
+  };
+}
