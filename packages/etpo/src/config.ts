@@ -1,10 +1,9 @@
 import {
+  configResolver,
   defineSchema,
-  OptionError,
   type OptionValues,
   pickSchema,
   type ResolveOptions,
-  resolveOptions,
 } from '@poad/config';
 import { ppoConfigSchema } from '@poad/ppo';
 import { EtpoArgumentError } from './errors.js';
@@ -92,8 +91,9 @@ export const etpoConfigSchema = defineSchema({
 /** Every setting of an ETPO run (see {@link etpoConfigSchema}). */
 export type EtpoConfig = OptionValues<typeof etpoConfigSchema>;
 
-/** Configs that {@link resolveEtpoConfig} returned: complete and checked. */
-const resolved = new WeakSet<object>();
+const etpoResolver = configResolver(etpoConfigSchema, {
+  error: (label, reason) => new EtpoArgumentError(label, reason),
+});
 
 /**
  * Fills unset fields from the schema's defaults (below them, `options.layers`, e.g. a preset)
@@ -105,16 +105,5 @@ export function resolveEtpoConfig(
   overrides: Partial<EtpoConfig> = {},
   options: ResolveOptions = {},
 ): EtpoConfig {
-  if (resolved.has(overrides)) return overrides as EtpoConfig;
-  try {
-    const out = Object.freeze(
-      resolveOptions(etpoConfigSchema, overrides, { where: 'config', naming: 'field', ...options }),
-    );
-    resolved.add(out);
-    return out;
-  } catch (e) {
-    if (e instanceof OptionError && e.option !== undefined)
-      throw new EtpoArgumentError(e.label ?? `config.${e.option}`, e.reason);
-    throw e;
-  }
+  return etpoResolver(overrides, options);
 }

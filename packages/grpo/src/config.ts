@@ -1,10 +1,9 @@
 import {
+  configResolver,
   defineSchema,
-  OptionError,
   type OptionValues,
   pickSchema,
   type ResolveOptions,
-  resolveOptions,
 } from '@poad/config';
 import { ppoConfigSchema } from '@poad/ppo';
 import { GroupConfigError } from './errors.js';
@@ -107,8 +106,9 @@ export const groupConfigSchema = defineSchema({
 /** Every setting of a group-relative run (see {@link groupConfigSchema}). */
 export type GroupConfig = OptionValues<typeof groupConfigSchema>;
 
-/** Configs that {@link resolveGroupConfig} returned: complete and checked. */
-const resolved = new WeakSet<object>();
+const groupResolver = configResolver(groupConfigSchema, {
+  error: (label, reason) => new GroupConfigError(label, reason),
+});
 
 /**
  * Fills unset fields from the schema's defaults (below them, `options.layers`, e.g. a preset) and
@@ -119,20 +119,5 @@ export function resolveGroupConfig(
   overrides: Partial<GroupConfig> = {},
   options: ResolveOptions = {},
 ): GroupConfig {
-  if (resolved.has(overrides)) return overrides as GroupConfig;
-  try {
-    const out = Object.freeze(
-      resolveOptions(groupConfigSchema, overrides, {
-        where: 'config',
-        naming: 'field',
-        ...options,
-      }),
-    );
-    resolved.add(out);
-    return out;
-  } catch (e) {
-    if (e instanceof OptionError && e.option !== undefined)
-      throw new GroupConfigError(e.label ?? `config.${e.option}`, e.reason);
-    throw e;
-  }
+  return groupResolver(overrides, options);
 }

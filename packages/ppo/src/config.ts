@@ -1,10 +1,9 @@
 import {
+  configResolver,
   defaultsOf,
   defineSchema,
-  OptionError,
   type OptionValues,
   type ResolveOptions,
-  resolveOptions,
 } from '@poad/config';
 import { PpoConfigError } from './errors.js';
 
@@ -270,8 +269,10 @@ export const defaultConfig: Readonly<PpoConfig> = Object.freeze(
   defaultsOf(ppoConfigSchema) as PpoConfig,
 );
 
-/** Configs that {@link resolveConfig} returned: complete and checked, so they pass as they are. */
-const resolved = new WeakSet<object>();
+const resolvePpo = configResolver(ppoConfigSchema, {
+  error: (label, reason) => new PpoConfigError(label, reason.endsWith('.') ? reason : `${reason}.`),
+  check: (c) => checkConfig(c as PpoConfig),
+});
 
 /**
  * Fills unset fields from the schema's defaults (below them, `options.layers`: e.g. an
@@ -285,26 +286,10 @@ export function resolveConfig(
   overrides: Partial<PpoConfig> = {},
   options: ResolveOptions = {},
 ): PpoConfig {
-  if (resolved.has(overrides)) return overrides as PpoConfig;
-  let cfg: PpoConfig;
-  try {
-    cfg = resolveOptions(ppoConfigSchema, overrides, {
-      where: 'config',
-      naming: 'field',
-      ...options,
-    }) as PpoConfig;
-  } catch (e) {
-    if (e instanceof OptionError && e.option !== undefined)
-      throw new PpoConfigError(
-        e.label ?? `config.${e.option}`,
-        e.reason.endsWith('.') ? e.reason : `${e.reason}.`,
-      );
-    throw e;
-  }
-  checkConfig(cfg);
-  const out = Object.freeze(cfg);
-  resolved.add(out);
-  return out;
+  return resolvePpo(
+    overrides as Partial<OptionValues<typeof ppoConfigSchema>>,
+    options,
+  ) as PpoConfig;
 }
 
 /** The rules between fields that the schema's per-field checks cannot state. */
