@@ -16,8 +16,20 @@ import type {
   TokenPolicy,
   TokenScores,
 } from '@poad/ppo';
-import { setGpuPhase } from '@poad/tfjs-kernels';
+import { readTensors, setGpuPhase } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
+
+/** Backends whose host reads wait for the device's queue to drain. */
+const DEVICE_BACKENDS = new Set(['webgpu', 'webgl']);
+/** The phases of a rollout, whose base features may stay on the device until the update. */
+const ROLLOUT_PHASES = new Set<IterationPhase | undefined>(['acting', 'values']);
+
+/** Feature rows `row .. row + n` of a tensor still on the device. */
+interface DeviceRows {
+  readonly bank: tf.Tensor2D;
+  readonly row: number;
+  readonly n: number;
+}
 
 const key = (p: ArrayLike<number>, a: ArrayLike<number>) =>
   `${Array.prototype.join.call(p, ',')}|${Array.prototype.join.call(a, ',')}`;
@@ -61,7 +73,17 @@ export type PromptFormat =
 export class LmPolicy implements TokenPolicy {
   private readonly promptCache = new Map<string, Int32Array>();
   private readonly labelCache = new Map<string, Int32Array>();
-  private features = new Map<string, Float32Array>();
+  /**
+   * Base features by (prompt, action): host copies, or rows of a tensor of {@link pending} not
+   * read back yet (GPU backends, during a rollout).
+   */
+  private features = new Map<string, Float32Array | DeviceRows>();
+  /**
+   * On a GPU backend, the features a rollout computes stay on the device (no host read per
+   * step) until the update's `prepareValues` reads them all in one batch.
+   */
+  private pending: tf.Tensor2D[] = [];
+  private phase: IterationPhase | undefined;
   private format: PromptFormat = { kind: 'plain' };
 
   constructor(
@@ -136,12 +158,14 @@ export class LmPolicy implements TokenPolicy {
    * reads that follow are counted in (`gpuCounters` of `@poad/tfjs-kernels`, on webgpu).
    */
   enterPhase(phase: IterationPhase): void {
+    this.phase = phase;
     setGpuPhase(phase);
   }
 
   /** Forgets cached base features (see `Agent.beginIteration`). */
   clearFeatureCache(): void {
     this.features = new Map();
+    tf.dispose(this.pending.splice(0));
   }
 
   get actorVariables(): tf.Variable[] {
@@ -229,6 +253,10 @@ export class LmPolicy implements TokenPolicy {
     prompts: readonly Int32Array[],
     actions: readonly Int32Array[],
   ): Promise<void> {
+    // Inside a rollout on a GPU the new rows stay on the device; otherwise they are read now,
+    // with every row kept there so far.
+    const onDevice = DEVICE_BACKENDS.has(tf.getBackend()) && ROLLOUT_PHASES.has(this.phase);
+    if (!onDevice) await this.readPending();
     const todo: number[] = [];
     prompts.forEach((p, i) => {
       if (!this.features.has(key(p, actions[i]!))) todo.push(i);
@@ -241,14 +269,41 @@ export class LmPolicy implements TokenPolicy {
         todo.map((i) => actions[i]!),
       ),
     );
+    const dim = this.model.config.hiddenSize;
+    if (onDevice) {
+      this.pending.push(t);
+      let row = 0;
+      for (const i of todo) {
+        const n = Math.max(1, actions[i]!.length);
+        this.features.set(key(prompts[i]!, actions[i]!), { bank: t, row, n });
+        row += n;
+      }
+      return;
+    }
     const data = (await t.data()) as Float32Array;
     t.dispose();
-    const dim = this.model.config.hiddenSize;
     let row = 0;
     for (const i of todo) {
       const n = Math.max(1, actions[i]!.length);
       this.features.set(key(prompts[i]!, actions[i]!), data.slice(row * dim, (row + n) * dim));
       row += n;
+    }
+  }
+
+  /** Reads every feature row still on the device in one batch into host copies. */
+  private async readPending(): Promise<void> {
+    const banks = this.pending.splice(0);
+    if (banks.length === 0) return;
+    try {
+      const data = await readTensors(banks);
+      const dim = this.model.config.hiddenSize;
+      for (const [k, v] of this.features) {
+        if (v instanceof Float32Array) continue;
+        const j = banks.indexOf(v.bank);
+        if (j >= 0) this.features.set(k, data[j]!.slice(v.row * dim, (v.row + v.n) * dim));
+      }
+    } finally {
+      tf.dispose(banks);
     }
   }
 
@@ -286,7 +341,8 @@ export class LmPolicy implements TokenPolicy {
       prompts.forEach((p, i) => {
         const n = Math.max(1, actions[i]!.length);
         const cached = this.features.get(key(p, actions[i]!));
-        if (cached) parts.push(tf.tensor2d(cached, [n, dim]));
+        if (cached instanceof Float32Array) parts.push(tf.tensor2d(cached, [n, dim]));
+        else if (cached) parts.push(tf.slice(cached.bank, [cached.row, 0], [n, dim]));
         else {
           parts.push(tf.slice(fresh!, [freshRow, 0], [n, dim]));
           freshRow += n;
