@@ -1,10 +1,10 @@
 import {
+  assignFlat,
   type GradClip,
   MULTI_TENSOR_KERNELS,
   multiTensorKernels,
   packFlat,
   readVariables,
-  unpackFlat,
 } from '@poad/ppo';
 import * as tf from '@tensorflow/tfjs-core';
 import { EtpoArgumentError } from './errors.js';
@@ -133,12 +133,7 @@ export class Lion {
           lr: this.lr,
         },
       ) as tf.Tensor[];
-      unpackFlat(
-        p1!,
-        this.variables.map((x) => x.shape),
-      ).forEach((x, i) => {
-        this.variables[i]!.assign(x);
-      });
+      assignFlat(this.variables, p1!);
       this.m[0]!.assign(m1!);
     });
   }

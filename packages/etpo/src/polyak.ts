@@ -1,4 +1,4 @@
-import { multiTensorKernels, packFlat, unpackFlat } from '@poad/ppo';
+import { assignFlat, multiTensorKernels, packFlat } from '@poad/ppo';
 import * as tf from '@tensorflow/tfjs-core';
 import { EtpoArgumentError } from './errors.js';
 
@@ -36,12 +36,7 @@ export function polyakUpdate(
       const t = packFlat(target);
       const o = packFlat(online);
       const next = tf.add(tf.mul(1 - tau, t), tf.mul(tau, o));
-      unpackFlat(
-        next,
-        target.map((x) => x.shape),
-      ).forEach((x, i) => {
-        target[i]!.assign(x);
-      });
+      assignFlat(target, next);
     });
     return;
   }

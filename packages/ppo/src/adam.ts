@@ -2,12 +2,12 @@ import * as tf from '@tensorflow/tfjs-core';
 import { CheckpointMismatchError } from './errors.js';
 import { clipCoefficient } from './grad-clip.js';
 import {
+  assignFlat,
   clipInputs,
   type GradClip,
   MULTI_TENSOR_KERNELS,
   multiTensorKernels,
   packFlat,
-  unpackFlat,
 } from './multi-tensor.js';
 import { readFloats } from './read-floats.js';
 
@@ -168,12 +168,7 @@ export class Adam {
           lrOverBc1: this.lr / bc1,
         },
       ) as tf.Tensor[];
-      unpackFlat(
-        p1!,
-        this.variables.map((x) => x.shape),
-      ).forEach((x, i) => {
-        this.variables[i]!.assign(x);
-      });
+      assignFlat(this.variables, p1!);
       this.m[0]!.assign(m1!);
       this.v[0]!.assign(v1!);
     });

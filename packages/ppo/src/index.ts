@@ -47,6 +47,7 @@ export {
 } from './losses.js';
 export type { GradClip } from './multi-tensor.js';
 export {
+  assignFlat,
   deviceGate,
   MULTI_TENSOR_KERNELS,
   multiTensorKernels,

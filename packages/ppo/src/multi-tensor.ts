@@ -49,6 +49,18 @@ export function unpackFlat(flat: tf.Tensor, shapes: readonly (readonly number[])
   } as unknown as tf.NamedAttrMap) as tf.Tensor[];
 }
 
+/** Assigns the values of `flat` (a multi-tensor step's result, in variable order) to `variables`. */
+export function assignFlat(variables: readonly tf.Variable[], flat: tf.Tensor): void {
+  tf.tidy(() => {
+    unpackFlat(
+      flat,
+      variables.map((x) => x.shape),
+    ).forEach((x, i) => {
+      variables[i]!.assign(x);
+    });
+  });
+}
+
 /**
  * `norm` with the finiteness of `checks` folded in, for a fused step that the device takes or
  * skips: `norm + Σ 0·x` over the checks is exactly `norm` when every check is finite, and NaN when
