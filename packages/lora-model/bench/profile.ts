@@ -15,7 +15,7 @@
  * kernel times follow (on webgpu they need the `timestamp-query` feature).
  */
 
-import { Adam, gradNorm } from '@poad/ppo';
+import { Adam } from '@poad/ppo';
 import {
   type BackendChoice,
   type GpuCounters,
@@ -29,6 +29,7 @@ import {
 } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { createCausalLM } from '../src/index.js';
+import { loraStep } from './lora-step.js';
 
 const SIZES = {
   tiny: { vocab_size: 4096, hidden_size: 256, intermediate_size: 688, layers: 4, heads: 4 },
@@ -75,20 +76,7 @@ const run = async (): Promise<void> => {
     await l.data();
     l.dispose();
   } else if (!tfjsAdam) {
-    setGpuPhase('gradients');
-    const vars = model.policyVariables();
-    const { value, grads } = tf.variableGrads(
-      () => tf.neg(tf.mean(model.tokenStats(prompts, actions).logProbs)) as tf.Scalar,
-      vars,
-    );
-    setGpuPhase('optimiser');
-    const g = vars.map((v) => grads[v.name] ?? null);
-    const norm = gradNorm(g);
-    adam.step(g, { norm, maxNorm: 1 });
-    tf.dispose([norm, ...Object.values(grads)]);
-    setGpuPhase('read');
-    await value.data();
-    value.dispose();
+    await loraStep(model, adam, prompts, actions);
   } else {
     // opt.minimize's two halves, so that the counts can tell them apart.
     setGpuPhase('gradients');

@@ -7,7 +7,7 @@
  * found; elsewhere a machine without one skips the counts.
  */
 
-import { Adam, gradNorm } from '@poad/ppo';
+import { Adam } from '@poad/ppo';
 import {
   gpuCounters,
   gpuCountersSince,
@@ -17,6 +17,7 @@ import {
 } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, describe, expect, it } from 'vitest';
+import { loraStep } from '../bench/lora-step.js';
 import { createCausalLM } from '../src/index.js';
 
 const gpu = await initBackend('webgpu', { allowSoftwareAdapter: true }).then(
@@ -61,19 +62,7 @@ describe('GPU work of a tiny-config LoRA step', () => {
     expect(opt.fused).toBe(true);
     const step = async () => {
       const before = gpuCounters()!;
-      setGpuPhase('gradients');
-      const { value, grads } = tf.variableGrads(
-        () => tf.neg(tf.mean(model.tokenStats(prompts, actions).logProbs)) as tf.Scalar,
-        vars,
-      );
-      setGpuPhase('optimiser');
-      const g = vars.map((v) => grads[v.name] ?? null);
-      const norm = gradNorm(g);
-      opt.step(g, { norm, maxNorm: 1 });
-      tf.dispose([norm, ...Object.values(grads)]);
-      setGpuPhase('read');
-      const loss = (await value.data())[0]!;
-      value.dispose();
+      const loss = await loraStep(model, opt, prompts, actions);
       setGpuPhase('other');
       return { loss, work: gpuCountersSince(before, gpuCounters()!) };
     };
