@@ -19,8 +19,6 @@ import type {
 import { readTensors, setGpuPhase } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 
-/** Backends whose host reads wait for the device's queue to drain. */
-const DEVICE_BACKENDS = new Set(['webgpu', 'webgl']);
 /** The phases of a rollout, whose base features may stay on the device until the update. */
 const ROLLOUT_PHASES = new Set<IterationPhase | undefined>(['acting', 'values']);
 
@@ -255,7 +253,7 @@ export class LmPolicy implements TokenPolicy {
   ): Promise<void> {
     // Inside a rollout on a GPU the new rows stay on the device; otherwise they are read now,
     // with every row kept there so far.
-    const onDevice = DEVICE_BACKENDS.has(tf.getBackend()) && ROLLOUT_PHASES.has(this.phase);
+    const onDevice = tf.getBackend() === 'webgpu' && ROLLOUT_PHASES.has(this.phase);
     if (!onDevice) await this.readPending();
     const todo: number[] = [];
     prompts.forEach((p, i) => {
