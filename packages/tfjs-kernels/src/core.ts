@@ -17,6 +17,15 @@ export { registerGradients } from './gradients.js';
 // Log-probabilities and entropies of targets
 export type { LogProbStats } from './log-prob-stats.js';
 export { logProbStats, targetLogProbs } from './log-prob-stats.js';
+// Frozen weights packed two 16-bit values per int32 (webgpu)
+export type { PackedDtype } from './packed.js';
+export {
+  PACKED_KERNELS,
+  packedGather,
+  packedMatMul,
+  packedWeightsSupported,
+  unpackWeight,
+} from './packed.js';
 // Reading many tensors at once
 export { readTensors } from './read-tensors.js';
 export { registerSegmentSumKernel } from './segment-sum.js';

@@ -9,10 +9,15 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import {
   activeFusedOps,
   GpuDeviceError,
+  gpuCounters,
+  gpuCountersSince,
   initBackend,
   logProbStats,
+  packedGather,
+  packedMatMul,
   releaseBackend,
   setFusedOps,
+  unpackWeight,
   webGpuFusedOps,
 } from '../src/index.js';
 import { maxAbsDiff } from './helpers.js';
@@ -74,41 +79,85 @@ function rotaryRef(x: tf.Tensor2D, cos: tf.Tensor2D, sin: tf.Tensor2D, heads: nu
   return tf.reshape(y, [rows, heads * 2 * half]);
 }
 
+/**
+ * Grouped-query attention as TF.js ops: q [b·s, h·hd], k/v [b·s, kv·hd], additive mask [b, s, s],
+ * query head h reading kv head floor(h / (h/kv)).
+ */
+function attentionRef(
+  q: tf.Tensor2D,
+  k: tf.Tensor2D,
+  v: tf.Tensor2D,
+  mask: tf.Tensor3D,
+  batch: number,
+  heads: number,
+  kvHeads: number,
+): tf.Tensor2D {
+  const [rows, width] = q.shape;
+  const seq = rows / batch;
+  const hd = width / heads;
+  const g = heads / kvHeads;
+  const q4 = tf.transpose(tf.reshape(q, [batch, seq, heads, hd]), [0, 2, 1, 3]);
+  const rep = (t: tf.Tensor2D) => {
+    const t4 = tf.transpose(tf.reshape(t, [batch, seq, kvHeads, hd]), [0, 2, 1, 3]);
+    const kvOf = Int32Array.from({ length: heads }, (_, h) => Math.floor(h / g));
+    return tf.gather(t4, kvOf, 1);
+  };
+  const scores = tf.add(
+    tf.mul(tf.matMul(q4, rep(k), false, true), 1 / Math.sqrt(hd)),
+    tf.expandDims(mask, 1),
+  );
+  const ctx = tf.matMul(tf.softmax(scores), rep(v));
+  return tf.reshape(tf.transpose(ctx, [0, 2, 1, 3]), [rows, width]);
+}
+
+/** Causal mask [batch, seq, seq]; row b also hides keys at or after `valid[b]` (right padding). */
+function causalMask(batch: number, seq: number, valid: number[]): tf.Tensor3D {
+  const m = new Float32Array(batch * seq * seq);
+  for (let b = 0; b < batch; b++) {
+    for (let i = 0; i < seq; i++) {
+      for (let j = 0; j < seq; j++) {
+        if (j > i || (j >= (valid[b] ?? seq) && j !== i)) m[(b * seq + i) * seq + j] = -1e9;
+      }
+    }
+  }
+  return tf.tensor3d(m, [batch, seq, seq]);
+}
+
+/** Values and input gradients of `f` under upstream gradient `dy`. */
+async function valueAndGrads(
+  f: (...xs: tf.Tensor[]) => tf.Tensor,
+  xs: tf.Tensor[],
+  dySeed: number,
+): Promise<Float32Array[]> {
+  const y = tf.tidy(() => f(...xs));
+  const dy = tf.tidy(() => tf.randomNormal(y.shape, 0, 1, 'float32', dySeed));
+  const grads = tf.grads((...a: tf.Tensor[]) => f(...a))(xs, dy);
+  const out = [await y.data(), ...(await Promise.all(grads.map((g) => g.data())))];
+  tf.dispose([y, dy, ...grads]);
+  return out as Float32Array[];
+}
+
+/** The WGSL op `fused` against the composition `plain`, on webgpu, with no tensor left over. */
+async function compare(
+  fused: (...xs: tf.Tensor[]) => tf.Tensor,
+  plain: (...xs: tf.Tensor[]) => tf.Tensor,
+  xs: tf.Tensor[],
+): Promise<void> {
+  await initBackend('webgpu', { allowSoftwareAdapter: true });
+  const before = tf.memory().numTensors;
+  const a = await valueAndGrads(fused, xs, 3);
+  const b = await valueAndGrads(plain, xs, 3);
+  expect(a.length).toBe(b.length);
+  a.forEach((v, i) => {
+    close(v, b[i] as Float32Array, 2e-5, `output ${i}`);
+  });
+  expect(tf.memory().numTensors).toBe(before);
+}
+
+const rnd = (shape: number[], seed: number, mean = 0) =>
+  tf.randomNormal(shape, mean, 1, 'float32', seed);
+
 describe.runIf(gpu.ok)('webgpu fused ops = TF.js compositions', () => {
-  /** Values and input gradients of `f` under upstream gradient `dy`. */
-  async function valueAndGrads(
-    f: (...xs: tf.Tensor[]) => tf.Tensor,
-    xs: tf.Tensor[],
-    dySeed: number,
-  ): Promise<Float32Array[]> {
-    const y = tf.tidy(() => f(...xs));
-    const dy = tf.tidy(() => tf.randomNormal(y.shape, 0, 1, 'float32', dySeed));
-    const grads = tf.grads((...a: tf.Tensor[]) => f(...a))(xs, dy);
-    const out = [await y.data(), ...(await Promise.all(grads.map((g) => g.data())))];
-    tf.dispose([y, dy, ...grads]);
-    return out as Float32Array[];
-  }
-
-  /** The WGSL op `fused` against the composition `plain`, on webgpu, with no tensor left over. */
-  async function compare(
-    fused: (...xs: tf.Tensor[]) => tf.Tensor,
-    plain: (...xs: tf.Tensor[]) => tf.Tensor,
-    xs: tf.Tensor[],
-  ): Promise<void> {
-    await initBackend('webgpu', { allowSoftwareAdapter: true });
-    const before = tf.memory().numTensors;
-    const a = await valueAndGrads(fused, xs, 3);
-    const b = await valueAndGrads(plain, xs, 3);
-    expect(a.length).toBe(b.length);
-    a.forEach((v, i) => {
-      close(v, b[i] as Float32Array, 2e-5, `output ${i}`);
-    });
-    expect(tf.memory().numTensors).toBe(before);
-  }
-
-  const rnd = (shape: number[], seed: number, mean = 0) =>
-    tf.randomNormal(shape, mean, 1, 'float32', seed);
-
   it('RMSNorm, values and gradients (rows and widths that do not fill a workgroup)', async () => {
     for (const [rows, cols] of [
       [5, 37],
@@ -152,6 +201,80 @@ describe.runIf(gpu.ok)('webgpu fused ops = TF.js compositions', () => {
     tf.dispose([x, angles, cos, sin]);
   });
 
+  it('flash attention: causal, grouped-query, padded; values and q/k/v gradients', async () => {
+    // Shapes that leave workgroups and shared tiles part-filled, several row blocks (seq 70 >
+    // 64), a head size of 64 (smaller tiles), and plain multi-head (group 1).
+    for (const [batch, seq, heads, kvHeads, hd] of [
+      [2, 13, 4, 2, 8],
+      [1, 70, 2, 1, 16],
+      [2, 9, 3, 3, 64],
+    ] as const) {
+      const rows = batch * seq;
+      const q = tf.tidy(() => tf.mul(rnd([rows, heads * hd], 11), 0.7));
+      const k = tf.tidy(() => tf.mul(rnd([rows, kvHeads * hd], 12), 0.7));
+      const v = rnd([rows, kvHeads * hd], 13);
+      const mask = causalMask(batch, seq, [seq, seq - 3]);
+      const opts = { batch, heads, kvHeads };
+      const fused = webGpuFusedOps.attention;
+      if (!fused) throw new Error('the webgpu fused ops lack attention');
+      await compare(
+        (a, b, c) => fused(a as tf.Tensor2D, b as tf.Tensor2D, c as tf.Tensor2D, mask, opts),
+        (a, b, c) =>
+          attentionRef(
+            a as tf.Tensor2D,
+            b as tf.Tensor2D,
+            c as tf.Tensor2D,
+            mask,
+            batch,
+            heads,
+            kvHeads,
+          ),
+        [q, k, v],
+      );
+      tf.dispose([q, k, v, mask]);
+    }
+  });
+
+  it('flash attention runs one program forward and four backward', async () => {
+    await initBackend('webgpu', { allowSoftwareAdapter: true });
+    const fused = webGpuFusedOps.attention;
+    if (!fused) throw new Error('the webgpu fused ops lack attention');
+    const [batch, seq, heads, kvHeads, hd] = [2, 20, 4, 2, 16];
+    const q = rnd([batch * seq, heads * hd], 1);
+    const k = rnd([batch * seq, kvHeads * hd], 2);
+    const v = rnd([batch * seq, kvHeads * hd], 3);
+    const mask = causalMask(batch, seq, [seq, seq]);
+    const dy = rnd([batch * seq, heads * hd], 4);
+    const f = (a: tf.Tensor, b: tf.Tensor, c: tf.Tensor) =>
+      fused(a as tf.Tensor2D, b as tf.Tensor2D, c as tf.Tensor2D, mask, { batch, heads, kvHeads });
+    const y = f(q, k, v);
+    await y.data();
+    const programsOf = (work: () => void): number => {
+      const start = gpuCounters();
+      if (!start) throw new Error('no GPU counters on webgpu');
+      work();
+      return gpuCountersSince(start, gpuCounters() ?? start).programs;
+    };
+    expect(programsOf(() => tf.dispose(f(q, k, v)))).toBe(1);
+    // tf.grads runs the forward again: 1 + stats + dq + dk + dv.
+    expect(programsOf(() => tf.dispose(tf.grads(f)([q, k, v], dy)))).toBe(1 + 4);
+    tf.dispose([q, k, v, mask, dy, y]);
+  });
+
+  it('flash attention refuses shapes that do not fit, naming the input', async () => {
+    await initBackend('webgpu', { allowSoftwareAdapter: true });
+    const fused = webGpuFusedOps.attention;
+    if (!fused) throw new Error('the webgpu fused ops lack attention');
+    const q = tf.zeros([6, 8]) as tf.Tensor2D;
+    const k = tf.zeros([6, 3]) as tf.Tensor2D;
+    const mask = tf.zeros([2, 3, 3]) as tf.Tensor3D;
+    expect(() => fused(q, k, k, mask, { batch: 2, heads: 2, kvHeads: 1 })).toThrow(
+      /k \[6,3\] must be \[6, 4\]/,
+    );
+    expect(() => fused(q, q, q, mask, { batch: 2, heads: 3, kvHeads: 1 })).toThrow(RangeError);
+    tf.dispose([q, k, mask]);
+  });
+
   it('log-prob and entropy of the targets, values and logit gradients', async () => {
     for (const [rows, vocab] of [
       [4, 61],
@@ -178,6 +301,115 @@ describe.runIf(gpu.ok)('webgpu fused ops = TF.js compositions', () => {
       );
       z.dispose();
     }
+  });
+});
+
+/**
+ * A random [rows, cols] matrix of 16-bit floats: its float32 values (computed from the bits, not
+ * by the code under test) and its packed words (value (r, 2c) in the low half of word (r, c)).
+ */
+function randomHalfMatrix(
+  rows: number,
+  cols: number,
+  dtype: 'bfloat16' | 'float16',
+  seed: number,
+): { values: Float32Array; packed: Int32Array } {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state;
+  };
+  const bits = new Uint16Array(rows * cols);
+  const values = new Float32Array(rows * cols);
+  const f32 = new Float32Array(1);
+  const u32 = new Uint32Array(f32.buffer);
+  for (let i = 0; i < bits.length; i++) {
+    const sign = next() & 1;
+    if (dtype === 'bfloat16') {
+      // Exponents 2^-8 .. 2^1, any mantissa.
+      const exp = 119 + (next() % 10);
+      const b = (sign << 15) | (exp << 7) | (next() & 0x7f);
+      bits[i] = b;
+      u32[0] = b << 16;
+      values[i] = f32[0] as number;
+    } else {
+      // Normal exponents 2^-8 .. 2^1 and, now and then, a subnormal.
+      const sub = next() % 16 === 0;
+      const exp = sub ? 0 : 7 + (next() % 10);
+      const man = next() & 0x3ff;
+      bits[i] = (sign << 15) | (exp << 10) | man;
+      const mag = sub ? (man / 1024) * 2 ** -14 : (1 + man / 1024) * 2 ** (exp - 15);
+      values[i] = sign ? -mag : mag;
+    }
+  }
+  return { values, packed: new Int32Array(bits.buffer) };
+}
+
+describe.runIf(gpu.ok)('webgpu packed 16-bit weights', () => {
+  for (const dtype of ['bfloat16', 'float16'] as const) {
+    it(`${dtype}: unpacking gives the exact values, gathering the exact rows`, async () => {
+      await initBackend('webgpu', { allowSoftwareAdapter: true });
+      const before = tf.memory().numTensors;
+      const { values, packed } = randomHalfMatrix(9, 14, dtype, 5);
+      const w = tf.tensor2d(packed, [9, 7], 'int32');
+      const un = unpackWeight(w, dtype);
+      expect(Array.from(await un.data())).toEqual(Array.from(values));
+      const ids = tf.tensor1d([3, 0, 8, 3], 'int32');
+      const rows = packedGather(w, ids, dtype);
+      const full = tf.tensor2d(values, [9, 14]);
+      const ref = tf.gather(full, ids);
+      expect(Array.from(await rows.data())).toEqual(Array.from(await ref.data()));
+      tf.dispose([w, un, ids, rows, full, ref]);
+      expect(tf.memory().numTensors).toBe(before);
+    });
+
+    it(`${dtype}: the tiled products x·W and x·Wᵀ equal float32 matmuls, with input gradients`, async () => {
+      await initBackend('webgpu', { allowSoftwareAdapter: true });
+      // 70 rows and 130 columns leave tiles part-filled in both directions.
+      const [m, k, n] = [70, 36, 130];
+      const { values, packed } = randomHalfMatrix(k, n, dtype, 9);
+      const w = tf.tensor2d(packed, [k, n / 2], 'int32');
+      const wf = tf.tensor2d(values, [k, n]);
+      const x = rnd([m, k], 21);
+      await compare(
+        (a) => packedMatMul(a as tf.Tensor2D, w, dtype),
+        (a) => tf.matMul(a as tf.Tensor2D, wf),
+        [x],
+      );
+      // x [m, n] · Wᵀ with W [k, n] packed along n.
+      const xt = rnd([m, n], 22);
+      await compare(
+        (a) => packedMatMul(a as tf.Tensor2D, w, dtype, true),
+        (a) => tf.matMul(a as tf.Tensor2D, wf, false, true),
+        [xt],
+      );
+      tf.dispose([w, wf, x, xt]);
+    });
+  }
+
+  it('a product is one program, and a packed weight takes half the bytes', async () => {
+    await initBackend('webgpu', { allowSoftwareAdapter: true });
+    const { packed } = randomHalfMatrix(64, 64, 'bfloat16', 3);
+    const w = tf.tensor2d(packed, [64, 32], 'int32');
+    const x = rnd([8, 64], 1);
+    const start = gpuCounters();
+    if (!start) throw new Error('no GPU counters on webgpu');
+    const y = packedMatMul(x as tf.Tensor2D, w, 'bfloat16');
+    expect(gpuCountersSince(start, gpuCounters() ?? start).programs).toBe(1);
+    const bytes = tf.memory().numBytes;
+    const wf = tf.zeros([64, 64]);
+    expect(tf.memory().numBytes - bytes).toBe(2 * 64 * 32 * 4);
+    tf.dispose([w, x, y, wf]);
+  });
+
+  it('refuses a float32 weight and a mismatched shape, naming the fix', async () => {
+    await initBackend('webgpu', { allowSoftwareAdapter: true });
+    const x = tf.zeros([2, 4]) as tf.Tensor2D;
+    const wf = tf.zeros([4, 2]) as tf.Tensor2D;
+    const w = tf.zeros([6, 2], 'int32') as tf.Tensor2D;
+    expect(() => packedMatMul(x, wf, 'bfloat16')).toThrow(/int32 \[rows, cols\/2\]/);
+    expect(() => packedMatMul(x, w, 'bfloat16')).toThrow(/x \[2,4\] has 4 columns/);
+    tf.dispose([x, wf, w]);
   });
 });
 

@@ -1,6 +1,21 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { FusedOps } from '../fused.js';
+import { PACKED_KERNELS } from '../packed.js';
+import {
+  type AttentionDims,
+  attentionForwardProgram,
+  attentionGradKVProgram,
+  attentionGradQProgram,
+  attentionStatsProgram,
+  attentionUniforms,
+} from './attention.js';
 import { registerMultiTensorKernels } from './multi-tensor.js';
+import {
+  type PackedDtype,
+  packedGatherProgram,
+  packedMatMulProgram,
+  unpackProgram,
+} from './packed.js';
 import {
   type GpuProgram,
   logProbStatsGradProgram,
@@ -44,6 +59,11 @@ export const GPU_KERNELS = {
   rotary: 'PoadGpuRotary',
   logProbStats: 'PoadGpuLogProbStats',
   logProbStatsGrad: 'PoadGpuLogProbStatsGrad',
+  attention: 'PoadGpuAttention',
+  attentionStats: 'PoadGpuAttentionStats',
+  attentionGradQ: 'PoadGpuAttentionGradQ',
+  attentionGradK: 'PoadGpuAttentionGradK',
+  attentionGradV: 'PoadGpuAttentionGradV',
 } as const;
 
 type Inputs = Record<string, tf.TensorInfo>;
@@ -54,6 +74,20 @@ const rowsCols = (t: tf.TensorInfo): [number, number] => [
   t.shape[0] as number,
   t.shape[1] as number,
 ];
+
+/** Sizes of an attention kernel call from q [batch·seq, heads·hd] and its attributes. */
+function attentionDims(q: tf.TensorInfo, attrs: Attrs): AttentionDims {
+  const batch = attrs.batch as number;
+  const heads = attrs.heads as number;
+  return {
+    batch,
+    seq: (q.shape[0] as number) / batch,
+    heads,
+    kvHeads: attrs.kvHeads as number,
+    hd: (q.shape[1] as number) / heads,
+    scale: attrs.scale as number,
+  };
+}
 
 const KERNELS: Record<string, Run> = {
   [GPU_KERNELS.rmsNorm]: ({ x, weight }, b, { eps }) => {
@@ -100,6 +134,81 @@ const KERNELS: Record<string, Run> = {
       { type: 'int32', data: [cos!.shape[1] as number] },
       { type: 'float32', data: [sign as number] },
     ]),
+  [GPU_KERNELS.attention]: ({ q, k, v, mask }, b, attrs) => {
+    const d = attentionDims(q!, attrs);
+    return b.runWebGPUProgram(
+      attentionForwardProgram(d),
+      [q!, k!, v!, mask!],
+      'float32',
+      attentionUniforms(d),
+    );
+  },
+  [GPU_KERNELS.attentionStats]: ({ q, k, mask, o, dy }, b, attrs) => {
+    const d = attentionDims(q!, attrs);
+    return b.runWebGPUProgram(
+      attentionStatsProgram(d),
+      [q!, k!, mask!, o!, dy!],
+      'float32',
+      attentionUniforms(d),
+    );
+  },
+  [GPU_KERNELS.attentionGradQ]: ({ q, k, v, mask, stats, dy }, b, attrs) => {
+    const d = attentionDims(q!, attrs);
+    return b.runWebGPUProgram(
+      attentionGradQProgram(d),
+      [q!, k!, v!, mask!, stats!, dy!],
+      'float32',
+      attentionUniforms(d),
+    );
+  },
+  [GPU_KERNELS.attentionGradK]: ({ q, k, v, mask, stats, dy }, b, attrs) => {
+    const d = attentionDims(q!, attrs);
+    return b.runWebGPUProgram(
+      attentionGradKVProgram(d, 'k'),
+      [q!, k!, v!, mask!, stats!, dy!],
+      'float32',
+      attentionUniforms(d),
+    );
+  },
+  [GPU_KERNELS.attentionGradV]: ({ q, k, v, mask, stats, dy }, b, attrs) => {
+    const d = attentionDims(q!, attrs);
+    return b.runWebGPUProgram(
+      attentionGradKVProgram(d, 'v'),
+      [q!, k!, v!, mask!, stats!, dy!],
+      'float32',
+      attentionUniforms(d),
+    );
+  },
+  [PACKED_KERNELS.matMul]: ({ x, w }, b, { dtype, transposed }) => {
+    const m = x!.shape[0] as number;
+    const k = x!.shape[1] as number;
+    const n = transposed ? (w!.shape[0] as number) : 2 * (w!.shape[1] as number);
+    return b.runWebGPUProgram(
+      packedMatMulProgram(m, n, dtype as PackedDtype, transposed as boolean),
+      [x!, w!],
+      'float32',
+      [
+        { type: 'int32', data: [m] },
+        { type: 'int32', data: [k] },
+        { type: 'int32', data: [n] },
+      ],
+    );
+  },
+  [PACKED_KERNELS.gather]: ({ w, ids }, b, { dtype }) => {
+    const cols = 2 * (w!.shape[1] as number);
+    return b.runWebGPUProgram(
+      packedGatherProgram(ids!.shape[0] as number, cols, dtype as PackedDtype),
+      [w!, ids!],
+      'float32',
+      [{ type: 'int32', data: [cols] }],
+    );
+  },
+  [PACKED_KERNELS.unpack]: ({ w }, b, { dtype }) =>
+    b.runWebGPUProgram(
+      unpackProgram(w!.shape[0] as number, 2 * (w!.shape[1] as number), dtype as PackedDtype),
+      [w!],
+      'float32',
+    ),
   [GPU_KERNELS.logProbStats]: ({ logits, targets }, b) => {
     const [rows, cols] = rowsCols(logits!);
     return b.runWebGPUProgram(
@@ -215,6 +324,41 @@ export function registerWebGpuKernels(): void {
     },
   });
   tf.registerGradient({
+    kernelName: PACKED_KERNELS.matMul,
+    inputsToSave: ['w'],
+    gradFunc: (dy, saved, attrs) => {
+      const [w] = saved as [tf.Tensor];
+      return {
+        // d(x·W)/dx = dy·Wᵀ and back: the other form with the same packed weight.
+        x: () =>
+          run(
+            PACKED_KERNELS.matMul,
+            { x: dy as tf.Tensor, w },
+            { dtype: attrs.dtype as string, transposed: !attrs.transposed },
+          ),
+        w: () => tf.zerosLike(w),
+      };
+    },
+  });
+  tf.registerGradient({
+    kernelName: GPU_KERNELS.attention,
+    inputsToSave: ['q', 'k', 'v', 'mask'],
+    outputsToSave: [true],
+    gradFunc: (dy, saved, attrs) => {
+      const [q, k, v, mask, out] = saved as [tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor];
+      const g = dy as tf.Tensor;
+      // The row constants (log-sum-exp, dO·out) once, shared by the three gradients.
+      const stats = run(GPU_KERNELS.attentionStats, { q, k, mask, o: out, dy: g }, attrs);
+      const inputs = { q, k, v, mask, stats, dy: g };
+      return {
+        q: () => run(GPU_KERNELS.attentionGradQ, inputs, attrs),
+        k: () => run(GPU_KERNELS.attentionGradK, inputs, attrs),
+        v: () => run(GPU_KERNELS.attentionGradV, inputs, attrs),
+        mask: () => tf.zerosLike(mask),
+      };
+    },
+  });
+  tf.registerGradient({
     kernelName: GPU_KERNELS.logProbStats,
     inputsToSave: ['logits', 'targets'],
     gradFunc: (dy, saved) => {
@@ -252,6 +396,33 @@ export const webGpuFusedOps: FusedOps = {
       );
     }
     return run(GPU_KERNELS.rotary, { x, cos, sin }, { sign: 1 }) as tf.Tensor2D;
+  },
+  attention(q, k, v, mask, { batch, heads, kvHeads }) {
+    const [rows = 0, width = 0] = q.shape;
+    if (heads % kvHeads !== 0 || rows % batch !== 0 || width % heads !== 0) {
+      throw new RangeError(
+        `attention: q [${q.shape}] is not [batch·seq, heads·hd] with batch ${batch}, ${heads} heads and ${kvHeads} kv heads (a divisor of heads)`,
+      );
+    }
+    const seq = rows / batch;
+    const hd = width / heads;
+    const kvShape = `[${rows}, ${kvHeads * hd}]`;
+    for (const [name, t] of [
+      ['k', k],
+      ['v', v],
+    ] as const) {
+      if (t.shape[0] !== rows || t.shape[1] !== kvHeads * hd) {
+        throw new RangeError(`attention: ${name} [${t.shape}] must be ${kvShape}`);
+      }
+    }
+    if (mask.shape[0] !== batch || mask.shape[1] !== seq || mask.shape[2] !== seq) {
+      throw new RangeError(`attention: mask [${mask.shape}] must be [${batch}, ${seq}, ${seq}]`);
+    }
+    return run(
+      GPU_KERNELS.attention,
+      { q, k, v, mask },
+      { batch, heads, kvHeads, scale: 1 / Math.sqrt(hd) },
+    ) as tf.Tensor2D;
   },
   logProbStats(logits, targets) {
     const n = logits.shape[0];

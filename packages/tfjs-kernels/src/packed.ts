@@ -1,0 +1,75 @@
+import * as tf from '@tensorflow/tfjs-core';
+import type { PackedDtype } from './webgpu/packed.js';
+
+export type { PackedDtype } from './webgpu/packed.js';
+
+/*
+ * Frozen weights kept in their checkpoint's 16-bit precision (bfloat16 or float16) on webgpu: an
+ * int32 tensor [rows, cols/2] holds two values per element, (r, 2c) in the low 16 bits and
+ * (r, 2c + 1) in the high 16 bits (the bytes of a little-endian Uint16Array of the values, so a
+ * host packs by viewing its 16-bit array as 32-bit words). The ops below unpack inside their WGSL
+ * programs and accumulate in float32; they run on the webgpu backend only.
+ */
+
+/** Names of the packed-weight kernels (webgpu). */
+export const PACKED_KERNELS = {
+  matMul: 'PoadGpuPackedMatMul',
+  gather: 'PoadGpuPackedGather',
+  unpack: 'PoadGpuUnpack',
+} as const;
+
+/** Whether the active backend runs the packed-weight ops (webgpu). */
+export function packedWeightsSupported(): boolean {
+  return tf.getBackend() === 'webgpu';
+}
+
+function checkPacked(op: string, w: tf.Tensor, dtype: PackedDtype): void {
+  if (!packedWeightsSupported()) {
+    throw new RangeError(
+      `${op}: packed ${dtype} weights run on the webgpu backend only (active: ${tf.getBackend()}); load the weights as float32 there`,
+    );
+  }
+  if (w.dtype !== 'int32' || w.rank !== 2) {
+    throw new RangeError(
+      `${op}: a packed weight is an int32 [rows, cols/2] tensor, got ${w.dtype} [${w.shape}]`,
+    );
+  }
+}
+
+/**
+ * `x · W` for a packed W [k, n] (stored [k, n/2]); with `transposed`, `x · Wᵀ` for a packed
+ * W [n, k] (stored [n, k/2]). Differentiable in x (W is a constant): the input gradient is the
+ * other form. One tiled WGSL program each way.
+ */
+export function packedMatMul(
+  x: tf.Tensor2D,
+  w: tf.Tensor2D,
+  dtype: PackedDtype,
+  transposed = false,
+): tf.Tensor2D {
+  checkPacked('packedMatMul', w, dtype);
+  const [, k] = x.shape;
+  const wk = transposed ? 2 * (w.shape[1] as number) : w.shape[0];
+  if (k !== wk) {
+    throw new RangeError(
+      `packedMatMul: x [${x.shape}] has ${k} columns, the ${transposed ? 'transposed ' : ''}weight (stored [${w.shape}]) ${wk} rows`,
+    );
+  }
+  return tf
+    .engine()
+    .runKernel(PACKED_KERNELS.matMul, { x, w }, { dtype, transposed }) as tf.Tensor2D;
+}
+
+/** Rows `ids` of a packed [vocab, cols] matrix as float32 [ids, cols] (an embedding lookup). */
+export function packedGather(w: tf.Tensor2D, ids: tf.Tensor1D, dtype: PackedDtype): tf.Tensor2D {
+  checkPacked('packedGather', w, dtype);
+  if (ids.dtype !== 'int32')
+    throw new RangeError(`packedGather: ids must be int32, got ${ids.dtype}`);
+  return tf.engine().runKernel(PACKED_KERNELS.gather, { w, ids }, { dtype }) as tf.Tensor2D;
+}
+
+/** A packed matrix as float32 [rows, cols]. */
+export function unpackWeight(w: tf.Tensor2D, dtype: PackedDtype): tf.Tensor2D {
+  checkPacked('unpackWeight', w, dtype);
+  return tf.engine().runKernel(PACKED_KERNELS.unpack, { w }, { dtype }) as tf.Tensor2D;
+}

@@ -1,0 +1,373 @@
+import type { GpuProgram } from './programs.js';
+
+/*
+ * Causal grouped-query attention as flash-style WGSL programs: no [seq, seq] buffer per head is
+ * ever written. The forward pass walks the keys in tiles with an online softmax (running max and
+ * sum per query row); the backward pass recomputes the probabilities from a per-row log-sum-exp.
+ *
+ * Layout (that of the decoder and of `FusedOps.attention`): q is [batch·seq, heads·hd], k and v
+ * are [batch·seq, kvHeads·hd] (row b·seq + t, head h in columns h·hd .. h·hd + hd − 1), the mask
+ * is [batch, seq, seq] (additive). Query head h reads kv head floor(h / group), group =
+ * heads / kvHeads. Scores are scale · q·k + mask. Causal: a query never reads keys after its own
+ * position, so those tiles are skipped (the decoder's mask is −1e9 there anyway).
+ *
+ * Programs (one workgroup of WG invocations per (batch, head, block of WG rows); each invocation
+ * owns one row and keeps its hd-vectors in registers; tiles of the other side are shared through
+ * workgroup memory, at most 16 KiB, the WebGPU default limit). No input may be called `out`: the
+ * backend declares a `<name>Shape` uniform per input beside the output's `outShape`.
+ * - forward: out;
+ * - stats: per query row the log-sum-exp L and D = dO·out (the backward's two row constants);
+ * - dq: Σ_j dS_ij k_j · scale with dS = P·(dO·v − D), P = exp(s − L);
+ * - dk (per key row, summed over the group's query heads): Σ_i dS_ij q_i · scale;
+ * - dv: Σ_i P_ij dO_i.
+ * So one forward program per layer and four backward, against about 9 and 13 for the TF.js
+ * composition.
+ */
+
+/** Sizes of one attention call. */
+export interface AttentionDims {
+  batch: number;
+  seq: number;
+  heads: number;
+  kvHeads: number;
+  hd: number;
+  scale: number;
+}
+
+/** Floats of workgroup memory a program may use (16 KiB, WebGPU's default limit). */
+const SHARED_FLOATS = 4096;
+
+/** Rows per workgroup: a power of two, 16 to 64, about the sequence length. */
+function rowsPerGroup(seq: number): number {
+  let wg = 16;
+  while (wg < 64 && wg < seq) wg *= 2;
+  return wg;
+}
+
+/** Rows of the other side per shared tile: `perRow` floats each, within the shared budget. */
+function tileRows(perRow: number, extra: number): number {
+  let t = 1;
+  while (t < 32 && 2 * t * (perRow + extra) <= SHARED_FLOATS) t *= 2;
+  return t;
+}
+
+/** Uniform values of every attention program, in the order of {@link UNIFORMS}. */
+export function attentionUniforms(d: AttentionDims): Array<{ type: string; data: number[] }> {
+  return [
+    { type: 'int32', data: [d.seq] },
+    { type: 'int32', data: [d.heads] },
+    { type: 'int32', data: [d.heads / d.kvHeads] },
+    { type: 'float32', data: [d.scale] },
+  ];
+}
+
+const UNIFORMS = 'seq : i32, heads : i32, group : i32, scale : f32,';
+
+/**
+ * Common head of the programs: the workgroup's (b, h, first row) and this invocation's row, with
+ * `S` the sequence, `QW`/`KW` the widths of q and k rows, `kvh` the kv head.
+ */
+function header(wg: number, kvSide: boolean): string {
+  const blocks = `((uniforms.seq + ${wg} - 1) / ${wg})`;
+  // The key-side programs run one workgroup per (b, kv head, block); query-side per (b, head).
+  const headsHere = kvSide ? 'uniforms.heads / uniforms.group' : 'uniforms.heads';
+  return `
+        let S = uniforms.seq;
+        let QW = uniforms.heads * HD;
+        let KW = (uniforms.heads / uniforms.group) * HD;
+        let lane = i32(localId.x);
+        let wgIndex = index / ${wg};
+        let blk = wgIndex % ${blocks};
+        let bh = wgIndex / ${blocks};
+        let head = bh % (${headsHere});
+        let b = bh / (${headsHere});
+        let first = blk * ${wg};
+        let row = first + lane;
+        let r = min(row, S - 1);
+        let last = min(first + ${wg}, S) - 1;`;
+}
+
+function program(
+  key: string,
+  variableNames: string[],
+  outputShape: number[],
+  d: AttentionDims,
+  wg: number,
+  kvSide: boolean,
+  declarations: string,
+  body: string,
+): GpuProgram {
+  const headsHere = kvSide ? d.kvHeads : d.heads;
+  const groups = d.batch * headsHere * Math.ceil(d.seq / wg);
+  return {
+    variableNames,
+    outputShape,
+    shaderKey: `${key}_${d.hd}_${wg}`,
+    dispatchLayout: { x: outputShape.map((_, i) => i) },
+    dispatch: [groups, 1, 1],
+    workgroupSize: [wg, 1, 1],
+    uniforms: UNIFORMS,
+    getUserCode: () => `
+      const HD : i32 = ${d.hd};
+      ${declarations}
+      fn main(index : i32) {
+        ${header(wg, kvSide)}
+        ${body}
+      }`,
+  };
+}
+
+/** Forward: out [batch·seq, heads·hd]. */
+export function attentionForwardProgram(d: AttentionDims): GpuProgram {
+  const wg = rowsPerGroup(d.seq);
+  const bk = tileRows(d.hd, 0);
+  return program(
+    'poad_attn_fwd',
+    ['q', 'k', 'v', 'mask'],
+    [d.batch * d.seq, d.heads * d.hd],
+    d,
+    wg,
+    false,
+    `const BK : i32 = ${bk};
+      var<workgroup> kt : array<f32, ${bk * d.hd}>;
+      var<workgroup> vt : array<f32, ${bk * d.hd}>;`,
+    `
+        let kvh = head / uniforms.group;
+        var qr : array<f32, ${d.hd}>;
+        var acc : array<f32, ${d.hd}>;
+        for (var c = 0; c < HD; c = c + 1) {
+          qr[c] = q[(b * S + r) * QW + head * HD + c] * uniforms.scale;
+          acc[c] = 0.0;
+        }
+        var m = -3.402823e+38;
+        var l = 0.0;
+        var s : array<f32, ${bk}>;
+        for (var j0 = 0; j0 < S; j0 = j0 + BK) {
+          let live = j0 <= last;
+          for (var t = lane; live && t < BK * HD; t = t + ${wg}) {
+            let j = min(j0 + t / HD, S - 1);
+            let at = (b * S + j) * KW + kvh * HD + t % HD;
+            kt[t] = k[at];
+            vt[t] = v[at];
+          }
+          workgroupBarrier();
+          let n = min(BK, min(r, S - 1) + 1 - j0);
+          var tmax = -3.402823e+38;
+          for (var jj = 0; jj < n; jj = jj + 1) {
+            var dot = 0.0;
+            for (var c = 0; c < HD; c = c + 1) { dot = dot + qr[c] * kt[jj * HD + c]; }
+            s[jj] = dot + mask[(b * S + r) * S + j0 + jj];
+            tmax = max(tmax, s[jj]);
+          }
+          if (n > 0) {
+            let mNew = max(m, tmax);
+            let corr = exp(m - mNew);
+            l = l * corr;
+            for (var c = 0; c < HD; c = c + 1) { acc[c] = acc[c] * corr; }
+            for (var jj = 0; jj < n; jj = jj + 1) {
+              let p = exp(s[jj] - mNew);
+              l = l + p;
+              for (var c = 0; c < HD; c = c + 1) { acc[c] = acc[c] + p * vt[jj * HD + c]; }
+            }
+            m = mNew;
+          }
+          workgroupBarrier();
+        }
+        if (row < S) {
+          for (var c = 0; c < HD; c = c + 1) {
+            result[(b * S + row) * QW + head * HD + c] = acc[c] / l;
+          }
+        }`,
+  );
+}
+
+/**
+ * The backward's row constants: result [batch, heads, seq, 2] holds L = log Σ_j exp(s_ij) and
+ * D = dO_i · out_i for every query row.
+ */
+export function attentionStatsProgram(d: AttentionDims): GpuProgram {
+  const wg = rowsPerGroup(d.seq);
+  const bk = tileRows(d.hd, 0);
+  return program(
+    'poad_attn_stats',
+    ['q', 'k', 'mask', 'o', 'dy'],
+    [d.batch, d.heads, d.seq, 2],
+    d,
+    wg,
+    false,
+    `const BK : i32 = ${bk};
+      var<workgroup> kt : array<f32, ${bk * d.hd}>;`,
+    `
+        let kvh = head / uniforms.group;
+        var qr : array<f32, ${d.hd}>;
+        var dd = 0.0;
+        for (var c = 0; c < HD; c = c + 1) {
+          let at = (b * S + r) * QW + head * HD + c;
+          qr[c] = q[at] * uniforms.scale;
+          dd = dd + dy[at] * o[at];
+        }
+        var m = -3.402823e+38;
+        var l = 0.0;
+        for (var j0 = 0; j0 < S; j0 = j0 + BK) {
+          let live = j0 <= last;
+          for (var t = lane; live && t < BK * HD; t = t + ${wg}) {
+            let j = min(j0 + t / HD, S - 1);
+            kt[t] = k[(b * S + j) * KW + kvh * HD + t % HD];
+          }
+          workgroupBarrier();
+          let n = min(BK, min(r, S - 1) + 1 - j0);
+          for (var jj = 0; jj < n; jj = jj + 1) {
+            var dot = 0.0;
+            for (var c = 0; c < HD; c = c + 1) { dot = dot + qr[c] * kt[jj * HD + c]; }
+            let sv = dot + mask[(b * S + r) * S + j0 + jj];
+            let mNew = max(m, sv);
+            l = l * exp(m - mNew) + exp(sv - mNew);
+            m = mNew;
+          }
+          workgroupBarrier();
+        }
+        if (row < S) {
+          let at = ((b * uniforms.heads + head) * S + row) * 2;
+          result[at] = m + log(l);
+          result[at + 1] = dd;
+        }`,
+  );
+}
+
+/** dq [batch·seq, heads·hd]. */
+export function attentionGradQProgram(d: AttentionDims): GpuProgram {
+  const wg = rowsPerGroup(d.seq);
+  const bk = tileRows(d.hd, 0);
+  return program(
+    'poad_attn_dq',
+    ['q', 'k', 'v', 'mask', 'stats', 'dy'],
+    [d.batch * d.seq, d.heads * d.hd],
+    d,
+    wg,
+    false,
+    `const BK : i32 = ${bk};
+      var<workgroup> kt : array<f32, ${bk * d.hd}>;
+      var<workgroup> vt : array<f32, ${bk * d.hd}>;`,
+    `
+        let kvh = head / uniforms.group;
+        var qr : array<f32, ${d.hd}>;
+        var gr : array<f32, ${d.hd}>;
+        var acc : array<f32, ${d.hd}>;
+        for (var c = 0; c < HD; c = c + 1) {
+          let at = (b * S + r) * QW + head * HD + c;
+          qr[c] = q[at] * uniforms.scale;
+          gr[c] = dy[at];
+          acc[c] = 0.0;
+        }
+        let st = ((b * uniforms.heads + head) * S + r) * 2;
+        let L = stats[st];
+        let D = stats[st + 1];
+        for (var j0 = 0; j0 < S; j0 = j0 + BK) {
+          let live = j0 <= last;
+          for (var t = lane; live && t < BK * HD; t = t + ${wg}) {
+            let j = min(j0 + t / HD, S - 1);
+            let at = (b * S + j) * KW + kvh * HD + t % HD;
+            kt[t] = k[at];
+            vt[t] = v[at];
+          }
+          workgroupBarrier();
+          let n = min(BK, min(r, S - 1) + 1 - j0);
+          for (var jj = 0; jj < n; jj = jj + 1) {
+            var dot = 0.0;
+            var dp = 0.0;
+            for (var c = 0; c < HD; c = c + 1) {
+              dot = dot + qr[c] * kt[jj * HD + c];
+              dp = dp + gr[c] * vt[jj * HD + c];
+            }
+            let p = exp(dot + mask[(b * S + r) * S + j0 + jj] - L);
+            let ds = p * (dp - D);
+            for (var c = 0; c < HD; c = c + 1) { acc[c] = acc[c] + ds * kt[jj * HD + c]; }
+          }
+          workgroupBarrier();
+        }
+        if (row < S) {
+          for (var c = 0; c < HD; c = c + 1) {
+            result[(b * S + row) * QW + head * HD + c] = acc[c] * uniforms.scale;
+          }
+        }`,
+  );
+}
+
+/**
+ * dk (`which` = 'k') or dv ('v'), [batch·seq, kvHeads·hd]: one invocation per key row, summing
+ * over the query rows at or after it of every query head of its group, in shared tiles of
+ * (scaled q, dO, L, D).
+ */
+export function attentionGradKVProgram(d: AttentionDims, which: 'k' | 'v'): GpuProgram {
+  const wg = rowsPerGroup(d.seq);
+  const bq = tileRows(d.hd, 1);
+  const dk = which === 'k';
+  return program(
+    dk ? 'poad_attn_dk' : 'poad_attn_dv',
+    ['q', 'k', 'v', 'mask', 'stats', 'dy'],
+    [d.batch * d.seq, d.kvHeads * d.hd],
+    d,
+    wg,
+    true,
+    `const BQ : i32 = ${bq};
+      var<workgroup> qt : array<f32, ${bq * d.hd}>;
+      var<workgroup> gt : array<f32, ${bq * d.hd}>;
+      var<workgroup> lt : array<f32, ${bq}>;
+      var<workgroup> dt : array<f32, ${bq}>;`,
+    `
+        let kvh = head;
+        var kr : array<f32, ${d.hd}>;
+        var vr : array<f32, ${d.hd}>;
+        var acc : array<f32, ${d.hd}>;
+        for (var c = 0; c < HD; c = c + 1) {
+          let at = (b * S + r) * KW + kvh * HD + c;
+          kr[c] = k[at];
+          vr[c] = v[at];
+          acc[c] = 0.0;
+        }
+        for (var gi = 0; gi < uniforms.group; gi = gi + 1) {
+          let h = kvh * uniforms.group + gi;
+          // Tiles of query rows that all come before this block's keys never see them (causal).
+          for (var i0 = 0; i0 < S; i0 = i0 + BQ) {
+            let live = i0 + BQ > first;
+            for (var t = lane; live && t < BQ * HD; t = t + ${wg}) {
+              let i = min(i0 + t / HD, S - 1);
+              let at = (b * S + i) * QW + h * HD + t % HD;
+              qt[t] = q[at] * uniforms.scale;
+              gt[t] = dy[at];
+            }
+            for (var t = lane; live && t < BQ; t = t + ${wg}) {
+              let i = min(i0 + t, S - 1);
+              let st = ((b * uniforms.heads + h) * S + i) * 2;
+              lt[t] = stats[st];
+              dt[t] = stats[st + 1];
+            }
+            workgroupBarrier();
+            for (var ii = 0; live && ii < BQ; ii = ii + 1) {
+              let i = i0 + ii;
+              if (i < S && i >= r && row < S) {
+                var dot = 0.0;
+                ${dk ? 'var dp = 0.0;' : ''}
+                for (var c = 0; c < HD; c = c + 1) {
+                  dot = dot + qt[ii * HD + c] * kr[c];
+                  ${dk ? 'dp = dp + gt[ii * HD + c] * vr[c];' : ''}
+                }
+                let p = exp(dot + mask[(b * S + i) * S + r] - lt[ii]);
+                ${
+                  dk
+                    ? `let ds = p * (dp - dt[ii]);
+                for (var c = 0; c < HD; c = c + 1) { acc[c] = acc[c] + ds * qt[ii * HD + c]; }`
+                    : `for (var c = 0; c < HD; c = c + 1) { acc[c] = acc[c] + p * gt[ii * HD + c]; }`
+                }
+              }
+            }
+            workgroupBarrier();
+          }
+        }
+        if (row < S) {
+          for (var c = 0; c < HD; c = c + 1) {
+            result[(b * S + row) * KW + kvh * HD + c] = acc[c];
+          }
+        }`,
+  );
+}

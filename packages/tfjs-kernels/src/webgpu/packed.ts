@@ -1,0 +1,169 @@
+import type { GpuProgram } from './programs.js';
+
+/*
+ * Weights kept in their checkpoint's 16-bit precision on webgpu. A [rows, cols] bfloat16 or
+ * float16 matrix is stored as an int32 tensor [rows, cols/2]: element (r, 2c) in the low 16 bits
+ * of word (r, c), element (r, 2c + 1) in the high 16 bits. The programs unpack inside the kernel
+ * and accumulate in float32: bfloat16 → float32 is a 16-bit shift (exact), float16 → float32 is
+ * WGSL's `unpack2x16float` (exact, no `shader-f16` feature needed).
+ */
+
+/** Storage precisions of a packed weight. */
+export type PackedDtype = 'bfloat16' | 'float16';
+
+/** WGSL of `unpackLo(w)` and `unpackHi(w)`: the two values of a packed word, as f32. */
+function unpackFns(dtype: PackedDtype): string {
+  if (dtype === 'bfloat16') {
+    return `
+      fn unpackLo(w : i32) -> f32 { return bitcast<f32>(bitcast<u32>(w) << 16u); }
+      fn unpackHi(w : i32) -> f32 { return bitcast<f32>(bitcast<u32>(w) & 0xffff0000u); }`;
+  }
+  return `
+      fn unpackLo(w : i32) -> f32 { return unpack2x16float(bitcast<u32>(w)).x; }
+      fn unpackHi(w : i32) -> f32 { return unpack2x16float(bitcast<u32>(w)).y; }`;
+}
+
+/** Output tile of the matmul programs (rows × cols), reduction tile, invocations per workgroup. */
+const TM = 64;
+const TN = 64;
+const TK = 16;
+const WG = 256;
+
+/**
+ * A tiled product with a packed weight, float32 accumulation:
+ * - `transposed` false: y [m, n] = x [m, k] · W, W packed [k, n/2];
+ * - `transposed` true: y [m, n] = x [m, k] · Wᵀ, W packed [n, k/2] (the input gradient of the
+ *   first form, and the tied LM head's logits from a packed embedding).
+ * Each workgroup computes a 64 × 64 output tile (4 × 4 per invocation) from 64 × 16 and 16 × 64
+ * tiles in workgroup memory (8 KiB); TF.js's own matmul uses 32 × 32 tiles. Uniforms `m`, `k`, `n`.
+ */
+export function packedMatMulProgram(
+  m: number,
+  n: number,
+  dtype: PackedDtype,
+  transposed: boolean,
+): GpuProgram {
+  const colTiles = Math.ceil(n / TN);
+  const rowTiles = Math.ceil(m / TM);
+  // The weight tile: 16 × 64 values, loaded as 512 words.
+  const loadW = transposed
+    ? // W[n, k]: a word holds two neighbours along k (kk, kk + 1) of one output column.
+      `for (var t = lane; t < ${(TK / 2) * TN}; t = t + ${WG}) {
+          let p = t / ${TN};
+          let c = t % ${TN};
+          let col = col0 + c;
+          let kk = k0 + 2 * p;
+          var w = 0;
+          if (col < uniforms.n && kk < uniforms.k) { w = wp[col * (uniforms.k / 2) + kk / 2]; }
+          tb[(2 * p) * ${TN} + c] = unpackLo(w);
+          tb[(2 * p + 1) * ${TN} + c] = unpackHi(w);
+        }`
+    : // W[k, n]: a word holds two neighbours along n of one reduction row.
+      `for (var t = lane; t < ${TK * (TN / 2)}; t = t + ${WG}) {
+          let kk = t / ${TN / 2};
+          let p = t % ${TN / 2};
+          let col = col0 + 2 * p;
+          let kr = k0 + kk;
+          var w = 0;
+          if (col < uniforms.n && kr < uniforms.k) { w = wp[kr * (uniforms.n / 2) + col / 2]; }
+          tb[kk * ${TN} + 2 * p] = unpackLo(w);
+          tb[kk * ${TN} + 2 * p + 1] = unpackHi(w);
+        }`;
+  return {
+    variableNames: ['x', 'wp'],
+    outputShape: [m, n],
+    shaderKey: `poad_packed_matmul_${dtype}_${transposed ? 't' : 'n'}`,
+    dispatchLayout: { x: [0, 1] },
+    dispatch: [colTiles, rowTiles, 1],
+    workgroupSize: [WG, 1, 1],
+    uniforms: 'm : i32, k : i32, n : i32,',
+    getUserCode: () => `
+      ${unpackFns(dtype)}
+      var<workgroup> ta : array<f32, ${TM * TK}>;
+      var<workgroup> tb : array<f32, ${TK * TN}>;
+      fn main(index : i32) {
+        let lane = i32(localId.x);
+        let tile = index / ${WG};
+        let col0 = (tile % ${colTiles}) * ${TN};
+        let row0 = (tile / ${colTiles}) * ${TM};
+        let tr = (lane / 16) * 4;
+        let tc = (lane % 16) * 4;
+        var acc : array<f32, 16>;
+        for (var i = 0; i < 16; i = i + 1) { acc[i] = 0.0; }
+        for (var k0 = 0; k0 < uniforms.k; k0 = k0 + ${TK}) {
+          for (var t = lane; t < ${TM * TK}; t = t + ${WG}) {
+            let r = row0 + t / ${TK};
+            let kx = k0 + t % ${TK};
+            var a = 0.0;
+            if (r < uniforms.m && kx < uniforms.k) { a = x[r * uniforms.k + kx]; }
+            ta[t] = a;
+          }
+          ${loadW}
+          workgroupBarrier();
+          for (var kk = 0; kk < ${TK}; kk = kk + 1) {
+            var a4 : array<f32, 4>;
+            for (var i = 0; i < 4; i = i + 1) { a4[i] = ta[(tr + i) * ${TK} + kk]; }
+            for (var j = 0; j < 4; j = j + 1) {
+              let b = tb[kk * ${TN} + tc + j];
+              for (var i = 0; i < 4; i = i + 1) { acc[i * 4 + j] = acc[i * 4 + j] + a4[i] * b; }
+            }
+          }
+          workgroupBarrier();
+        }
+        for (var i = 0; i < 4; i = i + 1) {
+          let r = row0 + tr + i;
+          for (var j = 0; j < 4; j = j + 1) {
+            let c = col0 + tc + j;
+            if (r < uniforms.m && c < uniforms.n) { result[r * uniforms.n + c] = acc[i * 4 + j]; }
+          }
+        }
+      }`,
+  };
+}
+
+/** Rows `ids` of a packed [vocab, cols/2] matrix as float32 [ids, cols] (the embedding lookup). */
+export function packedGatherProgram(rows: number, cols: number, dtype: PackedDtype): GpuProgram {
+  const n = rows * cols;
+  return {
+    variableNames: ['wp', 'ids'],
+    outputShape: [rows, cols],
+    shaderKey: `poad_packed_gather_${dtype}`,
+    dispatchLayout: { x: [0, 1] },
+    dispatch: [Math.ceil(n / 128), 1, 1],
+    workgroupSize: [128, 1, 1],
+    size: true,
+    uniforms: 'cols : i32,',
+    getUserCode: () => `
+      ${unpackFns(dtype)}
+      fn main(index : i32) {
+        if (index < uniforms.size) {
+          let r = index / uniforms.cols;
+          let c = index % uniforms.cols;
+          let w = wp[ids[r] * (uniforms.cols / 2) + c / 2];
+          if (c % 2 == 0) { result[index] = unpackLo(w); } else { result[index] = unpackHi(w); }
+        }
+      }`,
+  };
+}
+
+/** A packed [rows, cols/2] matrix unpacked to float32 [rows, cols]. */
+export function unpackProgram(rows: number, cols: number, dtype: PackedDtype): GpuProgram {
+  const n = rows * cols;
+  return {
+    variableNames: ['wp'],
+    outputShape: [rows, cols],
+    shaderKey: `poad_unpack_${dtype}`,
+    dispatchLayout: { x: [0, 1] },
+    dispatch: [Math.ceil(n / 128), 1, 1],
+    workgroupSize: [128, 1, 1],
+    size: true,
+    getUserCode: () => `
+      ${unpackFns(dtype)}
+      fn main(index : i32) {
+        if (index < uniforms.size) {
+          let w = wp[index / 2];
+          if (index % 2 == 0) { result[index] = unpackLo(w); } else { result[index] = unpackHi(w); }
+        }
+      }`,
+  };
+}
