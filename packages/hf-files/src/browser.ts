@@ -26,6 +26,10 @@ export type { CheckpointErrorCode, HubErrorDetails } from './errors.js';
 export { CheckpointError, HubError, isCheckpointError, isHubError } from './errors.js';
 export {
   bfloat16BitsToFloat32,
+  decodeBfloat16,
+  decodeFloat16,
+  encodeBfloat16,
+  encodeFloat16,
   float16BitsToFloat32,
   float32ToBfloat16Bits,
   float32ToFloat16Bits,
