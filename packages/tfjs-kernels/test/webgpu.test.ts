@@ -383,7 +383,16 @@ describe.runIf(gpu.ok)('webgpu packed 16-bit weights', () => {
         (a) => tf.matMul(a as tf.Tensor2D, wf, false, true),
         [xt],
       );
-      tf.dispose([w, wf, x, xt]);
+      // A second shape after the first: the compiled program must not keep the first's tiling.
+      const small = randomHalfMatrix(36, 10, dtype, 10);
+      const w2 = tf.tensor2d(small.packed, [36, 5], 'int32');
+      const w2f = tf.tensor2d(small.values, [36, 10]);
+      await compare(
+        (a) => packedMatMul(a as tf.Tensor2D, w2, dtype),
+        (a) => tf.matMul(a as tf.Tensor2D, w2f),
+        [x],
+      );
+      tf.dispose([w, wf, x, xt, w2, w2f]);
     });
   }
 

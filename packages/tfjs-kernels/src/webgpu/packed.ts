@@ -83,9 +83,11 @@ export function packedMatMulProgram(
       var<workgroup> tb : array<f32, ${TK * TN}>;
       fn main(index : i32) {
         let lane = i32(localId.x);
+        // Shapes come from uniforms only: one compiled program serves every shape.
+        let colTiles = (uniforms.n + ${TN - 1}) / ${TN};
         let tile = index / ${WG};
-        let col0 = (tile % ${colTiles}) * ${TN};
-        let row0 = (tile / ${colTiles}) * ${TM};
+        let col0 = (tile % colTiles) * ${TN};
+        let row0 = (tile / colTiles) * ${TM};
         let tr = (lane / 16) * 4;
         let tc = (lane % 16) * 4;
         var acc : array<f32, 16>;
