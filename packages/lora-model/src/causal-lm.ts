@@ -1,5 +1,5 @@
 import type { ModelSnapshot, TextTokenizer } from '@poad/hf-files';
-import { registerGradients, registerSegmentSumKernel } from '@poad/tfjs-kernels';
+import { registerGradients, registerSegmentSumKernel, unpackWeight } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { checkIds } from './batch.js';
 import { type HFModelConfig, type ModelConfig, resolveModelConfig } from './config.js';
@@ -33,6 +33,8 @@ import {
   type ModelWeights,
   moduleShape,
   randomHostTensors,
+  resolveWeightDtype,
+  type WeightDtype,
   weightTensors,
 } from './weights.js';
 
@@ -48,6 +50,11 @@ export interface CausalLMOptions {
   fullFineTune?: boolean;
   /** Standard deviation of random weights (createCausalLM only). Default 0.02. */
   initStd?: number;
+  /**
+   * Precision of the frozen base weights on the device (`WeightDtype`): `auto` (default) keeps a
+   * bfloat16/float16 checkpoint packed on webgpu and uses float32 on CPU backends.
+   */
+  weightDtype?: WeightDtype;
 }
 
 /**
@@ -66,9 +73,10 @@ export interface AdapterOption {
 }
 
 /**
- * A LLaMA-family causal language model in float32 TF.js, with an optional LoRA adapter and an
- * optional value head. Linear weights live in [in, out] layout; frozen weights also keep their
- * transpose so gradients use plain matmuls only.
+ * A LLaMA-family causal language model in TF.js, with an optional LoRA adapter and an optional
+ * value head. Linear weights live in [in, out] layout; on CPU backends frozen weights also keep
+ * their transpose so gradients use plain matmuls only; on webgpu a bfloat16/float16 checkpoint's
+ * frozen matrices stay in 16-bit storage (`weightDtype`). Activations are float32.
  */
 export class CausalLM {
   readonly config: ModelConfig;
@@ -264,7 +272,8 @@ export class CausalLM {
 
   /**
    * Fold the adapter into the base weights (W ← W + A·B·alpha/r) and drop it. The merged model
-   * computes what the adapted model computed.
+   * computes what the adapted model computed. A weight kept in 16-bit storage becomes float32 when
+   * merged: rounding W + ΔW back to bfloat16 would lose most of a small LoRA update.
    */
   mergeAdapter(): void {
     this.assertLive();
@@ -283,8 +292,9 @@ export class CausalLM {
             const [inD, outD] = moduleShape(this.config, m);
             return pair ? tf.mul(tf.matMul(pair.A, pair.B), ad.scale) : tf.zeros([inD, outD]);
           });
+          const base = lw.packed ? unpackWeight(lw.kernel, lw.packed) : lw.kernel;
           return tf.add(
-            lw.kernel,
+            base,
             deltas.length === 1 ? (deltas[0] as tf.Tensor) : tf.concat(deltas, 1),
           );
         }) as tf.Tensor2D;
@@ -298,6 +308,7 @@ export class CausalLM {
           lw.kernel = frozen.kernel;
           lw.kernelT = frozen.kernelT;
           lw.frozen = frozen.frozen;
+          delete lw.packed;
         }
       }
     });
@@ -336,7 +347,9 @@ export function causalLMFromTensors(
   const c =
     'hiddenSize' in config ? (config as ModelConfig) : resolveModelConfig(config as HFModelConfig);
   const seed = opts.seed ?? 0;
-  const model = new CausalLM(c, buildWeights(c, tensors, opts.fullFineTune === true), seed);
+  const trainable = opts.fullFineTune === true;
+  const storage = resolveWeightDtype(opts.weightDtype ?? 'auto', tensors, trainable);
+  const model = new CausalLM(c, buildWeights(c, tensors, trainable, storage), seed);
   if (opts.lora) model.addLora(opts.lora === true ? {} : opts.lora, seed + 1);
   if (opts.valueHead) model.addValueHead(opts.valueHead === true ? {} : opts.valueHead, seed + 2);
   return model;

@@ -91,7 +91,8 @@ async function modelFolder(
  * `snapshotDownload`: only config, tokenizer and safetensors files; resumable, verified; a
  * cached model is not fetched again, and `HF_HUB_OFFLINE=1` loads it with no request).
  * `model.source` says which folder was read and, for a Hub id, the snapshot (repository and
- * commit). F16/BF16 weights become float32. Errors are `CheckpointError`s naming the file and
+ * commit). F16/BF16 frozen weights stay in 16-bit storage on webgpu (`weightDtype` "auto", the
+ * default) and become float32 elsewhere or with `weightDtype: 'float32'`. Errors are `CheckpointError`s naming the file and
  * tensor; a Hub failure is a `HubError` (one of them) naming the model id and the fix.
  */
 export async function loadCausalLM(

@@ -36,4 +36,5 @@ export { tokenStats } from './token-stats.js';
 // The critic
 export type { ValueHeadOptions } from './value-head.js';
 export { ValueHead } from './value-head.js';
-export { WeightShapeError } from './weights.js';
+export type { WeightDtype } from './weights.js';
+export { WEIGHT_DTYPES, WeightShapeError } from './weights.js';

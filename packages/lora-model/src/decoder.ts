@@ -1,4 +1,4 @@
-import { activeFusedOps } from '@poad/tfjs-kernels';
+import { activeFusedOps, packedGather, packedMatMul } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { attention, sharedPrefixAttention } from './attention.js';
 import type { ModelConfig } from './config.js';
@@ -124,6 +124,8 @@ function toHeads(
 /** Final projection to vocabulary logits for hidden rows [n, hidden] → [n, vocab]. */
 export function lmHead(w: ModelWeights, hidden: tf.Tensor2D): tf.Tensor2D {
   if (w.lmHead) return linear(hidden, w.lmHead);
+  // Tied to a packed embedding: hidden · Eᵀ read from the packed rows.
+  if (w.embedPacked) return packedMatMul(hidden, w.embed, w.embedPacked, true);
   return trainableMatMul(hidden, tf.transpose(w.embed));
 }
 
@@ -154,7 +156,9 @@ export function decoderForward(
   const { positions, mask } = stepMask(batch, seq, pastLen, input.pastValid ?? null);
   const rope = ropeTables(positions, c.headDim, c.ropeTheta, c.ropeScaling);
   const ids = tf.tensor1d(input.ids, 'int32');
-  let h: tf.Tensor2D = tf.gather(w.embed, ids);
+  let h: tf.Tensor2D = w.embedPacked
+    ? packedGather(w.embed, ids, w.embedPacked)
+    : tf.gather(w.embed, ids);
   const cache: KVCache = [];
   // The fused attention op covers a plain pass (training, full-sequence scoring): no cache in or
   // out, every position kept.

@@ -1,3 +1,4 @@
+import { type PackedDtype, packedMatMul } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 
 /**
@@ -12,6 +13,11 @@ export interface LinearWeight {
   kernelT?: tf.Tensor2D;
   /** A constant weight (only the input gets a gradient); implied by `kernelT`. */
   frozen?: boolean;
+  /**
+   * A frozen weight kept in its checkpoint's 16-bit precision (webgpu): `kernel` is then int32
+   * [in, out/2], two values per element (`@poad/tfjs-kernels`' packed layout).
+   */
+  packed?: PackedDtype;
   bias?: tf.Tensor1D;
 }
 
@@ -82,11 +88,13 @@ export function trainableMatMul(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
 
 /** Apply a dense layer to 2-D input [n, in] → [n, out]. */
 export function linear(x: tf.Tensor2D, w: LinearWeight): tf.Tensor2D {
-  const y = w.kernelT
-    ? frozenMatMul(x, w.kernel, w.kernelT)
-    : w.frozen
-      ? frozenMatMulT(x, w.kernel)
-      : trainableMatMul(x, w.kernel);
+  const y = w.packed
+    ? packedMatMul(x, w.kernel, w.packed)
+    : w.kernelT
+      ? frozenMatMul(x, w.kernel, w.kernelT)
+      : w.frozen
+        ? frozenMatMulT(x, w.kernel)
+        : trainableMatMul(x, w.kernel);
   return w.bias ? tf.add(y, w.bias) : y;
 }
 

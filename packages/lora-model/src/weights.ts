@@ -1,5 +1,8 @@
+import { decodeBfloat16, decodeFloat16, encodeBfloat16, encodeFloat16 } from '@poad/hf-files';
+import { type PackedDtype, packedWeightsSupported } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import type { ModelConfig } from './config.js';
+import { ModelInputError } from './errors.js';
 import { frozenWeight, type LinearWeight, transposedProductsAreFast } from './linear.js';
 import { SeededRng } from './rng.js';
 import { toVariable } from './variable.js';
@@ -52,9 +55,81 @@ export interface LayerWeights {
   down: LinearWeight;
 }
 
+/**
+ * Precision of the frozen base weights on the device: `auto` keeps a bfloat16 or float16
+ * checkpoint's precision on webgpu (two values packed per int32, unpacked inside the kernels with
+ * float32 accumulation) and uses float32 elsewhere; `float32` always converts; `bfloat16` and
+ * `float16` ask for that storage (webgpu only; a float32 checkpoint is rounded to nearest, ties
+ * to even). Norms, biases, LoRA weights, the value head and optimiser state stay float32.
+ */
+export type WeightDtype = 'auto' | 'float32' | 'bfloat16' | 'float16';
+
+/** Every {@link WeightDtype}, for option parsers. */
+export const WEIGHT_DTYPES: readonly WeightDtype[] = ['auto', 'float32', 'bfloat16', 'float16'];
+
+/**
+ * The storage a {@link WeightDtype} resolves to for these host tensors on the active backend:
+ * `auto` follows the embedding's file dtype (BF16, F16) on webgpu, float32 on other backends and
+ * for trainable (full fine-tuning) weights. Throws a {@link ModelInputError} for a 16-bit storage
+ * the backend or the training mode cannot use.
+ */
+export function resolveWeightDtype(
+  requested: WeightDtype,
+  tensors: ReadonlyMap<string, HostTensor>,
+  trainable: boolean,
+): 'float32' | PackedDtype {
+  if (!WEIGHT_DTYPES.includes(requested)) {
+    throw new ModelInputError(
+      'weightDtype',
+      `"${String(requested)}" is not one of ${WEIGHT_DTYPES.join(', ')}`,
+    );
+  }
+  if (requested === 'float32') return 'float32';
+  if (requested === 'auto') {
+    if (trainable || !packedWeightsSupported()) return 'float32';
+    const file = tensors.get('model.embed_tokens.weight')?.dtype;
+    return file === 'BF16' ? 'bfloat16' : file === 'F16' ? 'float16' : 'float32';
+  }
+  if (trainable) {
+    throw new ModelInputError(
+      'weightDtype',
+      `${requested} weights are frozen storage; full fine-tuning trains float32 weights (use weightDtype "float32" or "auto")`,
+    );
+  }
+  if (!packedWeightsSupported()) {
+    throw new ModelInputError(
+      'weightDtype',
+      `${requested} storage runs on the webgpu backend only (active: ${tf.getBackend()}); use "auto" or "float32" here`,
+    );
+  }
+  return requested;
+}
+
+/** A host float32 matrix [rows, cols] as a packed int32 [rows, cols/2] tensor (cols even). */
+function packHost(data: Float32Array, rows: number, cols: number, dtype: PackedDtype): tf.Tensor2D {
+  const half = new Uint16Array(data.length);
+  if (dtype === 'bfloat16') encodeBfloat16(data, half);
+  else encodeFloat16(data, half);
+  // Little-endian: value 2c is the low half of word c, the packed layout of @poad/tfjs-kernels.
+  return tf.tensor2d(new Int32Array(half.buffer), [rows, cols / 2], 'int32');
+}
+
+/** The float32 values of a packed weight tensor, read asynchronously. */
+export async function unpackHost(t: tf.Tensor, dtype: PackedDtype): Promise<Float32Array> {
+  const words = (await t.data()) as Int32Array;
+  const half = new Uint16Array(words.buffer, words.byteOffset, words.length * 2);
+  const out = new Float32Array(half.length);
+  if (dtype === 'bfloat16') decodeBfloat16(half, out);
+  else decodeFloat16(half, out);
+  return out;
+}
+
 /** All weights of the model, on the current backend. */
 export interface ModelWeights {
+  /** [vocab, hidden] float32, or packed [vocab, hidden/2] when `embedPacked` is set. */
   embed: tf.Tensor2D;
+  /** The embedding's 16-bit storage (then the tied LM head reads it packed too). */
+  embedPacked?: PackedDtype;
   layers: LayerWeights[];
   finalNorm: tf.Tensor1D;
   /** Absent when the head is tied to a trainable embedding (then computed from `embed`). */
@@ -181,13 +256,18 @@ function sameShape(a: readonly number[], b: readonly number[]): boolean {
 
 /**
  * Upload Hugging Face named host tensors ([out, in] linear weights) to the backend.
- * Frozen weights keep both layouts; with `trainable` every weight becomes a `tf.Variable`.
+ * Frozen weights keep both layouts on CPU backends; with `trainable` every weight becomes a
+ * `tf.Variable`. `storage` (see {@link resolveWeightDtype}) packs the frozen matrices (projections,
+ * embedding, LM head) two 16-bit values per int32; a matrix with an odd number of columns stays
+ * float32.
  */
 export function buildWeights(
   c: ModelConfig,
   tensors: ReadonlyMap<string, HostTensor>,
   trainable = false,
+  storage: 'float32' | PackedDtype = 'float32',
 ): ModelWeights {
+  const packed = storage === 'float32' || trainable ? null : storage;
   const shapes = expectedTensorShapes(c);
   for (const [name, shape] of shapes) {
     const t = tensors.get(name);
@@ -216,12 +296,15 @@ export function buildWeights(
     bias: Float32Array | null,
   ): LinearWeight => {
     const kernelData = transposeHost(hfRows, outD, inD);
-    const w: LinearWeight = trainable
-      ? { kernel: toVariable(tf.tensor2d(kernelData, [inD, outD])) }
-      : frozenWeight(
-          tf.tensor2d(kernelData, [inD, outD]),
-          transposedProductsAreFast() ? undefined : tf.tensor2d(hfRows, [outD, inD]),
-        );
+    const w: LinearWeight =
+      packed && outD % 2 === 0
+        ? { kernel: packHost(kernelData, inD, outD, packed), frozen: true, packed }
+        : trainable
+          ? { kernel: toVariable(tf.tensor2d(kernelData, [inD, outD])) }
+          : frozenWeight(
+              tf.tensor2d(kernelData, [inD, outD]),
+              transposedProductsAreFast() ? undefined : tf.tensor2d(hfRows, [outD, inD]),
+            );
     if (bias) {
       const b = tf.tensor1d(bias, 'float32');
       w.bias = trainable ? toVariable(b) : b;
@@ -252,7 +335,10 @@ export function buildWeights(
     return upload(rows, inD, outD, bias);
   };
   const embedData = get('model.embed_tokens.weight').data;
-  const embedT = tf.tensor2d(embedData, [c.vocabSize, c.hiddenSize]);
+  const embedPacked = packed && c.hiddenSize % 2 === 0 ? packed : undefined;
+  const embedT = embedPacked
+    ? packHost(embedData, c.vocabSize, c.hiddenSize, embedPacked)
+    : tf.tensor2d(embedData, [c.vocabSize, c.hiddenSize]);
   const embed = trainable ? toVariable(embedT) : embedT;
   const layers: LayerWeights[] = [];
   for (let i = 0; i < c.numLayers; i++) {
@@ -273,10 +359,18 @@ export function buildWeights(
   let lmHead: LinearWeight | undefined;
   if (!c.tieWordEmbeddings) {
     lmHead = upload(get('lm_head.weight').data, c.hiddenSize, c.vocabSize, null);
-  } else if (!trainable) {
+  } else if (!trainable && !embedPacked) {
     lmHead = { kernel: tf.transpose(embed), kernelT: embed };
   }
-  return { embed, layers, finalNorm: vec('model.norm.weight'), lmHead, trainable };
+  const weights: ModelWeights = {
+    embed,
+    layers,
+    finalNorm: vec('model.norm.weight'),
+    lmHead,
+    trainable,
+  };
+  if (embedPacked) weights.embedPacked = embedPacked;
+  return weights;
 }
 
 /** A tensor's float32 values, read asynchronously (GPU backends have no synchronous read). */
@@ -299,9 +393,12 @@ export async function exportWeights(
   /** HF [out, in] rows of a weight. */
   const hfRows = async (lw: LinearWeight): Promise<Float32Array> => {
     if (lw.kernelT) return readFloats(lw.kernelT);
-    const [inD, outD] = lw.kernel.shape;
-    return transposeHost(await readFloats(lw.kernel), inD, outD);
+    const [inD, cols] = lw.kernel.shape;
+    if (lw.packed) return transposeHost(await unpackHost(lw.kernel, lw.packed), inD, 2 * cols);
+    return transposeHost(await readFloats(lw.kernel), inD, cols);
   };
+  const fileDtype = (p: PackedDtype | undefined): string =>
+    p === 'bfloat16' ? 'BF16' : p === 'float16' ? 'F16' : 'F32';
   const putFused = async (layer: number, name: FusedName, lw: LinearWeight): Promise<void> => {
     const rows = await hfRows(lw);
     const bias = lw.bias ? await readFloats(lw.bias) : null;
@@ -310,7 +407,7 @@ export async function exportWeights(
       const inD = lw.kernel.shape[0];
       const path = modulePath(layer, m);
       out.set(`${path}.weight`, {
-        dtype: 'F32',
+        dtype: fileDtype(lw.packed),
         shape: [width, inD],
         data: rows.slice(offset * inD, (offset + width) * inD),
       });
@@ -322,7 +419,18 @@ export async function exportWeights(
         });
     }
   };
-  const reads: Promise<void>[] = [put('model.embed_tokens.weight', w.embed)];
+  const embedPacked = w.embedPacked;
+  const reads: Promise<void>[] = [
+    embedPacked
+      ? unpackHost(w.embed, embedPacked).then((data) => {
+          out.set('model.embed_tokens.weight', {
+            dtype: fileDtype(embedPacked),
+            shape: [c.vocabSize, c.hiddenSize],
+            data,
+          });
+        })
+      : put('model.embed_tokens.weight', w.embed),
+  ];
   w.layers.forEach((layer, i) => {
     reads.push(
       put(`model.layers.${i}.input_layernorm.weight`, layer.inputNorm),
@@ -340,7 +448,11 @@ export async function exportWeights(
   if (!c.tieWordEmbeddings && lmHead) {
     reads.push(
       hfRows(lmHead).then((data) => {
-        out.set('lm_head.weight', { dtype: 'F32', shape: [c.vocabSize, c.hiddenSize], data });
+        out.set('lm_head.weight', {
+          dtype: fileDtype(lmHead.packed),
+          shape: [c.vocabSize, c.hiddenSize],
+          data,
+        });
       }),
     );
   }

@@ -1,13 +1,16 @@
 """Independent PyTorch forward pass of a LLaMA-family decoder, used as the parity reference.
 
 Usage: python3 llama_reference.py MODEL_DIR IDS_JSON OUT_BIN [MODEL_DIR IDS_JSON OUT_BIN ...]
-  MODEL_DIR  folder with config.json and model.safetensors (float32)
+  MODEL_DIR  folder with config.json and model.safetensors (F32, or F16/BF16 upcast to float32)
   IDS_JSON   JSON list of equal-length token id lists
   OUT_BIN    raw little-endian float32 logits, row-major [batch, seq, vocab]
 
 When MODEL_DIR has an `adapter/` folder (PEFT layout: adapter_config.json +
 adapter_model.safetensors with base_model.model.<module>.lora_A/B.weight keys, A [r, in],
 B [out, r]), its update W += (alpha / r) * B @ A is applied first, as PEFT's merge does.
+When MODEL_DIR also has a file `grads.request`, A and B are leaves with gradients and the script
+writes OUT_BIN.grads.json: the gradient of sum_t log p(ids[t+1] | ids[<=t]) (all rows) with
+respect to every lora_A / lora_B tensor, by PEFT key, in PEFT's [r, in] / [out, r] layout.
 
 Follows the Hugging Face LLaMA / Qwen2 / Qwen3 definitions: pre-norm RMSNorm, rotate-half rotary
 embeddings (optionally with Llama 3 frequency scaling, `rope_scaling.rope_type` "llama3"),
@@ -35,19 +38,30 @@ def read_safetensors(path):
     for name, entry in header.items():
         if name == "__metadata__":
             continue
-        if entry["dtype"] != "F32":
-            raise ValueError(f"{name}: reference reads F32 only, got {entry['dtype']}")
         begin, end = entry["data_offsets"]
-        arr = np.frombuffer(raw[base + begin : base + end], dtype="<f4").reshape(entry["shape"])
+        chunk = raw[base + begin : base + end]
+        if entry["dtype"] == "F32":
+            arr = np.frombuffer(chunk, dtype="<f4")
+        elif entry["dtype"] == "F16":
+            arr = np.frombuffer(chunk, dtype="<f2").astype(np.float32)
+        elif entry["dtype"] == "BF16":
+            # bfloat16 is the high half of a float32: shift the 16 bits up.
+            arr = (np.frombuffer(chunk, dtype="<u2").astype(np.uint32) << 16).view(np.float32)
+        else:
+            raise ValueError(f"{name}: reference reads F32, F16 and BF16, got {entry['dtype']}")
+        arr = arr.reshape(entry["shape"])
         out[name] = torch.from_numpy(arr.copy())
     return out
 
 
-def apply_adapter(tensors, adapter_dir):
+def apply_adapter(tensors, adapter_dir, trainable=False):
     with open(f"{adapter_dir}/adapter_config.json") as f:
         acfg = json.load(f)
     scale = acfg["lora_alpha"] / (acfg["r"] ** 0.5 if acfg.get("use_rslora") else acfg["r"])
     lora = read_safetensors(f"{adapter_dir}/adapter_model.safetensors")
+    if trainable:
+        for t in lora.values():
+            t.requires_grad_(True)
     prefix = "base_model.model."
     for key, a in lora.items():
         if not key.endswith(".lora_A.weight"):
@@ -55,6 +69,7 @@ def apply_adapter(tensors, adapter_dir):
         module = key[len(prefix) : -len(".lora_A.weight")]
         b = lora[f"{prefix}{module}.lora_B.weight"]
         tensors[f"{module}.weight"] = tensors[f"{module}.weight"] + scale * (b @ a)
+    return lora
 
 
 def rms_norm(x, w, eps):
@@ -153,12 +168,23 @@ def main():
         with open(f"{model_dir}/config.json") as f:
             cfg = json.load(f)
         tensors = read_safetensors(f"{model_dir}/model.safetensors")
+        grads = os.path.isfile(f"{model_dir}/grads.request")
+        lora = {}
         if os.path.isfile(f"{model_dir}/adapter/adapter_config.json"):
-            apply_adapter(tensors, f"{model_dir}/adapter")
+            lora = apply_adapter(tensors, f"{model_dir}/adapter", trainable=grads)
         with open(ids_path) as f:
             ids = torch.tensor(json.load(f), dtype=torch.long)
-        with torch.no_grad():
+        if grads:
             logits = forward(cfg, tensors, ids)
+            logp = torch.log_softmax(logits[:, :-1], dim=-1)
+            logp.gather(-1, ids[:, 1:, None]).sum().backward()
+            out = {k: v.grad.reshape(-1).tolist() for k, v in lora.items()}
+            with open(out_path + ".grads.json", "w") as f:
+                json.dump(out, f)
+            logits = logits.detach()
+        else:
+            with torch.no_grad():
+                logits = forward(cfg, tensors, ids)
         logits.contiguous().numpy().astype("<f4").tofile(out_path)
 
 
