@@ -23,6 +23,7 @@ import {
   saveValueHead,
   tokenStats,
   VALUE_HEAD_FILE,
+  type WeightDtype,
 } from '@poad/lora-model';
 import { type BackendChoice, initBackend, withGpuPhase } from '@poad/tfjs-kernels';
 import type * as tf from '@tensorflow/tfjs-core';
@@ -43,6 +44,8 @@ export interface LmAgentOptions {
   backend: BackendChoice;
   /** Threads of the native kernels on wasm (unset: the addon's current setting). */
   threads?: number;
+  /** Storage of the frozen weights (`@poad/lora-model`'s `WeightDtype`; default `auto`). */
+  weightDtype?: WeightDtype;
   seed: number;
   lora: { r: number; alpha: number };
   /**
@@ -123,6 +126,7 @@ export async function createLmAgent(o: LmAgentOptions): Promise<Agent> {
   const backend = await initBackend(o.backend, o.threads ? { threads: o.threads } : {});
   const model = await loadCausalLM(o.model, {
     seed: o.seed,
+    ...(o.weightDtype ? { weightDtype: o.weightDtype } : {}),
     lora: { r: o.lora.r, alpha: o.lora.alpha },
     valueHead: entry.valueHead ? (o.valueHead ? { hiddenSizes: o.valueHead } : true) : false,
     ...(o.onProgress ? { onProgress: o.onProgress } : {}),

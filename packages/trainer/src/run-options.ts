@@ -42,6 +42,13 @@ export const RUN_OPTIONS = defineSchema({
     description:
       'TF.js backend: auto prefers tfjs-node-gpu, a hardware GPU through WebGPU (Dawn), tfjs-node, then wasm (+ native kernels), then cpu; webgpu fails before any work when no GPU adapter is usable (POAD_WEBGPU_ALLOW_SOFTWARE=1 accepts a software one)',
   },
+  weightDtype: {
+    type: 'enum',
+    choices: ['auto', 'float32', 'bfloat16', 'float16'],
+    default: 'auto',
+    description:
+      "Storage of the model's frozen weights: auto keeps a bf16/f16 checkpoint in 16 bits on webgpu (half the memory, unpacked inside the kernels, float32 accumulation) and float32 on CPU backends; float32 always converts; bfloat16/float16 ask for that storage (webgpu only; a float32 checkpoint is rounded)",
+  },
   threads: {
     type: 'integer',
     min: 1,

@@ -49,7 +49,13 @@ describe('train()', () => {
       true,
     );
     const config = JSON.parse(readFileSync(join(r.runDir, 'config.json'), 'utf8'));
-    expect(config).toMatchObject({ task: 'doors', lr: 5e-4, envs: 2, numMinibatches: 2 });
+    expect(config).toMatchObject({
+      task: 'doors',
+      lr: 5e-4,
+      envs: 2,
+      numMinibatches: 2,
+      weightDtype: 'auto',
+    });
     // The run's config.json names the config fields as the schemas do; presets come from train().
     expect('family' in config || 'minibatches' in config).toBe(false);
     const checkpoints = readdirSync(join(r.runDir, 'checkpoints'))
@@ -93,6 +99,19 @@ describe('train()', () => {
     expect(total).toBeCloseTo(1, 5);
     expect(played.episode?.length).toBe(1);
     expect(lines.some((l) => l.includes('<- chosen'))).toBe(true);
+  });
+
+  it('passes weightDtype to the model: 16-bit storage off webgpu is refused, naming the fix', async () => {
+    await expect(
+      train({
+        ...base(),
+        env: (i: number) => new DoorEnv(i),
+        envName: 'doors',
+        backend: 'wasm',
+        maxIterations: 1,
+        weightDtype: 'bfloat16',
+      }),
+    ).rejects.toThrow(/weightDtype.*webgpu backend only \(active: wasm\); use "auto" or "float32"/);
   });
 
   it('trains a registered environment by its id', async () => {
