@@ -24,6 +24,7 @@ export {
   packedGather,
   packedMatMul,
   packedWeightsSupported,
+  packWeight,
   unpackWeight,
 } from './packed.js';
 // Reading many tensors at once

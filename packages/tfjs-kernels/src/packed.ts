@@ -16,6 +16,7 @@ export const PACKED_KERNELS = {
   matMul: 'PoadGpuPackedMatMul',
   gather: 'PoadGpuPackedGather',
   unpack: 'PoadGpuUnpack',
+  pack: 'PoadGpuPack',
 } as const;
 
 /** Whether the active backend runs the packed-weight ops (webgpu). */
@@ -72,4 +73,23 @@ export function packedGather(w: tf.Tensor2D, ids: tf.Tensor1D, dtype: PackedDtyp
 export function unpackWeight(w: tf.Tensor2D, dtype: PackedDtype): tf.Tensor2D {
   checkPacked('unpackWeight', w, dtype);
   return tf.engine().runKernel(PACKED_KERNELS.unpack, { w }, { dtype }) as tf.Tensor2D;
+}
+
+/**
+ * A float32 [rows, cols] matrix (cols even) packed on the device: bfloat16 rounded to nearest,
+ * ties to even; float16 by WGSL's `pack2x16float`. The inverse of {@link unpackWeight} for values
+ * the dtype holds exactly.
+ */
+export function packWeight(x: tf.Tensor2D, dtype: PackedDtype): tf.Tensor2D {
+  if (!packedWeightsSupported()) {
+    throw new RangeError(
+      `packWeight: packed ${dtype} weights run on the webgpu backend only (active: ${tf.getBackend()})`,
+    );
+  }
+  if (x.dtype !== 'float32' || x.rank !== 2 || (x.shape[1] as number) % 2 !== 0) {
+    throw new RangeError(
+      `packWeight: needs a float32 [rows, cols] matrix with an even number of columns, got ${x.dtype} [${x.shape}]`,
+    );
+  }
+  return tf.engine().runKernel(PACKED_KERNELS.pack, { x }, { dtype }) as tf.Tensor2D;
 }

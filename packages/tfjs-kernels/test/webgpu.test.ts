@@ -15,6 +15,7 @@ import {
   logProbStats,
   packedGather,
   packedMatMul,
+  packWeight,
   releaseBackend,
   setFusedOps,
   unpackWeight,
@@ -395,6 +396,56 @@ describe.runIf(gpu.ok)('webgpu packed 16-bit weights', () => {
       tf.dispose([w, wf, x, xt, w2, w2f]);
     });
   }
+
+  it('packing on the device rounds to nearest, ties to even, and unpacks to the rounded values', async () => {
+    await initBackend('webgpu', { allowSoftwareAdapter: true });
+    const before = tf.memory().numTensors;
+    // Halfway cases (ties to even, both ways), values just past them, NaN, ±Inf, and noise.
+    const special = [
+      1 + 2 ** -8, // bf16 tie: rounds down to 1 (even)
+      1 + 3 * 2 ** -8, // bf16 tie: rounds up to 1 + 2^-6
+      1 + 2 ** -8 + 2 ** -20,
+      -(1 + 2 ** -8),
+      Number.POSITIVE_INFINITY,
+      Number.NEGATIVE_INFINITY,
+      0,
+      -0,
+    ];
+    const values = Float32Array.from({ length: 64 }, (_, i) =>
+      i < special.length ? (special[i] as number) : Math.sin(i * 12.9898) * 3,
+    );
+    const x = tf.tensor2d(values, [8, 8]);
+    const bf = packWeight(x, 'bfloat16');
+    const bits = new Uint16Array(new Int32Array(await bf.data()).buffer);
+    const f32 = new Float32Array(1);
+    const u32 = new Uint32Array(f32.buffer);
+    for (let i = 0; i < values.length; i++) {
+      f32[0] = values[i] as number;
+      const b = u32[0] as number;
+      const want = (b + 0x7fff + ((b >>> 16) & 1)) >>> 16;
+      expect(bits[i], `value ${values[i]}`).toBe(want & 0xffff);
+    }
+    expect(bits[0]).toBe(0x3f80);
+    expect(bits[1]).toBe(0x3f82);
+    // float16: every value within half a float16 step of the original after unpacking.
+    const h = packWeight(x, 'float16');
+    const hBack = unpackWeight(h, 'float16');
+    const back = await hBack.data();
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i] as number;
+      if (!Number.isFinite(v)) expect(back[i]).toBe(v);
+      else
+        expect(Math.abs((back[i] as number) - v)).toBeLessThanOrEqual(
+          Math.abs(v) * 2 ** -11 + 1e-7,
+        );
+    }
+    const nanIn = tf.tensor2d([Number.NaN, 1], [1, 2]);
+    const nan = packWeight(nanIn, 'bfloat16');
+    const nanBack = unpackWeight(nan, 'bfloat16');
+    expect(Number.isNaN((await nanBack.data())[0])).toBe(true);
+    tf.dispose([x, bf, h, hBack, nanIn, nan, nanBack]);
+    expect(tf.memory().numTensors).toBe(before);
+  });
 
   it('a product is one program, and a packed weight takes half the bytes', async () => {
     await initBackend('webgpu', { allowSoftwareAdapter: true });

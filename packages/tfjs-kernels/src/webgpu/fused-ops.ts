@@ -14,6 +14,7 @@ import {
   type PackedDtype,
   packedGatherProgram,
   packedMatMulProgram,
+  packProgram,
   unpackProgram,
 } from './packed.js';
 import {
@@ -208,6 +209,12 @@ const KERNELS: Record<string, Run> = {
       unpackProgram(w!.shape[0] as number, 2 * (w!.shape[1] as number), dtype as PackedDtype),
       [w!],
       'float32',
+    ),
+  [PACKED_KERNELS.pack]: ({ x }, b, { dtype }) =>
+    b.runWebGPUProgram(
+      packProgram(x!.shape[0] as number, x!.shape[1] as number, dtype as PackedDtype),
+      [x!],
+      'int32',
     ),
   [GPU_KERNELS.logProbStats]: ({ logits, targets }, b) => {
     const [rows, cols] = rowsCols(logits!);

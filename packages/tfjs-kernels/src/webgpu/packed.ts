@@ -169,3 +169,36 @@ export function unpackProgram(rows: number, cols: number, dtype: PackedDtype): G
       }`,
   };
 }
+
+/**
+ * A float32 [rows, cols] matrix packed to int32 [rows, cols/2]: bfloat16 rounded to nearest, ties
+ * to even (NaN stays NaN), float16 by WGSL's `pack2x16float`.
+ */
+export function packProgram(rows: number, cols: number, dtype: PackedDtype): GpuProgram {
+  const n = (rows * cols) / 2;
+  const pack =
+    dtype === 'bfloat16'
+      ? `
+      fn half(x : f32) -> u32 {
+        let b = bitcast<u32>(x);
+        if ((b & 0x7fffffffu) > 0x7f800000u) { return 0x7fc0u; }
+        return (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;
+      }
+      fn packPair(lo : f32, hi : f32) -> i32 { return bitcast<i32>(half(lo) | (half(hi) << 16u)); }`
+      : `
+      fn packPair(lo : f32, hi : f32) -> i32 { return bitcast<i32>(pack2x16float(vec2<f32>(lo, hi))); }`;
+  return {
+    variableNames: ['x'],
+    outputShape: [rows, cols / 2],
+    shaderKey: `poad_pack_${dtype}`,
+    dispatchLayout: { x: [0, 1] },
+    dispatch: [Math.ceil(n / 128), 1, 1],
+    workgroupSize: [128, 1, 1],
+    size: true,
+    getUserCode: () => `
+      ${pack}
+      fn main(index : i32) {
+        if (index < uniforms.size) { result[index] = packPair(x[2 * index], x[2 * index + 1]); }
+      }`,
+  };
+}
