@@ -32,6 +32,7 @@ import {
   type HostTensor,
   type ModelWeights,
   moduleShape,
+  randomDeviceWeights,
   randomHostTensors,
   resolveWeightDtype,
   type WeightDtype,
@@ -349,7 +350,12 @@ export function causalLMFromTensors(
   const seed = opts.seed ?? 0;
   const trainable = opts.fullFineTune === true;
   const storage = resolveWeightDtype(opts.weightDtype ?? 'auto', tensors, trainable);
-  const model = new CausalLM(c, buildWeights(c, tensors, trainable, storage), seed);
+  return withParts(new CausalLM(c, buildWeights(c, tensors, trainable, storage), seed), opts);
+}
+
+/** Attach the adapter and value head `opts` ask for. */
+function withParts(model: CausalLM, opts: CausalLMOptions): CausalLM {
+  const seed = opts.seed ?? 0;
   if (opts.lora) model.addLora(opts.lora === true ? {} : opts.lora, seed + 1);
   if (opts.valueHead) model.addValueHead(opts.valueHead === true ? {} : opts.valueHead, seed + 2);
   return model;
@@ -357,10 +363,22 @@ export function causalLMFromTensors(
 
 /**
  * A randomly initialised model (seeded): linear weights and embeddings N(0, 0.02), norm weights
- * 1 + N(0, 0.02), biases N(0, 0.02). For tests, benchmarks and tiny experiments.
+ * 1 + N(0, 0.02), biases N(0, 0.02). For tests, benchmarks and tiny experiments. With
+ * `weightDtype` `bfloat16` or `float16` (webgpu) the weights are drawn and packed on the device,
+ * so that billion-parameter shapes need no host copy (other numbers than the float32 model of the
+ * same seed).
  */
 export function createCausalLM(config: HFModelConfig, opts: CausalLMOptions = {}): CausalLM {
   const c = resolveModelConfig(config);
-  const host = randomHostTensors(c, opts.seed ?? 0, opts.initStd ?? 0.02);
-  return causalLMFromTensors(c, host, opts);
+  const seed = opts.seed ?? 0;
+  const std = opts.initStd ?? 0.02;
+  const requested = opts.weightDtype ?? 'auto';
+  if (requested === 'bfloat16' || requested === 'float16') {
+    // 16-bit storage: drawn and packed on the device, no host copy of the whole model.
+    const storage = resolveWeightDtype(requested, new Map(), opts.fullFineTune === true);
+    if (storage !== 'float32') {
+      return withParts(new CausalLM(c, randomDeviceWeights(c, seed, std, storage), seed), opts);
+    }
+  }
+  return causalLMFromTensors(c, randomHostTensors(c, seed, std), opts);
 }

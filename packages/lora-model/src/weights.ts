@@ -1,5 +1,5 @@
 import { decodeBfloat16, decodeFloat16, encodeBfloat16, encodeFloat16 } from '@poad/hf-files';
-import { type PackedDtype, packedWeightsSupported } from '@poad/tfjs-kernels';
+import { type PackedDtype, packedWeightsSupported, packWeight } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import type { ModelConfig } from './config.js';
 import { ModelInputError } from './errors.js';
@@ -484,6 +484,71 @@ export function randomHostTensors(
     out.set(name, { dtype: 'F32', shape, data });
   }
   return out;
+}
+
+/**
+ * Random weights drawn and packed on the device, for a model in 16-bit storage (webgpu): the
+ * same distributions as {@link randomHostTensors} (TF.js's seeded `randomNormal`, one stream per
+ * tensor, so not the same numbers), without a host copy, so that a model of billions of
+ * parameters can be built for a benchmark.
+ */
+export function randomDeviceWeights(
+  c: ModelConfig,
+  seed: number,
+  std: number,
+  storage: PackedDtype,
+): ModelWeights {
+  let stream = 0;
+  const normal = (shape: number[]) =>
+    tf.randomNormal(shape, 0, std, 'float32', seed * 100_003 + stream++);
+  const norm = (n: number): tf.Tensor1D => tf.tidy(() => tf.add(1, normal([n])) as tf.Tensor1D);
+  const matrix = (inD: number, outD: number): LinearWeight =>
+    outD % 2 === 0
+      ? {
+          kernel: tf.tidy(() => packWeight(normal([inD, outD]) as tf.Tensor2D, storage)),
+          frozen: true,
+          packed: storage,
+        }
+      : frozenWeight(normal([inD, outD]) as tf.Tensor2D);
+  const fused = (name: FusedName): LinearWeight => {
+    const mods = FUSED_MODULES[name];
+    const first = mods[0] as ModuleName;
+    const outD = mods.reduce((n, m) => n + moduleShape(c, m)[1], 0);
+    const w = matrix(moduleShape(c, first)[0], outD);
+    if (hasBias(c, first)) w.bias = normal([outD]) as tf.Tensor1D;
+    return w;
+  };
+  const packEmbed = c.hiddenSize % 2 === 0;
+  const embed = tf.tidy(() => {
+    const e = normal([c.vocabSize, c.hiddenSize]) as tf.Tensor2D;
+    return packEmbed ? packWeight(e, storage) : e;
+  });
+  const layers: LayerWeights[] = [];
+  for (let i = 0; i < c.numLayers; i++) {
+    const layer: LayerWeights = {
+      inputNorm: norm(c.hiddenSize),
+      postNorm: norm(c.hiddenSize),
+      qkv: fused('qkv'),
+      o: fused('o'),
+      gateUp: fused('gateUp'),
+      down: fused('down'),
+    };
+    if (c.qkNorm) {
+      layer.qNorm = norm(c.headDim);
+      layer.kNorm = norm(c.headDim);
+    }
+    layers.push(layer);
+  }
+  const weights: ModelWeights = {
+    embed,
+    layers,
+    finalNorm: norm(c.hiddenSize),
+    trainable: false,
+  };
+  if (!c.tieWordEmbeddings) weights.lmHead = matrix(c.hiddenSize, c.vocabSize);
+  else if (!packEmbed) weights.lmHead = { kernel: tf.transpose(embed), kernelT: embed };
+  if (packEmbed) weights.embedPacked = storage;
+  return weights;
 }
 
 /** Every tensor owned by the weights (for disposal). */

@@ -194,6 +194,29 @@ describe.runIf(gpu.ok)('packed weights: memory, export, merge, errors', () => {
     model.dispose();
   });
 
+  it('a random 16-bit model is drawn and packed on the device, and leaves nothing behind', async () => {
+    await initBackend('webgpu', { allowSoftwareAdapter: true });
+    const live = tf.memory().numTensors;
+    for (const cfg of [tinyConfig(), qwen3Config()]) {
+      const model = createCausalLM(cfg, { seed: 2, weightDtype: 'bfloat16', lora: true });
+      expect(model.weights.embedPacked).toBe('bfloat16');
+      expect(model.weights.layers[1]?.gateUp.packed).toBe('bfloat16');
+      // Unpacked, the weights have the asked-for spread (N(0, 0.02)) and norms sit near 1.
+      const words = await model.exportWeights();
+      const q = words.get('model.layers.1.self_attn.q_proj.weight')?.data ?? new Float32Array();
+      const mean = q.reduce((a, b) => a + b, 0) / q.length;
+      const sd = Math.sqrt(q.reduce((a, b) => a + (b - mean) ** 2, 0) / q.length);
+      expect(sd).toBeGreaterThan(0.015);
+      expect(sd).toBeLessThan(0.025);
+      const norm = words.get('model.norm.weight')?.data ?? new Float32Array();
+      expect(Math.abs(norm.reduce((a, b) => a + b, 0) / norm.length - 1)).toBeLessThan(0.02);
+      const logits = await model.logits([[1, 2, 3]]);
+      expect(logits.every(Number.isFinite)).toBe(true);
+      model.dispose();
+    }
+    expect(tf.memory().numTensors).toBe(live);
+  });
+
   it('refuses 16-bit storage for full fine-tuning and off webgpu, naming the fix', async () => {
     await initBackend('webgpu', { allowSoftwareAdapter: true });
     const cfg = tinyConfig();
