@@ -25,6 +25,7 @@ export {
   packedMatMul,
   packedWeightsSupported,
   packWeight,
+  randomPackedNormal,
   unpackWeight,
 } from './packed.js';
 // Reading many tensors at once

@@ -17,6 +17,7 @@ export const PACKED_KERNELS = {
   gather: 'PoadGpuPackedGather',
   unpack: 'PoadGpuUnpack',
   pack: 'PoadGpuPack',
+  randomNormal: 'PoadGpuRandomPacked',
 } as const;
 
 /** Whether the active backend runs the packed-weight ops (webgpu). */
@@ -92,4 +93,41 @@ export function packWeight(x: tf.Tensor2D, dtype: PackedDtype): tf.Tensor2D {
     );
   }
   return tf.engine().runKernel(PACKED_KERNELS.pack, { x }, { dtype }) as tf.Tensor2D;
+}
+
+/**
+ * A packed [rows, cols] matrix (cols even) of normal draws N(mean, std²) made on the device in
+ * one program: Box–Muller pairs of uniforms hashed from (seed, position), so no random number is
+ * made on the host (TF.js's `randomNormal` draws on the host) and the values depend only on the
+ * seed and the shape. For random weights of billion-parameter shapes.
+ */
+export function randomPackedNormal(
+  rows: number,
+  cols: number,
+  dtype: PackedDtype,
+  opts: { seed: number; std: number; mean?: number },
+): tf.Tensor2D {
+  if (!packedWeightsSupported()) {
+    throw new RangeError(
+      `randomPackedNormal: packed ${dtype} weights run on the webgpu backend only (active: ${tf.getBackend()})`,
+    );
+  }
+  if (
+    !Number.isInteger(rows) ||
+    rows < 1 ||
+    !Number.isInteger(cols) ||
+    cols < 2 ||
+    cols % 2 !== 0
+  ) {
+    throw new RangeError(
+      `randomPackedNormal: needs rows ≥ 1 and an even cols ≥ 2, got [${rows}, ${cols}]`,
+    );
+  }
+  return tf
+    .engine()
+    .runKernel(
+      PACKED_KERNELS.randomNormal,
+      {},
+      { rows, cols, dtype, seed: opts.seed | 0, mean: opts.mean ?? 0, std: opts.std },
+    ) as tf.Tensor2D;
 }

@@ -16,6 +16,7 @@ import {
   packedGather,
   packedMatMul,
   packWeight,
+  randomPackedNormal,
   releaseBackend,
   setFusedOps,
   unpackWeight,
@@ -445,6 +446,35 @@ describe.runIf(gpu.ok)('webgpu packed 16-bit weights', () => {
     expect(Number.isNaN((await nanBack.data())[0])).toBe(true);
     tf.dispose([x, bf, h, hBack, nanIn, nan, nanBack]);
     expect(tf.memory().numTensors).toBe(before);
+  });
+
+  it('random packed normals: one program, the asked-for distribution, a function of the seed', async () => {
+    await initBackend('webgpu', { allowSoftwareAdapter: true });
+    const start = gpuCounters();
+    if (!start) throw new Error('no GPU counters on webgpu');
+    const a = randomPackedNormal(256, 256, 'bfloat16', { seed: 7, std: 0.5, mean: 1 });
+    expect(gpuCountersSince(start, gpuCounters() ?? start).programs).toBe(1);
+    const b = randomPackedNormal(256, 256, 'bfloat16', { seed: 7, std: 0.5, mean: 1 });
+    const c = randomPackedNormal(256, 256, 'bfloat16', { seed: 8, std: 0.5, mean: 1 });
+    expect(Array.from(await b.data())).toEqual(Array.from(await a.data()));
+    const va = unpackWeight(a, 'bfloat16');
+    const x = (await va.data()) as Float32Array;
+    const n = x.length;
+    const mean = x.reduce((s, v) => s + v, 0) / n;
+    const sd = Math.sqrt(x.reduce((s, v) => s + (v - mean) ** 2, 0) / n);
+    const within = x.filter((v) => Math.abs(v - 1) < 0.5).length / n;
+    expect(Math.abs(mean - 1)).toBeLessThan(0.01);
+    expect(Math.abs(sd - 0.5)).toBeLessThan(0.01);
+    expect(Math.abs(within - 0.6827)).toBeLessThan(0.01);
+    // Neighbouring words are not correlated (a weak hash would show here).
+    let cov = 0;
+    for (let i = 0; i + 2 < n; i += 2) cov += (x[i]! - mean) * (x[i + 2]! - mean);
+    expect(Math.abs(cov / (n / 2) / sd ** 2)).toBeLessThan(0.02);
+    // Another seed, other words (all but a handful).
+    const wa = await a.data();
+    const wc = await c.data();
+    expect(Array.from(wc).filter((w, i) => w === wa[i]).length).toBeLessThan(n / 200);
+    tf.dispose([a, b, c, va]);
   });
 
   it('a product is one program, and a packed weight takes half the bytes', async () => {

@@ -15,6 +15,7 @@ import {
   packedGatherProgram,
   packedMatMulProgram,
   packProgram,
+  randomPackedProgram,
   unpackProgram,
 } from './packed.js';
 import {
@@ -215,6 +216,17 @@ const KERNELS: Record<string, Run> = {
       packProgram(x!.shape[0] as number, x!.shape[1] as number, dtype as PackedDtype),
       [x!],
       'int32',
+    ),
+  [PACKED_KERNELS.randomNormal]: (_inputs, b, { rows, cols, dtype, seed, mean, std }) =>
+    b.runWebGPUProgram(
+      randomPackedProgram(rows as number, cols as number, dtype as PackedDtype),
+      [],
+      'int32',
+      [
+        { type: 'int32', data: [seed as number] },
+        { type: 'float32', data: [mean as number] },
+        { type: 'float32', data: [std as number] },
+      ],
     ),
   [GPU_KERNELS.logProbStats]: ({ logits, targets }, b) => {
     const [rows, cols] = rowsCols(logits!);

@@ -170,23 +170,27 @@ export function unpackProgram(rows: number, cols: number, dtype: PackedDtype): G
   };
 }
 
-/**
- * A float32 [rows, cols] matrix packed to int32 [rows, cols/2]: bfloat16 rounded to nearest, ties
- * to even (NaN stays NaN), float16 by WGSL's `pack2x16float`.
- */
-export function packProgram(rows: number, cols: number, dtype: PackedDtype): GpuProgram {
-  const n = (rows * cols) / 2;
-  const pack =
-    dtype === 'bfloat16'
-      ? `
+/** WGSL of `packPair(lo, hi) -> i32`: two float32 values as one packed word. */
+function packFns(dtype: PackedDtype): string {
+  return dtype === 'bfloat16'
+    ? `
       fn half(x : f32) -> u32 {
         let b = bitcast<u32>(x);
         if ((b & 0x7fffffffu) > 0x7f800000u) { return 0x7fc0u; }
         return (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;
       }
       fn packPair(lo : f32, hi : f32) -> i32 { return bitcast<i32>(half(lo) | (half(hi) << 16u)); }`
-      : `
+    : `
       fn packPair(lo : f32, hi : f32) -> i32 { return bitcast<i32>(pack2x16float(vec2<f32>(lo, hi))); }`;
+}
+
+/**
+ * A float32 [rows, cols] matrix packed to int32 [rows, cols/2]: bfloat16 rounded to nearest, ties
+ * to even (NaN stays NaN), float16 by WGSL's `pack2x16float`.
+ */
+export function packProgram(rows: number, cols: number, dtype: PackedDtype): GpuProgram {
+  const n = (rows * cols) / 2;
+  const pack = packFns(dtype);
   return {
     variableNames: ['x'],
     outputShape: [rows, cols / 2],
@@ -199,6 +203,47 @@ export function packProgram(rows: number, cols: number, dtype: PackedDtype): Gpu
       ${pack}
       fn main(index : i32) {
         if (index < uniforms.size) { result[index] = packPair(x[2 * index], x[2 * index + 1]); }
+      }`,
+  };
+}
+
+/**
+ * A packed [rows, cols] matrix of normal draws N(mean, std²), made on the device: word i holds
+ * the Box–Muller pair of two uniforms hashed from (seed, i) (the PCG output hash), so no random
+ * number is made on the host and the result depends only on the seed and the shape. Uniforms
+ * `seed` (u32 bits as i32), `mean`, `sigma`.
+ */
+export function randomPackedProgram(rows: number, cols: number, dtype: PackedDtype): GpuProgram {
+  const n = (rows * cols) / 2;
+  const pack = packFns(dtype);
+  return {
+    variableNames: [],
+    outputShape: [rows, cols / 2],
+    shaderKey: `poad_random_packed_${dtype}`,
+    dispatchLayout: { x: [0, 1] },
+    dispatch: [Math.ceil(n / 128), 1, 1],
+    workgroupSize: [128, 1, 1],
+    size: true,
+    uniforms: 'seed : i32, mean : f32, sigma : f32,',
+    getUserCode: () => `
+      ${pack}
+      fn pcg(v : u32) -> u32 {
+        let state = v * 747796405u + 2891336453u;
+        let word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
+        return (word >> 22u) ^ word;
+      }
+      fn main(index : i32) {
+        if (index < uniforms.size) {
+          let s = pcg(bitcast<u32>(uniforms.seed));
+          let h1 = pcg(s ^ pcg(2u * u32(index)));
+          let h2 = pcg(s ^ pcg(2u * u32(index) + 1u));
+          // u1 in (0, 1], u2 in [0, 1): 24 random bits each.
+          let u1 = (f32(h1 >> 8u) + 1.0) / 16777216.0;
+          let u2 = f32(h2 >> 8u) / 16777216.0;
+          let r = sqrt(-2.0 * log(u1)) * uniforms.sigma;
+          let a = 6.283185307179586 * u2;
+          result[index] = packPair(uniforms.mean + r * cos(a), uniforms.mean + r * sin(a));
+        }
       }`,
   };
 }
