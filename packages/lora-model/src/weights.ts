@@ -1,5 +1,5 @@
 import { decodeBfloat16, decodeFloat16, encodeBfloat16, encodeFloat16 } from '@poad/hf-files';
-import { type PackedDtype, packedWeightsSupported, packWeight } from '@poad/tfjs-kernels';
+import { type PackedDtype, packedWeightsSupported, randomPackedNormal } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import type { ModelConfig } from './config.js';
 import { ModelInputError } from './errors.js';
@@ -488,9 +488,10 @@ export function randomHostTensors(
 
 /**
  * Random weights drawn and packed on the device, for a model in 16-bit storage (webgpu): the
- * same distributions as {@link randomHostTensors} (TF.js's seeded `randomNormal`, one stream per
- * tensor, so not the same numbers), without a host copy, so that a model of billions of
- * parameters can be built for a benchmark.
+ * same distributions as {@link randomHostTensors} (other numbers), with every matrix made by one
+ * program (`randomPackedNormal` of `@poad/tfjs-kernels`), so that a model of billions of
+ * parameters is built without host random numbers or a host copy. Norms and biases (small) come
+ * from TF.js's seeded `randomNormal`.
  */
 export function randomDeviceWeights(
   c: ModelConfig,
@@ -499,16 +500,14 @@ export function randomDeviceWeights(
   storage: PackedDtype,
 ): ModelWeights {
   let stream = 0;
-  const normal = (shape: number[]) =>
-    tf.randomNormal(shape, 0, std, 'float32', seed * 100_003 + stream++);
+  const next = () => (seed * 100_003 + stream++) | 0;
+  const normal = (shape: number[]) => tf.randomNormal(shape, 0, std, 'float32', next());
   const norm = (n: number): tf.Tensor1D => tf.tidy(() => tf.add(1, normal([n])) as tf.Tensor1D);
+  const packedNormal = (rows: number, cols: number): tf.Tensor2D =>
+    randomPackedNormal(rows, cols, storage, { seed: next(), std });
   const matrix = (inD: number, outD: number): LinearWeight =>
     outD % 2 === 0
-      ? {
-          kernel: tf.tidy(() => packWeight(normal([inD, outD]) as tf.Tensor2D, storage)),
-          frozen: true,
-          packed: storage,
-        }
+      ? { kernel: packedNormal(inD, outD), frozen: true, packed: storage }
       : frozenWeight(normal([inD, outD]) as tf.Tensor2D);
   const fused = (name: FusedName): LinearWeight => {
     const mods = FUSED_MODULES[name];
@@ -519,10 +518,9 @@ export function randomDeviceWeights(
     return w;
   };
   const packEmbed = c.hiddenSize % 2 === 0;
-  const embed = tf.tidy(() => {
-    const e = normal([c.vocabSize, c.hiddenSize]) as tf.Tensor2D;
-    return packEmbed ? packWeight(e, storage) : e;
-  });
+  const embed = packEmbed
+    ? packedNormal(c.vocabSize, c.hiddenSize)
+    : (normal([c.vocabSize, c.hiddenSize]) as tf.Tensor2D);
   const layers: LayerWeights[] = [];
   for (let i = 0; i < c.numLayers; i++) {
     const layer: LayerWeights = {
