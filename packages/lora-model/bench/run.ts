@@ -4,8 +4,10 @@
  *   npm run bench -w @poad/lora-model                  # quick: wasm + cpu, a few minutes at most
  *   npm run bench -w @poad/lora-model -- --full        # compute.md batch sizes (slow)
  *   npm run bench -w @poad/lora-model -- --backends webgpu --configs tiny,small,base
- *   options: --backends wasm-stock,wasm,cpu,webgpu  --configs tiny,small,base
+ *   npm run bench -w @poad/lora-model -- --backends webgpu --configs 1b,8b --torch-precision bf16
+ *   options: --backends wasm-stock,wasm,cpu,webgpu  --configs tiny,small,base,1b,8b
  *            --modes fwd,lora,score,prefix  --reps 9  --warmup 3  --no-torch
+ *            --batch N --seq N --weight-dtype float32|bfloat16 (override the configs')
  *   (wasm-stock: stock wasm kernels; wasm: with @poad/tfjs-native when its addon is built;
  *   list wasm-stock before wasm, since native kernels stay registered once loaded; webgpu: Dawn,
  *   a hardware adapter unless POAD_WEBGPU_ALLOW_SOFTWARE=1)
@@ -16,6 +18,12 @@
  * /usr/bin/python3, else python3). TF.js and PyTorch steps alternate (one each, `reps` times,
  * after a warm-up) so both see the same load on a shared machine; medians and ratios come from
  * the same run.
+ *
+ * `1b` and `8b` have the shapes of Llama-3.2-1B and Llama-3.1-8B (grouped-query heads, vocabulary
+ * 128,256, llama3 rope scaling; 1b's head tied to the embedding) with random weights stored in
+ * bfloat16 (drawn and packed on the GPU); they run on webgpu only. Each line reports the peak GPU
+ * memory of both sides: ours the bytes TF.js's WebGPU buffer pool holds, PyTorch's
+ * `torch.cuda.max_memory_allocated`.
  */
 import { type BackendChoice, initBackend, releaseBackend } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
@@ -32,6 +40,16 @@ interface BenchConfig {
   vocab: number;
   batch: number;
   seq: number;
+  /** Key/value heads (grouped-query attention); default `heads`. */
+  kvHeads?: number;
+  /** LM head tied to the embedding. */
+  tied?: boolean;
+  /** Llama 3 rope scaling factor (rope_theta 500,000). */
+  llama3Factor?: number;
+  /** Storage of the frozen weights (webgpu); default float32. */
+  weightDtype?: 'float32' | 'bfloat16';
+  /** Too large for the CPU backends. */
+  gpuOnly?: boolean;
 }
 
 const args = process.argv.slice(2);
@@ -82,7 +100,45 @@ const CONFIGS: Record<string, BenchConfig> = {
     batch: 8,
     seq: 512,
   },
+  // Llama-3.2-1B's shapes, random bf16 weights.
+  '1b': {
+    name: '1b',
+    d: 2048,
+    layers: 16,
+    heads: 32,
+    kvHeads: 8,
+    ffn: 8192,
+    vocab: 128_256,
+    tied: true,
+    llama3Factor: 32,
+    weightDtype: 'bfloat16',
+    gpuOnly: true,
+    batch: 4,
+    seq: 512,
+  },
+  // Llama-3.1-8B's shapes, random bf16 weights.
+  '8b': {
+    name: '8b',
+    d: 4096,
+    layers: 32,
+    heads: 32,
+    kvHeads: 8,
+    ffn: 14_336,
+    vocab: 128_256,
+    llama3Factor: 8,
+    weightDtype: 'bfloat16',
+    gpuOnly: true,
+    batch: 2,
+    seq: 512,
+  },
 };
+for (const c of Object.values(CONFIGS)) {
+  c.batch = Number(option('batch', String(c.batch)));
+  c.seq = Number(option('seq', String(c.seq)));
+  const dtype = option('weight-dtype', '');
+  if (dtype === 'float32' || dtype === 'bfloat16') c.weightDtype = dtype;
+  else if (dtype) throw new Error(`--weight-dtype ${dtype}: use float32 or bfloat16`);
+}
 
 /**
  * The pure-JS cpu backend is ~20× slower than wasm: fewer tokens, no baseline, no naive scoring.
@@ -131,10 +187,33 @@ function build(c: BenchConfig): CausalLM {
       intermediate_size: c.ffn,
       num_hidden_layers: c.layers,
       num_attention_heads: c.heads,
+      num_key_value_heads: c.kvHeads ?? c.heads,
+      tie_word_embeddings: c.tied === true,
+      max_position_embeddings: 131_072,
+      ...(c.llama3Factor
+        ? {
+            rope_theta: 500_000,
+            rope_scaling: {
+              rope_type: 'llama3',
+              factor: c.llama3Factor,
+              low_freq_factor: 1,
+              high_freq_factor: 4,
+              original_max_position_embeddings: 8192,
+            },
+          }
+        : {}),
     },
-    { seed: 1, lora: true },
+    { seed: 1, lora: true, weightDtype: c.weightDtype ?? 'float32' },
   );
 }
+
+/** Bytes the active backend holds on the GPU (TF.js's WebGPU buffer pool), or 0 elsewhere. */
+function gpuBytesHeld(): number {
+  const m = tf.memory() as tf.MemoryInfo & { numBytesAllocatedInGPU?: number };
+  return m.numBytesAllocatedInGPU ?? 0;
+}
+
+const gib = (bytes: number): string => `${(bytes / 2 ** 30).toFixed(1)} GiB`;
 
 const fmt = (x: number): string => x.toFixed(0).padStart(8);
 function line(
@@ -145,6 +224,7 @@ function line(
   s: number,
   torch: number | null,
   torchTokens: number,
+  peaks: { ours: number; torch: number } = { ours: 0, torch: 0 },
 ): void {
   const ours = tokens / s;
   let out = `${backend.padEnd(6)} ${c.name.padEnd(6)} ${mode.padEnd(12)} ${fmt(ours)} tok/s (median ${s.toFixed(3)} s)`;
@@ -152,6 +232,8 @@ function line(
     const theirs = torchTokens / torch;
     out += `   torch ${fmt(theirs)} tok/s   ratio ${(ours / theirs).toFixed(3)}x`;
   }
+  if (peaks.ours > 0) out += `   peak GPU memory ${gib(peaks.ours)}`;
+  if (peaks.torch > 0) out += ` (torch ${gib(peaks.torch)})`;
   console.log(out);
 }
 
@@ -176,27 +258,38 @@ async function benchModel(
   }
   const tokens = c.batch * (c.seq - 1);
   let torchTokens = 0;
+  const peaks = { ours: gpuBytesHeld(), torch: 0 };
   const torchStep = (mode: string) =>
     useTorch
       ? async (): Promise<number> => {
           const r = await useTorch.step(torchKey(c), mode);
           torchTokens = r.tokens;
+          peaks.torch = Math.max(peaks.torch, r.peak ?? 0);
           return r.seconds;
         }
       : null;
+  /** `fn` timed, with the GPU memory it leaves held noted. */
+  const timedPeak = (fn: () => Promise<void>) => {
+    const t = timed(fn);
+    return async (): Promise<number> => {
+      const s = await t();
+      peaks.ours = Math.max(peaks.ours, gpuBytesHeld());
+      return s;
+    };
+  };
   console.log(`# ${backend} ${c.name}: batch ${c.batch} x seq ${c.seq}`);
   if (modes.includes('fwd')) {
-    const ours = timed(async () => {
+    const ours = timedPeak(async () => {
       const l = tf.tidy(() => tf.neg(tf.mean(model.tokenStats(prompts, actions).logProbs)));
       await l.data();
       l.dispose();
     });
     const [s, t] = await alternate(ours, torchStep('fwd'), reps);
-    line(backend, c, 'fwd', tokens, s, t, torchTokens);
+    line(backend, c, 'fwd', tokens, s, t, torchTokens, peaks);
   }
   if (modes.includes('lora')) {
     const opt = tf.train.adam(1e-4);
-    const ours = timed(async () => {
+    const ours = timedPeak(async () => {
       const l = opt.minimize(
         () => tf.neg(tf.mean(model.tokenStats(prompts, actions).logProbs)) as tf.Scalar,
         true,
@@ -207,7 +300,7 @@ async function benchModel(
     });
     const [s, t] = await alternate(ours, torchStep('lora'), reps);
     opt.dispose();
-    line(backend, c, 'lora', tokens, s, t, torchTokens);
+    line(backend, c, 'lora', tokens, s, t, torchTokens, peaks);
   }
   if (modes.includes('score') || modes.includes('prefix')) {
     const rand = (n: number): number[] =>
@@ -277,6 +370,10 @@ async function main(): Promise<void> {
         const c = CONFIGS[n];
         if (!c) throw new Error(`unknown config ${n}; use ${Object.keys(CONFIGS).join(', ')}`);
         if (info.backend === 'cpu' && c.name !== 'tiny') continue; // minutes per step in pure JS
+        if (c.gpuOnly && info.backend !== 'webgpu') {
+          console.log(`# ${c.name}: webgpu only (its bf16 weights are kept packed there)`);
+          continue;
+        }
         await benchModel(label, c, torch);
       }
     }

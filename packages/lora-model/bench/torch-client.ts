@@ -7,6 +7,8 @@ import { createInterface, type Interface } from 'node:readline';
 export interface TorchStep {
   seconds: number;
   tokens: number;
+  /** CUDA peak memory of the config so far, bytes (0 or absent on the CPU). */
+  peak?: number;
 }
 
 /**

@@ -5,9 +5,15 @@ Usage: python3 torch_bench.py JSON_SPEC            (one-shot: medians for every 
        python3 torch_bench.py --serve JSON_SPEC    (reads "CONFIG MODE" lines on stdin, answers
                                                     each with the seconds of one step, so a caller
                                                     can interleave its own steps with these)
-JSON_SPEC: {"configs": [{"name", "d", "layers", "heads", "ffn", "vocab", "batch", "seq"}],
+JSON_SPEC: {"configs": [{"name", "d", "layers", "heads", "ffn", "vocab", "batch", "seq",
+                          optional "kvHeads", "tied"}],
             "modes": ["fwd", "lora", "score"], "reps": 3, "score": {"prompt": 100, "cands": 10, "len": 8}}
 One-shot prints one JSON line per measurement: {"config", "mode", "tokens_per_s", "median_s"}.
+
+Precision "bf16" is what a PEFT user loading a bf16 checkpoint runs: the frozen base weights are
+stored in bfloat16, the LoRA matrices stay float32, and the products run under bf16 autocast.
+Each reply carries the CUDA peak memory of its config so far ("peak", bytes; 0 on the CPU); one
+config's model serves all its modes and is freed before the next config is built.
 
 On the CPU it runs with torch.set_num_threads(1) (OpenBLAS keeps its own pool), the fastest
 setting measured on the 2-core development machine. On CUDA every timed step ends with
@@ -54,23 +60,28 @@ class Model(torch.nn.Module):
     def __init__(self, c):
         super().__init__()
         d, h, f, v = c["d"], c["heads"], c["ffn"], c["vocab"]
+        kv = c.get("kvHeads") or h
         self.h = h
+        self.kv = kv
         self.hd = d // h
+        kvd = kv * self.hd
         self.embed = torch.nn.Embedding(v, d)
         self.layers = torch.nn.ModuleList()
         for _ in range(c["layers"]):
             m = torch.nn.Module()
             m.n1 = torch.nn.Parameter(torch.ones(d))
             m.n2 = torch.nn.Parameter(torch.ones(d))
-            for name, i, o in [("q", d, d), ("k", d, d), ("v", d, d), ("o", d, d), ("g", d, f), ("u", d, f), ("dn", f, d)]:
+            for name, i, o in [("q", d, d), ("k", d, kvd), ("v", d, kvd), ("o", d, d), ("g", d, f), ("u", d, f), ("dn", f, d)]:
                 setattr(m, name, torch.nn.Linear(i, o, bias=False))
             m.qa = torch.nn.Parameter(torch.randn(8, d) * 0.01)
             m.qb = torch.nn.Parameter(torch.zeros(d, 8))
             m.va = torch.nn.Parameter(torch.randn(8, d) * 0.01)
-            m.vb = torch.nn.Parameter(torch.zeros(d, 8))
+            m.vb = torch.nn.Parameter(torch.zeros(kvd, 8))
             self.layers.append(m)
         self.norm = torch.nn.Parameter(torch.ones(d))
-        self.head = torch.nn.Linear(d, v, bias=False)
+        self.tied = bool(c.get("tied"))
+        if not self.tied:
+            self.head = torch.nn.Linear(d, v, bias=False)
         inv = 1.0 / (10000 ** (torch.arange(0, self.hd, 2).float() / self.hd))
         self.register_buffer("inv", inv)
 
@@ -95,14 +106,19 @@ class Model(torch.nn.Module):
             q = m.q(y) + (y @ m.qa.T) @ m.qb.T * 2.0
             k = m.k(y)
             v = m.v(y) + (y @ m.va.T) @ m.vb.T * 2.0
-            q, k, v = (z.view(b, t, self.h, self.hd).transpose(1, 2) for z in (q, k, v))
+            q = q.view(b, t, self.h, self.hd).transpose(1, 2)
+            k, v = (z.view(b, t, self.kv, self.hd).transpose(1, 2) for z in (k, v))
             q = q * cos + self.rot(q) * sin
             k = k * cos + self.rot(k) * sin
+            if self.kv != self.h:
+                k = k.repeat_interleave(self.h // self.kv, dim=1)
+                v = v.repeat_interleave(self.h // self.kv, dim=1)
             a = torch.softmax(q @ k.transpose(2, 3) / self.hd**0.5 + mask, -1) @ v
             x = x + m.o(a.transpose(1, 2).reshape(b, t, -1))
             y = self.rms(x, m.n2)
             x = x + m.dn(torch.nn.functional.silu(m.g(y)) * m.u(y))
-        return self.head(self.rms(x, self.norm))
+        y = self.rms(x, self.norm)
+        return y @ self.embed.weight.T if self.tied else self.head(y)
 
 
 def timed(fn, reps):
@@ -124,12 +140,23 @@ def autocast():
     return torch.autocast(DEVICE.type, enabled=False)
 
 
-def make_runner(c, mode, spec):
-    """Return (step function, tokens per step) for one config and mode."""
+def make_model(c):
+    """The config's model on the device; with bf16, its frozen base weights stored in bfloat16."""
     model = Model(c).to(DEVICE)
     for p in model.parameters():
         p.requires_grad_(False)
     lora = [p for m in model.layers for p in (m.qa, m.qb, m.va, m.vb)]
+    if DEVICE.type == "cuda" and PRECISION == "bf16":
+        keep = {id(p) for p in lora}
+        for p in model.parameters():
+            if id(p) not in keep:
+                p.data = p.data.to(torch.bfloat16)
+    return model, lora
+
+
+def make_runner(c, mode, spec, built):
+    """Return (step function, tokens per step) for one config and mode, on its built model."""
+    model, lora = built
     b, t = c["batch"], c["seq"]
     ids = torch.randint(0, c["vocab"], (b, t), device=DEVICE)
     if mode == "fwd":
@@ -168,23 +195,39 @@ def make_runner(c, mode, spec):
     raise ValueError(f"unknown mode {mode}")
 
 
+def peak():
+    return torch.cuda.max_memory_allocated() if DEVICE.type == "cuda" else 0
+
+
 def serve(spec):
     configure(spec)
     configs = {c["name"]: c for c in spec["configs"]}
     runners = {}
+    current = None
+    built = None
     print(f"ready {describe()}", flush=True)
     for line in sys.stdin:
         name, mode = line.split()
+        if name != current:
+            # One config at a time on the device: free the previous model and its runners.
+            runners.clear()
+            built = None
+            if DEVICE.type == "cuda":
+                torch.cuda.empty_cache()
+                torch.cuda.reset_peak_memory_stats()
+            built = make_model(configs[name])
+            current = name
         key = (name, mode)
         if key not in runners:
-            runners[key] = make_runner(configs[name], mode, spec)
+            runners[key] = make_runner(configs[name], mode, spec, built)
             runners[key][0]()  # warm-up
             sync()
         run = runners[key][0]
         t0 = time.perf_counter()
         run()
         sync()
-        print(json.dumps({"seconds": time.perf_counter() - t0, "tokens": runners[key][1]}), flush=True)
+        reply = {"seconds": time.perf_counter() - t0, "tokens": runners[key][1], "peak": peak()}
+        print(json.dumps(reply), flush=True)
 
 
 def main():
@@ -195,8 +238,9 @@ def main():
     configure(spec)
     reps = spec.get("reps", 3)
     for c in spec["configs"]:
+        built = make_model(c)
         for mode in spec["modes"]:
-            run, toks = make_runner(c, mode, spec)
+            run, toks = make_runner(c, mode, spec, built)
             s = timed(run, reps)
             print(json.dumps({"config": c["name"], "mode": mode, "tokens_per_s": toks / s, "median_s": s}), flush=True)
 
