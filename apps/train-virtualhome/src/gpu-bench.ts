@@ -28,7 +28,16 @@
  *    --configs tiny,small,base --modes fwd,lora --reps 5 --warmup 2 --no-torch`), whose base
  *    LoRA step the `base` run is compared with;
  * 5. `counts`: GPU programs and reads per phase of 2 iterations of the default command (the same
- *    on any GPU; a check that the bundle runs what the repository runs).
+ *    on any GPU; a check that the bundle runs what the repository runs);
+ * 6. `models` (real-size models): the bench against PyTorch on the same GPU, `base` in float32
+ *    against PyTorch fp32, `base` with bf16 weights against PyTorch bf16, `1b` (Llama-3.2-1B's
+ *    shapes, bf16) LoRA step at 4 × 512 against PyTorch bf16, and `8b` (Llama-3.1-8B's shapes,
+ *    bf16) forward and LoRA step at 2 × 512 alone, with peak GPU memory;
+ * 7. `random1b`: a random `1b` model written in bf16 on the GPU, then 3 iterations of the default
+ *    command on it (`--backend webgpu`, weights kept in bf16): seconds per iteration.
+ *
+ * `--steps a,b` runs only those steps (default: the first five; `models` and `random1b` take
+ * about 6 minutes more: `--steps models,random1b --budget 420`).
  *
  * DIR/summary.md then holds the figures and the ratios the targets are about.
  */
@@ -40,11 +49,63 @@ import { resolveModelPath, runCli } from '@poad/trainer';
 import { profileGpuWork, profileTable } from './gpu-profile.js';
 import { virtualHomeApp } from './spec.js';
 
-const STEPS = ['info', 'default', 'base', 'bench', 'counts'] as const;
+const STEPS = ['info', 'default', 'base', 'bench', 'counts', 'models', 'random1b'] as const;
 type Step = (typeof STEPS)[number];
+const DEFAULT_STEPS: readonly Step[] = ['info', 'default', 'base', 'bench', 'counts'];
 
 /** Seconds each step may take at most (the budget left may cut it shorter). */
-const LIMITS: Record<Step, number> = { info: 60, default: 180, base: 150, bench: 150, counts: 90 };
+const LIMITS: Record<Step, number> = {
+  info: 60,
+  default: 180,
+  base: 150,
+  bench: 150,
+  counts: 90,
+  models: 300,
+  random1b: 240,
+};
+
+/** The bench runs of the `models` step (`--quick`: the tiny config in float32 and bf16). */
+function modelBenches(quick: boolean): string[][] {
+  const common = [
+    '--backends',
+    'webgpu',
+    '--reps',
+    quick ? '1' : '3',
+    '--warmup',
+    quick ? '0' : '1',
+  ];
+  if (quick) {
+    return [
+      [...common, '--configs', 'tiny', '--modes', 'fwd,lora', '--no-torch'],
+      [
+        ...common,
+        '--configs',
+        'tiny',
+        '--modes',
+        'lora',
+        '--weight-dtype',
+        'bfloat16',
+        '--no-torch',
+      ],
+    ];
+  }
+  return [
+    [...common, '--configs', 'base', '--modes', 'fwd,lora'],
+    [
+      ...common,
+      '--configs',
+      'base',
+      '--modes',
+      'fwd,lora',
+      '--weight-dtype',
+      'bfloat16',
+      '--torch-precision',
+      'bf16',
+    ],
+    [...common, '--configs', '1b', '--modes', 'fwd,lora', '--torch-precision', 'bf16'],
+    [...common, '--configs', '8b', '--modes', 'fwd,lora', '--no-torch'],
+  ];
+}
 
 /** The two-core CPU's seconds per iteration of the default command (docs/results.md). */
 const CPU_SECONDS_PER_ITERATION = 2.58;
@@ -158,6 +219,59 @@ async function runStep(step: Step, out: string, quick: boolean): Promise<void> {
       '--no-torch',
     ];
     await import('../../../packages/lora-model/bench/run.js');
+  } else if (step === 'models') {
+    // Each bench run in a process of its own: one model's GPU memory at a time.
+    for (const [i, args] of modelBenches(quick).entries()) {
+      const code = await new Promise<number | null>((done) => {
+        const p = spawn(
+          process.execPath,
+          [
+            ...process.execArgv,
+            process.argv[1]!,
+            '--step',
+            'bench-args',
+            '--out',
+            out,
+            '--',
+            ...args,
+          ],
+          { stdio: 'inherit' },
+        );
+        p.on('close', done);
+      });
+      console.log(`# models run ${i + 1}: exit ${code}`);
+    }
+  } else if (step === 'random1b') {
+    const model = join(out, 'random-1b');
+    if (!existsSync(join(model, 'config.json'))) {
+      process.argv = [
+        process.argv[0]!,
+        'random-model',
+        '--size',
+        quick ? 'tiny' : '1b',
+        '--dtype',
+        'bf16',
+        '--tokenizer',
+        resolveModelPath('default'),
+        '--out',
+        model,
+        '--backend',
+        'webgpu',
+      ];
+      const t0 = Date.now();
+      await import('../../../packages/lora-model/scripts/random-model.js');
+      await releaseBackend();
+      console.log(`# wrote the random model in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    }
+    const rows = await train('random1b', ['--model', model, '--max-iterations', '3']);
+    const wall = rows.map((r) => r.wallSeconds!);
+    const result = {
+      iterations: rows.length,
+      perIteration: wall.map((w, i) => (i === 0 ? w : w - wall[i - 1]!)),
+      updateTokensPerSec: rows.at(-1)!.updateTokensPerSec,
+    };
+    console.log(JSON.stringify(result));
+    writeFileSync(join(out, 'random1b.json'), JSON.stringify(result, null, 2));
   } else {
     const profile = await profileGpuWork(virtualHomeApp, quick ? QUICK_RUN : []);
     console.log(profileTable(profile));
@@ -234,9 +348,15 @@ function summary(out: string, outcomes: Record<string, string>): string {
       `Random base model: update ${Math.round(b.updateTokensPerSec!)} tokens/s inside the loop${bench ? `, ${((100 * b.updateTokensPerSec!) / bench).toFixed(1)}% of the bench's base LoRA step (${bench} tokens/s; target ≥ 40%)` : ''}.`,
     );
   }
+  const r1b = readJson(join(out, 'random1b.json')) as { perIteration?: number[] } | null;
+  if (r1b?.perIteration) {
+    lines.push(
+      `Random 1b model (bf16 weights) on the default command: ${r1b.perIteration.map((x) => x.toFixed(1)).join(', ')} s for iterations 1–${r1b.perIteration.length}.`,
+    );
+  }
   lines.push(
     '',
-    "The bench's figures are in bench.txt: compare its WebGPU tokens/s with docs/gpu.md's tables for the same GPU (target: no slower).",
+    "The bench's figures are in bench.txt (and models.txt: base fp32 and bf16, 1b and 8b against PyTorch with peak GPU memory): compare its WebGPU tokens/s with docs/gpu.md's tables for the same GPU (target: no slower).",
   );
   return `${lines.join('\n')}\n`;
 }
@@ -246,7 +366,12 @@ const step = option(argv, 'step') as Step | undefined;
 const out = resolve(option(argv, 'out') ?? 'gpu-bench');
 const quick = argv.includes('--quick');
 mkdirSync(out, { recursive: true });
-if (step) {
+if ((step as string) === 'bench-args') {
+  // One bench run of the `models` step, with the arguments after `--`.
+  process.argv = [process.argv[0]!, 'bench', ...argv.slice(argv.indexOf('--') + 1)];
+  await import('../../../packages/lora-model/bench/run.js');
+  process.exit(0);
+} else if (step) {
   try {
     await runStep(step, out, quick);
   } finally {
@@ -255,9 +380,15 @@ if (step) {
   process.exit(0);
 } else {
   const budget = Number(option(argv, 'budget') ?? 450);
+  const chosen = (option(argv, 'steps')?.split(',') ?? DEFAULT_STEPS) as Step[];
+  const unknown = chosen.filter((s) => !STEPS.includes(s));
+  if (unknown.length > 0) {
+    console.error(`--steps: unknown ${unknown.join(', ')}; the steps are ${STEPS.join(', ')}`);
+    process.exit(2);
+  }
   const start = Date.now();
   const outcomes: Record<string, string> = {};
-  for (const s of STEPS) {
+  for (const s of chosen) {
     const left = budget - (Date.now() - start) / 1000;
     if (left < 20) {
       outcomes[s] = 'not run (budget spent)';
