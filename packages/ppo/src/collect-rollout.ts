@@ -317,20 +317,38 @@ async function collect(args: CollectRolloutArgs, pending: PendingValues[]): Prom
 
   const bootStart = performance.now();
   policy.enterPhase?.('values');
-  const boot = await promptValuesOf(
-    policy,
-    await Promise.all(current.map((s) => policy.encodePrompt(s.observation))),
-    labelSpace
-      ? await firstTokenSets(
-          policy,
-          current.map((s) => s.observation),
-          current.map((s) => s.actions),
-        )
-      : undefined,
-  );
+  // V(o_T) of every environment, read with the rollout's step values in one batch.
+  const bootPrompts = await Promise.all(current.map((s) => policy.encodePrompt(s.observation)));
+  const bootAllowed = labelSpace
+    ? await firstTokenSets(
+        policy,
+        current.map((s) => s.observation),
+        current.map((s) => s.actions),
+      )
+    : undefined;
+  const boot = new Float32Array(n);
+  if (n > 0) {
+    await policy.prepareValues?.(
+      bootPrompts,
+      bootPrompts.map(() => new Int32Array(0)),
+    );
+    const bootTensor = tf.tidy(() =>
+      bootAllowed
+        ? policy.promptValues(bootPrompts, bootAllowed)
+        : policy.promptValues(bootPrompts),
+    );
+    if (bootTensor.size !== n) {
+      bootTensor.dispose();
+      throw new PolicyContractError(
+        'policy.promptValues',
+        `expected ${n} values, got ${bootTensor.size}.`,
+      );
+    }
+    pending.push({ tensor: bootTensor, into: boot });
+  }
   await readPending(pending);
   valuesMs += performance.now() - bootStart;
-  const buffer = builder.build(boot);
+  const buffer = builder.build(Float64Array.from(boot));
   const seconds = Math.max(1e-9, (performance.now() - start) / 1000);
   const envSteps = config.numSteps * n;
   return {
