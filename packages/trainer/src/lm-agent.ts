@@ -16,11 +16,10 @@ import type {
   TokenPolicy,
   TokenScores,
 } from '@poad/ppo';
-import { readTensors, setGpuPhase } from '@poad/tfjs-kernels';
+import { setGpuPhase } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 
 /** The phases of a rollout, whose base features may stay on the device until the update. */
-const ROLLOUT_PHASES = new Set<IterationPhase | undefined>(['acting', 'values']);
 
 /** Feature rows `row .. row + n` of a tensor still on the device. */
 interface DeviceRows {
@@ -72,16 +71,15 @@ export class LmPolicy implements TokenPolicy {
   private readonly promptCache = new Map<string, Int32Array>();
   private readonly labelCache = new Map<string, Int32Array>();
   /**
-   * Base features by (prompt, action): host copies, or rows of a tensor of {@link pending} not
-   * read back yet (GPU backends, during a rollout).
+   * Base features by (prompt, action): host copies (CPU backends), or rows of a tensor of
+   * {@link pending} (GPU backends).
    */
   private features = new Map<string, Float32Array | DeviceRows>();
   /**
-   * On a GPU backend, the features a rollout computes stay on the device (no host read per
-   * step) until the update's `prepareValues` reads them all in one batch.
+   * On a GPU backend, the features an iteration computes stay on the device (no host read), held
+   * here until the feature cache is cleared.
    */
   private pending: tf.Tensor2D[] = [];
-  private phase: IterationPhase | undefined;
   private format: PromptFormat = { kind: 'plain' };
 
   constructor(
@@ -156,7 +154,6 @@ export class LmPolicy implements TokenPolicy {
    * reads that follow are counted in (`gpuCounters` of `@poad/tfjs-kernels`, on webgpu).
    */
   enterPhase(phase: IterationPhase): void {
-    this.phase = phase;
     setGpuPhase(phase);
   }
 
@@ -251,16 +248,16 @@ export class LmPolicy implements TokenPolicy {
     prompts: readonly Int32Array[],
     actions: readonly Int32Array[],
   ): Promise<void> {
-    // Inside a rollout on a GPU the new rows stay on the device; otherwise they are read now,
-    // with every row kept there so far.
-    const onDevice = tf.getBackend() === 'webgpu' && ROLLOUT_PHASES.has(this.phase);
-    if (!onDevice) await this.readPending();
+    // On a GPU the rows stay on the device for the whole iteration (the rollout's values and the
+    // update's critic slice them there; `clearFeatureCache` frees them when the next iteration
+    // begins): no host read. Elsewhere they are read now.
+    const onDevice = tf.getBackend() === 'webgpu';
     const todo: number[] = [];
     prompts.forEach((p, i) => {
       if (!this.features.has(key(p, actions[i]!))) todo.push(i);
     });
     if (todo.length === 0) return;
-    if (this.features.size > 20_000) this.features = new Map();
+    if (this.features.size > 20_000) this.clearFeatureCache();
     const t = tf.tidy(() =>
       this.baseRows(
         todo.map((i) => prompts[i]!),
@@ -285,23 +282,6 @@ export class LmPolicy implements TokenPolicy {
       const n = Math.max(1, actions[i]!.length);
       this.features.set(key(prompts[i]!, actions[i]!), data.slice(row * dim, (row + n) * dim));
       row += n;
-    }
-  }
-
-  /** Reads every feature row still on the device in one batch into host copies. */
-  private async readPending(): Promise<void> {
-    const banks = this.pending.splice(0);
-    if (banks.length === 0) return;
-    try {
-      const data = await readTensors(banks);
-      const dim = this.model.config.hiddenSize;
-      for (const [k, v] of this.features) {
-        if (v instanceof Float32Array) continue;
-        const j = banks.indexOf(v.bank);
-        if (j >= 0) this.features.set(k, data[j]!.slice(v.row * dim, (v.row + v.n) * dim));
-      }
-    } finally {
-      tf.dispose(banks);
     }
   }
 
