@@ -26,6 +26,13 @@ export interface FusedOps {
     mask: tf.Tensor3D,
     opts: { batch: number; heads: number; kvHeads: number },
   ): tf.Tensor2D;
+  /**
+   * `silu(gate) · up` of one [rows, 2f] tensor holding gate | up side by side (a fused gate|up
+   * projection's output, not split): [rows, f]. Optional.
+   */
+  swiGluJoined?(gateUp: tf.Tensor2D): tf.Tensor2D;
+  /** `a + scale · b` (same shapes), differentiable in both. Optional. */
+  addScaled?(a: tf.Tensor2D, b: tf.Tensor2D, scale: number): tf.Tensor2D;
   /** Log-probability of each row's target and the softmax entropy, differentiable. */
   logProbStats(
     logits: tf.Tensor2D,

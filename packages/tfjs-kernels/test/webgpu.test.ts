@@ -187,6 +187,34 @@ describe.runIf(gpu.ok)('webgpu fused ops = TF.js compositions', () => {
     tf.dispose([g, u]);
   });
 
+  it('SwiGLU of a joined gate|up tensor, values and gradient', async () => {
+    const gu = rnd([7, 66], 14);
+    const joined = webGpuFusedOps.swiGluJoined;
+    if (!joined) throw new Error('the webgpu fused ops lack swiGluJoined');
+    await compare(
+      (a) => joined(a as tf.Tensor2D),
+      (a) => {
+        const [g, u] = tf.split(a as tf.Tensor2D, 2, 1) as [tf.Tensor2D, tf.Tensor2D];
+        return swiGluRef(g, u);
+      },
+      [gu],
+    );
+    gu.dispose();
+  });
+
+  it('a + s·b, values and gradients', async () => {
+    const a = rnd([5, 9], 15);
+    const b = rnd([5, 9], 16);
+    const addScaled = webGpuFusedOps.addScaled;
+    if (!addScaled) throw new Error('the webgpu fused ops lack addScaled');
+    await compare(
+      (x, y) => addScaled(x as tf.Tensor2D, y as tf.Tensor2D, 0.375),
+      (x, y) => tf.add(x!, tf.mul(y!, 0.375)),
+      [a, b],
+    );
+    tf.dispose([a, b]);
+  });
+
   it('rotary embedding, values and input gradient', async () => {
     const rows = 6;
     const heads = 3;

@@ -19,6 +19,7 @@ import {
   unpackProgram,
 } from './packed.js';
 import {
+  addScaledProgram,
   type GpuProgram,
   logProbStatsGradProgram,
   logProbStatsProgram,
@@ -28,8 +29,11 @@ import {
   rotaryProgram,
   rowRstdProgram,
   rowUniforms,
+  scaleProgram,
   swiGluGradGateProgram,
   swiGluGradUpProgram,
+  swiGluJoinedGradProgram,
+  swiGluJoinedProgram,
   swiGluProgram,
 } from './programs.js';
 
@@ -61,6 +65,10 @@ export const GPU_KERNELS = {
   rotary: 'PoadGpuRotary',
   logProbStats: 'PoadGpuLogProbStats',
   logProbStatsGrad: 'PoadGpuLogProbStatsGrad',
+  swiGluJoined: 'PoadGpuSwiGluJoined',
+  swiGluJoinedGrad: 'PoadGpuSwiGluJoinedGrad',
+  addScaled: 'PoadGpuAddScaled',
+  scale: 'PoadGpuScale',
   attention: 'PoadGpuAttention',
   attentionStats: 'PoadGpuAttentionStats',
   attentionGradQ: 'PoadGpuAttentionGradQ',
@@ -131,6 +139,26 @@ const KERNELS: Record<string, Run> = {
     b.runWebGPUProgram(swiGluGradGateProgram(gate!.shape), [gate!, up!, dy!], 'float32'),
   [GPU_KERNELS.swiGluGradUp]: ({ gate, dy }, b) =>
     b.runWebGPUProgram(swiGluGradUpProgram(gate!.shape), [gate!, dy!], 'float32'),
+  [GPU_KERNELS.swiGluJoined]: ({ gu }, b) =>
+    b.runWebGPUProgram(
+      swiGluJoinedProgram(gu!.shape[0] as number, (gu!.shape[1] as number) / 2),
+      [gu!],
+      'float32',
+    ),
+  [GPU_KERNELS.swiGluJoinedGrad]: ({ gu, dy }, b) =>
+    b.runWebGPUProgram(
+      swiGluJoinedGradProgram(gu!.shape[0] as number, (gu!.shape[1] as number) / 2),
+      [gu!, dy!],
+      'float32',
+    ),
+  [GPU_KERNELS.addScaled]: ({ a, b: other }, b, { scale }) =>
+    b.runWebGPUProgram(addScaledProgram(a!.shape), [a!, other!], 'float32', [
+      { type: 'float32', data: [scale as number] },
+    ]),
+  [GPU_KERNELS.scale]: ({ x }, b, { scale }) =>
+    b.runWebGPUProgram(scaleProgram(x!.shape), [x!], 'float32', [
+      { type: 'float32', data: [scale as number] },
+    ]),
   [GPU_KERNELS.rotary]: ({ x, cos, sin }, b, { sign }) =>
     b.runWebGPUProgram(rotaryProgram(rowsCols(x!)), [x!, cos!, sin!], 'float32', [
       { type: 'int32', data: [cos!.shape[1] as number] },
@@ -325,6 +353,21 @@ export function registerWebGpuKernels(): void {
     },
   });
   tf.registerGradient({
+    kernelName: GPU_KERNELS.swiGluJoined,
+    inputsToSave: ['gu'],
+    gradFunc: (dy, saved) => {
+      const [gu] = saved as [tf.Tensor];
+      return { gu: () => run(GPU_KERNELS.swiGluJoinedGrad, { gu, dy: dy as tf.Tensor }) };
+    },
+  });
+  tf.registerGradient({
+    kernelName: GPU_KERNELS.addScaled,
+    gradFunc: (dy, _saved, attrs) => ({
+      a: () => dy as tf.Tensor,
+      b: () => run(GPU_KERNELS.scale, { x: dy as tf.Tensor }, { scale: attrs.scale as number }),
+    }),
+  });
+  tf.registerGradient({
     kernelName: GPU_KERNELS.rotary,
     inputsToSave: ['cos', 'sin'],
     gradFunc: (dy, saved, attrs) => {
@@ -406,6 +449,18 @@ export const webGpuFusedOps: FusedOps = {
   },
   swiGlu(gate, up) {
     return run(GPU_KERNELS.swiGlu, { gate, up }) as tf.Tensor2D;
+  },
+  swiGluJoined(gateUp) {
+    if ((gateUp.shape[1] as number) % 2 !== 0) {
+      throw new RangeError(`swiGluJoined: gate|up [${gateUp.shape}] needs an even width`);
+    }
+    return run(GPU_KERNELS.swiGluJoined, { gu: gateUp }) as tf.Tensor2D;
+  },
+  addScaled(a, b, scale) {
+    if (a.shape[0] !== b.shape[0] || a.shape[1] !== b.shape[1]) {
+      throw new RangeError(`addScaled: [${a.shape}] and [${b.shape}] differ`);
+    }
+    return run(GPU_KERNELS.addScaled, { a, b }, { scale }) as tf.Tensor2D;
   },
   rotaryEmbedding(x, cos, sin, heads) {
     checkRows('rotaryEmbedding', x, cos);

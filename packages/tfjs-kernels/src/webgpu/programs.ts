@@ -352,3 +352,67 @@ export function logProbStatsGradProgram(rows: number, cols: number): GpuProgram 
         }`,
   );
 }
+
+/** silu(gate) · up for gu [rows, 2f] holding gate | up side by side: out [rows, f]. */
+export function swiGluJoinedProgram(rows: number, f: number): GpuProgram {
+  return elementwise(
+    'poad_swiglu_joined',
+    ['gu'],
+    [rows, f],
+    `
+          let f = uniforms.outShape[1];
+          let row = index / f;
+          let g = gu[row * 2 * f + index % f];
+          result[index] = g / (1.0 + exp(-g)) * gu[row * 2 * f + f + index % f];`,
+  );
+}
+
+/**
+ * Gradient of {@link swiGluJoinedProgram}, [rows, 2f]: d/dgate = dy · up · s · (1 + gate·(1 − s))
+ * in the first f columns, d/dup = dy · silu(gate) in the last f (s = sigmoid(gate)).
+ */
+export function swiGluJoinedGradProgram(rows: number, f: number): GpuProgram {
+  return elementwise(
+    'poad_swiglu_joined_grad',
+    ['gu', 'dy'],
+    [rows, 2 * f],
+    `
+          let w = uniforms.outShape[1];
+          let f = w / 2;
+          let row = index / w;
+          let col = index % w;
+          let c = col % f;
+          let g = gu[row * w + c];
+          let s = 1.0 / (1.0 + exp(-g));
+          let d = dy[row * f + c];
+          if (col < f) {
+            result[index] = d * gu[row * w + f + c] * s * (1.0 + g * (1.0 - s));
+          } else {
+            result[index] = d * g * s;
+          }`,
+  );
+}
+
+/** a + scale · b (same shapes); uniform `scale`. */
+export function addScaledProgram(shape: number[]): GpuProgram {
+  return elementwise(
+    'poad_add_scaled',
+    ['a', 'b'],
+    shape,
+    `
+          result[index] = a[index] + uniforms.scale * b[index];`,
+    'scale : f32,',
+  );
+}
+
+/** scale · x; uniform `scale`. */
+export function scaleProgram(shape: number[]): GpuProgram {
+  return elementwise(
+    'poad_scale',
+    ['x'],
+    shape,
+    `
+          result[index] = uniforms.scale * x[index];`,
+    'scale : f32,',
+  );
+}
