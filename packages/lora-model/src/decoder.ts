@@ -56,8 +56,11 @@ export interface DecoderOutput {
   cache?: KVCache;
 }
 
-/** LoRA update of module `m` for input `x`, or null when the module has no adapter. */
-function loraDelta(
+/**
+ * LoRA update of module `m` for input `x` before its scale (x·A·B; the caller adds it times
+ * `adapter.scale`), or null when the module has no adapter.
+ */
+function loraLow(
   x: tf.Tensor2D,
   layer: number,
   m: ModuleName,
@@ -71,11 +74,16 @@ function loraDelta(
   if (input.training && rate > 0) {
     xin = tf.dropout(x, rate, undefined, ad.nextDropoutSeed()) as tf.Tensor2D;
   }
-  const low = trainableMatMul(
+  return trainableMatMul(
     trainableMatMul(xin, pair.A as unknown as tf.Tensor2D),
     pair.B as unknown as tf.Tensor2D,
   );
-  return tf.mul(low, ad.scale) as tf.Tensor2D;
+}
+
+/** p + scale·low: one program with an installed `addScaled` (webgpu), else mul then add. */
+function addLora(p: tf.Tensor2D, low: tf.Tensor2D, scale: number): tf.Tensor2D {
+  const fused = activeFusedOps()?.addScaled;
+  return fused ? fused(p, low, scale) : tf.add(p, tf.mul(low, scale));
 }
 
 /** Apply a fused weight and split it into its modules' outputs, each with its LoRA update. */
@@ -97,8 +105,8 @@ function projectFused(
           1,
         ) as tf.Tensor2D[]);
   return parts.map((p, i) => {
-    const d = loraDelta(x, layer, mods[i] as ModuleName, input);
-    return d ? tf.add(p, d) : p;
+    const low = loraLow(x, layer, mods[i] as ModuleName, input);
+    return low && input.adapter ? addLora(p, low, input.adapter.scale) : p;
   });
 }
 /**
@@ -226,11 +234,20 @@ export function decoderForward(
     }
     h = tf.add(h, projectFused(c, attn, layer.o, FUSED_MODULES.o, i, input)[0] as tf.Tensor2D);
     const y = rmsNorm(h, layer.postNorm, c.rmsNormEps);
-    const [gate, up] = projectFused(c, y, layer.gateUp, FUSED_MODULES.gateUp, i, input) as [
-      tf.Tensor2D,
-      tf.Tensor2D,
-    ];
-    const act = swiGlu(gate, up);
+    // Without LoRA on gate or up, an installed joined SwiGLU reads the fused gate|up output as it
+    // is (no split forward, no concatenation of the two gradients backward).
+    const joined = activeFusedOps()?.swiGluJoined;
+    const mlpLora = input.adapter?.layers[i];
+    let act: tf.Tensor2D;
+    if (joined && !mlpLora?.gate_proj && !mlpLora?.up_proj) {
+      act = joined(linear(y, layer.gateUp));
+    } else {
+      const [gate, up] = projectFused(c, y, layer.gateUp, FUSED_MODULES.gateUp, i, input) as [
+        tf.Tensor2D,
+        tf.Tensor2D,
+      ];
+      act = swiGlu(gate, up);
+    }
     h = tf.add(h, projectFused(c, act, layer.down, FUSED_MODULES.down, i, input)[0] as tf.Tensor2D);
   }
   const hidden = rmsNorm(h, w.finalNorm, c.rmsNormEps);
