@@ -117,6 +117,44 @@ function program(
   };
 }
 
+/** Workgroup tiles of BK key rows (and value rows with `withV`). */
+function keyTileDecls(bk: number, hd: number, withV: boolean): string {
+  return `const BK : i32 = ${bk};
+      var<workgroup> kt : array<f32, ${bk * hd}>;${
+        withV
+          ? `
+      var<workgroup> vt : array<f32, ${bk * hd}>;`
+          : ''
+      }`;
+}
+
+/**
+ * WGSL of a loop over the key tiles a query row may see: the workgroup loads each tile of keys
+ * (and values) into `kt` (`vt`), then `body` runs with `j0` (the tile's first key) and `n` (how
+ * many of its keys this row sees, ≤ 0 past the row: causal). The loop bounds are uniform, so the
+ * barriers are reached by every invocation.
+ */
+function overKeyTiles(wg: number, withV: boolean, body: string): string {
+  return `
+        for (var j0 = 0; j0 < S; j0 = j0 + BK) {
+          let live = j0 <= last;
+          for (var t = lane; live && t < BK * HD; t = t + ${wg}) {
+            let j = min(j0 + t / HD, S - 1);
+            let at = (b * S + j) * KW + kvh * HD + t % HD;
+            kt[t] = k[at];${
+              withV
+                ? `
+            vt[t] = v[at];`
+                : ''
+            }
+          }
+          workgroupBarrier();
+          let n = min(BK, r + 1 - j0);
+          ${body}
+          workgroupBarrier();
+        }`;
+}
+
 /** Forward: out [batch·seq, heads·hd]. */
 export function attentionForwardProgram(d: AttentionDims): GpuProgram {
   const wg = rowsPerGroup(d.seq);
@@ -128,9 +166,7 @@ export function attentionForwardProgram(d: AttentionDims): GpuProgram {
     d,
     wg,
     false,
-    `const BK : i32 = ${bk};
-      var<workgroup> kt : array<f32, ${bk * d.hd}>;
-      var<workgroup> vt : array<f32, ${bk * d.hd}>;`,
+    keyTileDecls(bk, d.hd, true),
     `
         let kvh = head / uniforms.group;
         var qr : array<f32, ${d.hd}>;
@@ -142,17 +178,10 @@ export function attentionForwardProgram(d: AttentionDims): GpuProgram {
         var m = -3.402823e+38;
         var l = 0.0;
         var s : array<f32, ${bk}>;
-        for (var j0 = 0; j0 < S; j0 = j0 + BK) {
-          let live = j0 <= last;
-          for (var t = lane; live && t < BK * HD; t = t + ${wg}) {
-            let j = min(j0 + t / HD, S - 1);
-            let at = (b * S + j) * KW + kvh * HD + t % HD;
-            kt[t] = k[at];
-            vt[t] = v[at];
-          }
-          workgroupBarrier();
-          let n = min(BK, min(r, S - 1) + 1 - j0);
-          var tmax = -3.402823e+38;
+        ${overKeyTiles(
+          wg,
+          true,
+          `var tmax = -3.402823e+38;
           for (var jj = 0; jj < n; jj = jj + 1) {
             var dot = 0.0;
             for (var c = 0; c < HD; c = c + 1) { dot = dot + qr[c] * kt[jj * HD + c]; }
@@ -170,9 +199,8 @@ export function attentionForwardProgram(d: AttentionDims): GpuProgram {
               for (var c = 0; c < HD; c = c + 1) { acc[c] = acc[c] + p * vt[jj * HD + c]; }
             }
             m = mNew;
-          }
-          workgroupBarrier();
-        }
+          }`,
+        )}
         if (row < S) {
           for (var c = 0; c < HD; c = c + 1) {
             result[(b * S + row) * QW + head * HD + c] = acc[c] / l;
@@ -195,8 +223,7 @@ export function attentionStatsProgram(d: AttentionDims): GpuProgram {
     d,
     wg,
     false,
-    `const BK : i32 = ${bk};
-      var<workgroup> kt : array<f32, ${bk * d.hd}>;`,
+    keyTileDecls(bk, d.hd, false),
     `
         let kvh = head / uniforms.group;
         var qr : array<f32, ${d.hd}>;
@@ -208,24 +235,18 @@ export function attentionStatsProgram(d: AttentionDims): GpuProgram {
         }
         var m = -3.402823e+38;
         var l = 0.0;
-        for (var j0 = 0; j0 < S; j0 = j0 + BK) {
-          let live = j0 <= last;
-          for (var t = lane; live && t < BK * HD; t = t + ${wg}) {
-            let j = min(j0 + t / HD, S - 1);
-            kt[t] = k[(b * S + j) * KW + kvh * HD + t % HD];
-          }
-          workgroupBarrier();
-          let n = min(BK, min(r, S - 1) + 1 - j0);
-          for (var jj = 0; jj < n; jj = jj + 1) {
+        ${overKeyTiles(
+          wg,
+          false,
+          `for (var jj = 0; jj < n; jj = jj + 1) {
             var dot = 0.0;
             for (var c = 0; c < HD; c = c + 1) { dot = dot + qr[c] * kt[jj * HD + c]; }
             let sv = dot + mask[(b * S + r) * S + j0 + jj];
             let mNew = max(m, sv);
             l = l * exp(m - mNew) + exp(sv - mNew);
             m = mNew;
-          }
-          workgroupBarrier();
-        }
+          }`,
+        )}
         if (row < S) {
           let at = ((b * uniforms.heads + head) * S + row) * 2;
           result[at] = m + log(l);
@@ -245,9 +266,7 @@ export function attentionGradQProgram(d: AttentionDims): GpuProgram {
     d,
     wg,
     false,
-    `const BK : i32 = ${bk};
-      var<workgroup> kt : array<f32, ${bk * d.hd}>;
-      var<workgroup> vt : array<f32, ${bk * d.hd}>;`,
+    keyTileDecls(bk, d.hd, true),
     `
         let kvh = head / uniforms.group;
         var qr : array<f32, ${d.hd}>;
@@ -262,17 +281,10 @@ export function attentionGradQProgram(d: AttentionDims): GpuProgram {
         let st = ((b * uniforms.heads + head) * S + r) * 2;
         let L = stats[st];
         let D = stats[st + 1];
-        for (var j0 = 0; j0 < S; j0 = j0 + BK) {
-          let live = j0 <= last;
-          for (var t = lane; live && t < BK * HD; t = t + ${wg}) {
-            let j = min(j0 + t / HD, S - 1);
-            let at = (b * S + j) * KW + kvh * HD + t % HD;
-            kt[t] = k[at];
-            vt[t] = v[at];
-          }
-          workgroupBarrier();
-          let n = min(BK, min(r, S - 1) + 1 - j0);
-          for (var jj = 0; jj < n; jj = jj + 1) {
+        ${overKeyTiles(
+          wg,
+          true,
+          `for (var jj = 0; jj < n; jj = jj + 1) {
             var dot = 0.0;
             var dp = 0.0;
             for (var c = 0; c < HD; c = c + 1) {
@@ -282,9 +294,8 @@ export function attentionGradQProgram(d: AttentionDims): GpuProgram {
             let p = exp(dot + mask[(b * S + r) * S + j0 + jj] - L);
             let ds = p * (dp - D);
             for (var c = 0; c < HD; c = c + 1) { acc[c] = acc[c] + ds * kt[jj * HD + c]; }
-          }
-          workgroupBarrier();
-        }
+          }`,
+        )}
         if (row < S) {
           for (var c = 0; c < HD; c = c + 1) {
             result[(b * S + row) * QW + head * HD + c] = acc[c] * uniforms.scale;
