@@ -33,6 +33,20 @@ export interface FusedOps {
   swiGluJoined?(gateUp: tf.Tensor2D): tf.Tensor2D;
   /** `a + scale · b` (same shapes), differentiable in both. Optional. */
   addScaled?(a: tf.Tensor2D, b: tf.Tensor2D, scale: number): tf.Tensor2D;
+  /**
+   * Forward-only attention of rows continuing a shared prefix (candidate scoring; no gradient):
+   * q [rows·seq, heads·hd] (rotated), own keys/values [rows, kvHeads, seq, hd], prefix keys/values
+   * [groups, kvHeads, pre, hd] (row r continues group floor(r / (rows / groups))), an additive
+   * mask of rows·seq·(pre + seq) values; returns [rows·seq, heads·hd]. Optional.
+   */
+  prefixAttention?(
+    q: tf.Tensor2D,
+    kOwn: tf.Tensor4D,
+    vOwn: tf.Tensor4D,
+    kPre: tf.Tensor4D,
+    vPre: tf.Tensor4D,
+    mask: tf.Tensor,
+  ): tf.Tensor2D;
   /** Log-probability of each row's target and the softmax entropy, differentiable. */
   logProbStats(
     logits: tf.Tensor2D,

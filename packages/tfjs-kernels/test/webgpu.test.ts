@@ -291,6 +291,51 @@ describe.runIf(gpu.ok)('webgpu fused ops = TF.js compositions', () => {
     tf.dispose([q, k, v, mask, dy, y]);
   });
 
+  it('prefix-shared attention (forward only) equals attention over prefix + own keys', async () => {
+    await initBackend('webgpu', { allowSoftwareAdapter: true });
+    const prefix = webGpuFusedOps.prefixAttention;
+    if (!prefix) throw new Error('the webgpu fused ops lack prefixAttention');
+    const [groups, per, seq, pre, heads, kvHeads, hd] = [2, 3, 4, 7, 4, 2, 16];
+    const rows = groups * per;
+    const q = rnd([rows * seq, heads * hd], 31);
+    const kOwn = rnd([rows, kvHeads, seq, hd], 32) as tf.Tensor4D;
+    const vOwn = rnd([rows, kvHeads, seq, hd], 33) as tf.Tensor4D;
+    const kPre = rnd([groups, kvHeads, pre, hd], 34) as tf.Tensor4D;
+    const vPre = rnd([groups, kvHeads, pre, hd], 35) as tf.Tensor4D;
+    // Group 1's prefix has 5 valid positions of 7; own keys are causal.
+    const keys = pre + seq;
+    const m = new Float32Array(rows * seq * keys);
+    for (let r = 0; r < rows; r++) {
+      const valid = Math.floor(r / per) === 1 ? 5 : pre;
+      for (let i = 0; i < seq; i++) {
+        for (let j = 0; j < keys; j++) {
+          const ok = j < pre ? j < valid : j - pre <= i;
+          if (!ok) m[(r * seq + i) * keys + j] = -1e9;
+        }
+      }
+    }
+    const mask = tf.tensor(m, [rows, 1, 1, seq, keys]);
+    const before = tf.memory().numTensors;
+    const got = prefix(q as tf.Tensor2D, kOwn, vOwn, kPre, vPre, mask);
+    const want = tf.tidy(() => {
+      const groupOf = Int32Array.from({ length: rows }, (_, r) => Math.floor(r / per));
+      const kvOf = Int32Array.from({ length: heads }, (_, h) => Math.floor(h / (heads / kvHeads)));
+      const full = (p: tf.Tensor4D, o: tf.Tensor4D) =>
+        tf.gather(tf.concat([tf.gather(p, groupOf, 0), o], 2), kvOf, 1);
+      const q4 = tf.transpose(tf.reshape(q, [rows, seq, heads, hd]), [0, 2, 1, 3]);
+      const scores = tf.add(
+        tf.mul(tf.matMul(q4, full(kPre, kOwn), false, true), 1 / Math.sqrt(hd)),
+        tf.reshape(mask, [rows, 1, seq, keys]),
+      );
+      const ctx = tf.matMul(tf.softmax(scores), full(vPre, vOwn));
+      return tf.reshape(tf.transpose(ctx, [0, 2, 1, 3]), [rows * seq, heads * hd]);
+    });
+    close(await got.data(), await want.data(), 2e-5, 'prefix attention');
+    tf.dispose([got, want]);
+    expect(tf.memory().numTensors).toBe(before);
+    tf.dispose([q, kOwn, vOwn, kPre, vPre, mask]);
+  });
+
   it('flash attention refuses shapes that do not fit, naming the input', async () => {
     await initBackend('webgpu', { allowSoftwareAdapter: true });
     const fused = webGpuFusedOps.attention;

@@ -382,3 +382,81 @@ export function attentionGradKVProgram(d: AttentionDims, which: 'k' | 'v'): GpuP
         }`,
   );
 }
+
+/** Sizes of a prefix-shared attention call (see {@link prefixAttentionProgram}). */
+export interface PrefixAttentionDims {
+  rows: number;
+  seq: number;
+  groups: number;
+  pre: number;
+  heads: number;
+  kvHeads: number;
+  hd: number;
+  scale: number;
+}
+
+/**
+ * Forward-only attention of rows that continue a shared prefix (candidate scoring): row r's
+ * queries see the prefix keys of its group g = floor(r / (rows / groups)) and its own keys, with
+ * an additive mask [rows, seq, pre + seq] (padding of the prefix, causality of its own keys). q
+ * is [rows·seq, heads·hd], kOwn/vOwn [rows, kvHeads, seq, hd], kPre/vPre [groups, kvHeads, pre,
+ * hd]; out [rows·seq, heads·hd]. One invocation per (row, position, head), an online softmax over
+ * the pre + seq keys in registers; no gradient (scoring only).
+ */
+export function prefixAttentionProgram(d: PrefixAttentionDims): GpuProgram {
+  const n = d.rows * d.seq * d.heads;
+  return {
+    variableNames: ['q', 'kOwn', 'vOwn', 'kPre', 'vPre', 'mask'],
+    outputShape: [d.rows * d.seq, d.heads * d.hd],
+    shaderKey: `poad_prefix_attn_${d.hd}`,
+    dispatchLayout: { x: [0, 1] },
+    dispatch: [Math.ceil(n / 64), 1, 1],
+    workgroupSize: [64, 1, 1],
+    uniforms: 'rows : i32, seq : i32, per : i32, pre : i32, heads : i32, group : i32, scale : f32,',
+    getUserCode: () => `
+      const HD : i32 = ${d.hd};
+      fn main(index : i32) {
+        if (index >= uniforms.rows * uniforms.seq * uniforms.heads) { return; }
+        let h = index % uniforms.heads;
+        let ri = index / uniforms.heads;
+        let i = ri % uniforms.seq;
+        let r = ri / uniforms.seq;
+        let g = r / uniforms.per;
+        let kvh = h / uniforms.group;
+        let kvHeads = uniforms.heads / uniforms.group;
+        let keys = uniforms.pre + uniforms.seq;
+        var qr : array<f32, ${d.hd}>;
+        var acc : array<f32, ${d.hd}>;
+        let qAt = ri * uniforms.heads * HD + h * HD;
+        for (var c = 0; c < HD; c = c + 1) { qr[c] = q[qAt + c] * uniforms.scale; acc[c] = 0.0; }
+        var m = -3.402823e+38;
+        var l = 0.0;
+        for (var j = 0; j < keys; j = j + 1) {
+          var at = 0;
+          if (j < uniforms.pre) {
+            at = ((g * kvHeads + kvh) * uniforms.pre + j) * HD;
+          } else {
+            at = ((r * kvHeads + kvh) * uniforms.seq + j - uniforms.pre) * HD;
+          }
+          var dot = 0.0;
+          if (j < uniforms.pre) {
+            for (var c = 0; c < HD; c = c + 1) { dot = dot + qr[c] * kPre[at + c]; }
+          } else {
+            for (var c = 0; c < HD; c = c + 1) { dot = dot + qr[c] * kOwn[at + c]; }
+          }
+          let s = dot + mask[ri * keys + j];
+          let mNew = max(m, s);
+          let corr = exp(m - mNew);
+          let p = exp(s - mNew);
+          l = l * corr + p;
+          if (j < uniforms.pre) {
+            for (var c = 0; c < HD; c = c + 1) { acc[c] = acc[c] * corr + p * vPre[at + c]; }
+          } else {
+            for (var c = 0; c < HD; c = c + 1) { acc[c] = acc[c] * corr + p * vOwn[at + c]; }
+          }
+          m = mNew;
+        }
+        for (var c = 0; c < HD; c = c + 1) { result[qAt + c] = acc[c] / l; }
+      }`,
+  };
+}

@@ -8,6 +8,7 @@ import {
   attentionGradQProgram,
   attentionStatsProgram,
   attentionUniforms,
+  prefixAttentionProgram,
 } from './attention.js';
 import { registerMultiTensorKernels } from './multi-tensor.js';
 import {
@@ -70,6 +71,7 @@ export const GPU_KERNELS = {
   addScaled: 'PoadGpuAddScaled',
   scale: 'PoadGpuScale',
   attention: 'PoadGpuAttention',
+  prefixAttention: 'PoadGpuPrefixAttention',
   attentionStats: 'PoadGpuAttentionStats',
   attentionGradQ: 'PoadGpuAttentionGradQ',
   attentionGradK: 'PoadGpuAttentionGradK',
@@ -171,6 +173,35 @@ const KERNELS: Record<string, Run> = {
       [q!, k!, v!, mask!],
       'float32',
       attentionUniforms(d),
+    );
+  },
+  [GPU_KERNELS.prefixAttention]: ({ q, kOwn, vOwn, kPre, vPre, mask }, b, attrs) => {
+    const [rows, kvHeads, seq, hd] = kOwn!.shape as number[];
+    const [groups, , pre] = kPre!.shape as number[];
+    const heads = (q!.shape[1] as number) / hd!;
+    const d = {
+      rows: rows!,
+      seq: seq!,
+      groups: groups!,
+      pre: pre!,
+      heads,
+      kvHeads: kvHeads!,
+      hd: hd!,
+      scale: 1 / Math.sqrt(hd!),
+    };
+    return b.runWebGPUProgram(
+      prefixAttentionProgram(d),
+      [q!, kOwn!, vOwn!, kPre!, vPre!, mask!],
+      'float32',
+      [
+        { type: 'int32', data: [d.rows] },
+        { type: 'int32', data: [d.seq] },
+        { type: 'int32', data: [d.rows / d.groups] },
+        { type: 'int32', data: [d.pre] },
+        { type: 'int32', data: [d.heads] },
+        { type: 'int32', data: [d.heads / d.kvHeads] },
+        { type: 'float32', data: [d.scale] },
+      ],
     );
   },
   [GPU_KERNELS.attentionStats]: ({ q, k, mask, o, dy }, b, attrs) => {
@@ -497,6 +528,25 @@ export const webGpuFusedOps: FusedOps = {
       { q, k, v, mask },
       { batch, heads, kvHeads, scale: 1 / Math.sqrt(hd) },
     ) as tf.Tensor2D;
+  },
+  prefixAttention(q, kOwn, vOwn, kPre, vPre, mask) {
+    const [rows = 0, kvHeads = 0, seq = 0, hd = 0] = kOwn.shape;
+    const [groups = 0, kvPre = 0, pre = 0, hdPre = 0] = kPre.shape;
+    if (
+      kvPre !== kvHeads ||
+      hdPre !== hd ||
+      groups === 0 ||
+      rows % groups !== 0 ||
+      q.shape[0] !== rows * seq ||
+      (q.shape[1] as number) % hd !== 0 ||
+      ((q.shape[1] as number) / hd) % kvHeads !== 0 ||
+      mask.size !== rows * seq * (pre + seq)
+    ) {
+      throw new RangeError(
+        `prefixAttention: q [${q.shape}], own keys [${kOwn.shape}], prefix keys [${kPre.shape}] and mask [${mask.shape}] do not fit (q [rows·seq, heads·hd], own [rows, kvHeads, seq, hd], prefix [groups, kvHeads, pre, hd] with groups dividing rows, mask of rows·seq·(pre + seq) values)`,
+      );
+    }
+    return run(GPU_KERNELS.prefixAttention, { q, kOwn, vOwn, kPre, vPre, mask }) as tf.Tensor2D;
   },
   logProbStats(logits, targets) {
     const n = logits.shape[0];
