@@ -47,6 +47,11 @@ export interface DecoderInput {
   outputRows?: ArrayLike<number>;
   /** Return the updated cache (past + this step). */
   wantCache?: boolean;
+  /**
+   * No gradient is taken through this pass (scoring, generation): forward-only fused kernels may
+   * serve it (on webgpu, the prefix-shared attention).
+   */
+  noGrad?: boolean;
 }
 
 /** Output of one decoder pass. */
@@ -200,7 +205,10 @@ export function decoderForward(
       let v = toHeads(vNew, batch, seq, c.numKVHeads, c.headDim);
       const pre = shared?.cache[i];
       if (pre) {
-        attn = sharedPrefixAttention(c, q, k, v, pre.k, pre.v, mask, batch, seq);
+        const prefixOp = input.noGrad ? activeFusedOps()?.prefixAttention : undefined;
+        attn = prefixOp
+          ? prefixOp(q, k, v, pre.k, pre.v, mask)
+          : sharedPrefixAttention(c, q, k, v, pre.k, pre.v, mask, batch, seq);
       } else {
         const past = input.past?.[i];
         if (past && pastLen > 0) {

@@ -193,6 +193,7 @@ async function scoreShared(
           pastValid,
           sharedPast: { cache, perGroup: per },
           adapter,
+          noGrad: true,
         });
         return gatherLogProbs(model, hidden, Int32Array.from(rows), Int32Array.from(targets));
       });
