@@ -8,7 +8,7 @@ import type { TokenPolicy } from './policy.js';
 import { readFloats } from './read-floats.js';
 import type { SeededRng } from './rng.js';
 import { type RolloutBuffer, RolloutBuilder, type StepRecord } from './rollout-buffer.js';
-import { maxLength, readMatrix, selectActions } from './select-actions.js';
+import { maxLength, selectActions } from './select-actions.js';
 import type { VecEnvLike } from './vec-env-like.js';
 
 /** A finished episode seen during a rollout (from `info.episode`). */
@@ -94,30 +94,45 @@ export interface CollectRolloutArgs {
 }
 
 /**
- * Values V(o) of a list of prompts, as numbers (calls `policy.prepareValues` first); `allowed`:
- * the first tokens of each prompt's valid labels (`tokenSpace: 'labels'`), passed on to
- * `policy.promptValues`.
+ * Values V(o) of a list of prompts, as a tensor of one value per prompt left on the device (calls
+ * `policy.prepareValues` first); `allowed`: the first tokens of each prompt's valid labels
+ * (`tokenSpace: 'labels'`), passed on to `policy.promptValues`. The caller disposes it.
  */
+async function promptValuesTensor(
+  policy: TokenPolicy,
+  prompts: readonly Int32Array[],
+  allowed?: readonly Int32Array[],
+): Promise<tf.Tensor> {
+  await policy.prepareValues?.(
+    prompts,
+    prompts.map(() => new Int32Array(0)),
+  );
+  const t = tf.tidy(() =>
+    allowed ? policy.promptValues(prompts, allowed) : policy.promptValues(prompts),
+  );
+  if (t.size !== prompts.length) {
+    t.dispose();
+    throw new PolicyContractError(
+      'policy.promptValues',
+      `expected ${prompts.length} values, got ${t.size}.`,
+    );
+  }
+  return t;
+}
+
+/** {@link promptValuesTensor}, read back as numbers. */
 export async function promptValuesOf(
   policy: TokenPolicy,
   prompts: readonly Int32Array[],
   allowed?: readonly Int32Array[],
 ): Promise<Float64Array> {
   if (prompts.length === 0) return new Float64Array(0);
-  await policy.prepareValues?.(
-    prompts,
-    prompts.map(() => new Int32Array(0)),
-  );
-  const v = await readMatrix(() =>
-    allowed ? policy.promptValues(prompts, allowed) : policy.promptValues(prompts),
-  );
-  if (v.length !== prompts.length) {
-    throw new PolicyContractError(
-      'policy.promptValues',
-      `expected ${prompts.length} values, got ${v.length}.`,
-    );
+  const t = await promptValuesTensor(policy, prompts, allowed);
+  try {
+    return Float64Array.from((await t.data()) as Float32Array);
+  } finally {
+    t.dispose();
   }
-  return Float64Array.from(v);
 }
 
 /**
@@ -328,23 +343,10 @@ async function collect(args: CollectRolloutArgs, pending: PendingValues[]): Prom
     : undefined;
   const boot = new Float32Array(n);
   if (n > 0) {
-    await policy.prepareValues?.(
-      bootPrompts,
-      bootPrompts.map(() => new Int32Array(0)),
-    );
-    const bootTensor = tf.tidy(() =>
-      bootAllowed
-        ? policy.promptValues(bootPrompts, bootAllowed)
-        : policy.promptValues(bootPrompts),
-    );
-    if (bootTensor.size !== n) {
-      bootTensor.dispose();
-      throw new PolicyContractError(
-        'policy.promptValues',
-        `expected ${n} values, got ${bootTensor.size}.`,
-      );
-    }
-    pending.push({ tensor: bootTensor, into: boot });
+    pending.push({
+      tensor: await promptValuesTensor(policy, bootPrompts, bootAllowed),
+      into: boot,
+    });
   }
   await readPending(pending);
   valuesMs += performance.now() - bootStart;
