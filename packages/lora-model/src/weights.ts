@@ -255,6 +255,36 @@ function sameShape(a: readonly number[], b: readonly number[]): boolean {
 }
 
 /**
+ * The decoder layers of `c`, each part made by `norm` (a norm weight: its checkpoint name and
+ * length) or `fused` (a fused projection), in checkpoint order: input norm, post-attention norm,
+ * q|k|v, o, gate|up, down, then Qwen3's q and k norms.
+ */
+function assembleLayers(
+  c: ModelConfig,
+  norm: (name: string, size: number) => tf.Tensor1D,
+  fused: (layer: number, name: FusedName) => LinearWeight,
+): LayerWeights[] {
+  const layers: LayerWeights[] = [];
+  for (let i = 0; i < c.numLayers; i++) {
+    const p = `model.layers.${i}`;
+    const layer: LayerWeights = {
+      inputNorm: norm(`${p}.input_layernorm.weight`, c.hiddenSize),
+      postNorm: norm(`${p}.post_attention_layernorm.weight`, c.hiddenSize),
+      qkv: fused(i, 'qkv'),
+      o: fused(i, 'o'),
+      gateUp: fused(i, 'gateUp'),
+      down: fused(i, 'down'),
+    };
+    if (c.qkNorm) {
+      layer.qNorm = norm(`${p}.self_attn.q_norm.weight`, c.headDim);
+      layer.kNorm = norm(`${p}.self_attn.k_norm.weight`, c.headDim);
+    }
+    layers.push(layer);
+  }
+  return layers;
+}
+
+/**
  * Upload Hugging Face named host tensors ([out, in] linear weights) to the backend.
  * Frozen weights keep both layouts on CPU backends; with `trainable` every weight becomes a
  * `tf.Variable`. `storage` (see {@link resolveWeightDtype}) packs the frozen matrices (projections,
@@ -340,22 +370,7 @@ export function buildWeights(
     ? packHost(embedData, c.vocabSize, c.hiddenSize, embedPacked)
     : tf.tensor2d(embedData, [c.vocabSize, c.hiddenSize]);
   const embed = trainable ? toVariable(embedT) : embedT;
-  const layers: LayerWeights[] = [];
-  for (let i = 0; i < c.numLayers; i++) {
-    const layer: LayerWeights = {
-      inputNorm: vec(`model.layers.${i}.input_layernorm.weight`),
-      postNorm: vec(`model.layers.${i}.post_attention_layernorm.weight`),
-      qkv: fused(i, 'qkv'),
-      o: fused(i, 'o'),
-      gateUp: fused(i, 'gateUp'),
-      down: fused(i, 'down'),
-    };
-    if (c.qkNorm) {
-      layer.qNorm = vec(`model.layers.${i}.self_attn.q_norm.weight`);
-      layer.kNorm = vec(`model.layers.${i}.self_attn.k_norm.weight`);
-    }
-    layers.push(layer);
-  }
+  const layers = assembleLayers(c, (name) => vec(name), fused);
   let lmHead: LinearWeight | undefined;
   if (!c.tieWordEmbeddings) {
     lmHead = upload(get('lm_head.weight').data, c.hiddenSize, c.vocabSize, null);
@@ -521,22 +536,11 @@ export function randomDeviceWeights(
   const embed = packEmbed
     ? packedNormal(c.vocabSize, c.hiddenSize)
     : (normal([c.vocabSize, c.hiddenSize]) as tf.Tensor2D);
-  const layers: LayerWeights[] = [];
-  for (let i = 0; i < c.numLayers; i++) {
-    const layer: LayerWeights = {
-      inputNorm: norm(c.hiddenSize),
-      postNorm: norm(c.hiddenSize),
-      qkv: fused('qkv'),
-      o: fused('o'),
-      gateUp: fused('gateUp'),
-      down: fused('down'),
-    };
-    if (c.qkNorm) {
-      layer.qNorm = norm(c.headDim);
-      layer.kNorm = norm(c.headDim);
-    }
-    layers.push(layer);
-  }
+  const layers = assembleLayers(
+    c,
+    (_name, size) => norm(size),
+    (_layer, name) => fused(name),
+  );
   const weights: ModelWeights = {
     embed,
     layers,
