@@ -25,12 +25,17 @@ export function packedWeightsSupported(): boolean {
   return tf.getBackend() === 'webgpu';
 }
 
-function checkPacked(op: string, w: tf.Tensor, dtype: PackedDtype): void {
+/** Throws unless the active backend runs the packed ops; `fix` ends the message. */
+function requireWebGpu(op: string, dtype: PackedDtype, fix = ''): void {
   if (!packedWeightsSupported()) {
     throw new RangeError(
-      `${op}: packed ${dtype} weights run on the webgpu backend only (active: ${tf.getBackend()}); load the weights as float32 there`,
+      `${op}: packed ${dtype} weights run on the webgpu backend only (active: ${tf.getBackend()})${fix}`,
     );
   }
+}
+
+function checkPacked(op: string, w: tf.Tensor, dtype: PackedDtype): void {
+  requireWebGpu(op, dtype, '; load the weights as float32 there');
   if (w.dtype !== 'int32' || w.rank !== 2) {
     throw new RangeError(
       `${op}: a packed weight is an int32 [rows, cols/2] tensor, got ${w.dtype} [${w.shape}]`,
@@ -82,11 +87,7 @@ export function unpackWeight(w: tf.Tensor2D, dtype: PackedDtype): tf.Tensor2D {
  * the dtype holds exactly.
  */
 export function packWeight(x: tf.Tensor2D, dtype: PackedDtype): tf.Tensor2D {
-  if (!packedWeightsSupported()) {
-    throw new RangeError(
-      `packWeight: packed ${dtype} weights run on the webgpu backend only (active: ${tf.getBackend()})`,
-    );
-  }
+  requireWebGpu('packWeight', dtype);
   if (x.dtype !== 'float32' || x.rank !== 2 || (x.shape[1] as number) % 2 !== 0) {
     throw new RangeError(
       `packWeight: needs a float32 [rows, cols] matrix with an even number of columns, got ${x.dtype} [${x.shape}]`,
@@ -107,11 +108,7 @@ export function randomPackedNormal(
   dtype: PackedDtype,
   opts: { seed: number; std: number; mean?: number },
 ): tf.Tensor2D {
-  if (!packedWeightsSupported()) {
-    throw new RangeError(
-      `randomPackedNormal: packed ${dtype} weights run on the webgpu backend only (active: ${tf.getBackend()})`,
-    );
-  }
+  requireWebGpu('randomPackedNormal', dtype);
   if (
     !Number.isInteger(rows) ||
     rows < 1 ||

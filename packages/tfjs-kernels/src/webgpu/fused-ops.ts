@@ -101,6 +101,19 @@ function attentionDims(q: tf.TensorInfo, attrs: Attrs): AttentionDims {
   };
 }
 
+/** A kernel of one attention gradient (dq, dk or dv): the same inputs, another program. */
+function attentionGrad(program: (d: AttentionDims) => GpuProgram): Run {
+  return ({ q, k, v, mask, stats, dy }, b, attrs) => {
+    const d = attentionDims(q!, attrs);
+    return b.runWebGPUProgram(
+      program(d),
+      [q!, k!, v!, mask!, stats!, dy!],
+      'float32',
+      attentionUniforms(d),
+    );
+  };
+}
+
 const KERNELS: Record<string, Run> = {
   [GPU_KERNELS.rmsNorm]: ({ x, weight }, b, { eps }) => {
     const [rows, cols] = rowsCols(x!);
@@ -213,33 +226,9 @@ const KERNELS: Record<string, Run> = {
       attentionUniforms(d),
     );
   },
-  [GPU_KERNELS.attentionGradQ]: ({ q, k, v, mask, stats, dy }, b, attrs) => {
-    const d = attentionDims(q!, attrs);
-    return b.runWebGPUProgram(
-      attentionGradQProgram(d),
-      [q!, k!, v!, mask!, stats!, dy!],
-      'float32',
-      attentionUniforms(d),
-    );
-  },
-  [GPU_KERNELS.attentionGradK]: ({ q, k, v, mask, stats, dy }, b, attrs) => {
-    const d = attentionDims(q!, attrs);
-    return b.runWebGPUProgram(
-      attentionGradKVProgram(d, 'k'),
-      [q!, k!, v!, mask!, stats!, dy!],
-      'float32',
-      attentionUniforms(d),
-    );
-  },
-  [GPU_KERNELS.attentionGradV]: ({ q, k, v, mask, stats, dy }, b, attrs) => {
-    const d = attentionDims(q!, attrs);
-    return b.runWebGPUProgram(
-      attentionGradKVProgram(d, 'v'),
-      [q!, k!, v!, mask!, stats!, dy!],
-      'float32',
-      attentionUniforms(d),
-    );
-  },
+  [GPU_KERNELS.attentionGradQ]: attentionGrad(attentionGradQProgram),
+  [GPU_KERNELS.attentionGradK]: attentionGrad((d) => attentionGradKVProgram(d, 'k')),
+  [GPU_KERNELS.attentionGradV]: attentionGrad((d) => attentionGradKVProgram(d, 'v')),
   [PACKED_KERNELS.matMul]: ({ x, w }, b, { dtype, transposed }) => {
     const m = x!.shape[0] as number;
     const k = x!.shape[1] as number;
