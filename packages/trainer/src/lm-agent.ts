@@ -19,8 +19,6 @@ import type {
 import { setGpuPhase } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 
-/** The phases of a rollout, whose base features may stay on the device until the update. */
-
 /** Feature rows `row .. row + n` of a tensor still on the device. */
 interface DeviceRows {
   readonly bank: tf.Tensor2D;

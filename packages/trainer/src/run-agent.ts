@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type DownloadProgress, formatBytes, parseModelId } from '@poad/hf-files';
-import type { WeightDtype } from '@poad/lora-model';
 import { ProgressBar } from '@poad/run-kit';
 import type { BackendChoice } from '@poad/tfjs-kernels';
 import type { Agent } from './agent.js';
@@ -103,7 +102,7 @@ export async function createRunAgent(
       model,
       backend: run.backend as BackendChoice,
       threads: run.threads,
-      weightDtype: run.weightDtype as WeightDtype,
+      weightDtype: run.weightDtype,
       seed: config.seed,
       lora: { r: run.loraRank, alpha: run.loraAlpha },
       algorithm: rc.algorithm.name,

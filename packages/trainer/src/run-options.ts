@@ -1,4 +1,5 @@
 import { defineSchema, type OptionsSchema, type OptionValues } from '@poad/config';
+import { WEIGHT_DTYPES } from '@poad/lora-model';
 import type { AppSpec } from './app.js';
 import { PROMPT_DATE, PROMPT_FORMATS } from './prompt-format.js';
 
@@ -44,7 +45,7 @@ export const RUN_OPTIONS = defineSchema({
   },
   weightDtype: {
     type: 'enum',
-    choices: ['auto', 'float32', 'bfloat16', 'float16'],
+    choices: WEIGHT_DTYPES,
     default: 'auto',
     description:
       "Storage of the model's frozen weights: auto keeps a bf16/f16 checkpoint in 16 bits on webgpu (half the memory, unpacked inside the kernels, float32 accumulation) and float32 on CPU backends; float32 always converts; bfloat16/float16 ask for that storage (webgpu only; a float32 checkpoint is rounded)",
