@@ -8,6 +8,7 @@ import {
   EtpoArgumentError,
   etpoCriticLoss,
   etpoPolicyLoss,
+  etpoReleasedPolicyLoss,
   Lion,
   polyakUpdate,
   restrictScores,
@@ -231,6 +232,181 @@ describe('etpoPolicyLoss', () => {
       return [masked, first];
     });
     expect(two[0]).toBeCloseTo(two[1]!, 6);
+  });
+});
+
+describe('etpoReleasedPolicyLoss', () => {
+  const beta = 0.3;
+  // Three rows, vocabulary of 4; the reference is checked but does not enter.
+  const Z = [
+    [0.3, -1.2, 0.8, 0.1],
+    [2.0, 0.5, -0.7, 0.0],
+    [-0.4, 0.9, 0.2, 1.5],
+  ];
+  const Q = [
+    [1.0, -0.5, 0.2, 0.6],
+    [12.0, 9.5, 14.0, 10.5],
+    [0.0, 0.3, -0.2, 0.1],
+  ];
+  const REF = Z.map((r) => logSoftmaxHost(r.map((x) => 0.5 * x)));
+  /** mean over rows (weighted by `m`) of mean_w (β·log π(w) − Q(w)), in plain loops. */
+  const byHand = (z: number[][], q: number[][], m?: number[]) => {
+    let total = 0;
+    let weight = 0;
+    z.forEach((zr, r) => {
+      const lp = logSoftmaxHost(zr);
+      let sum = 0;
+      for (let w = 0; w < zr.length; w++) sum += beta * lp[w]! - q[r]![w]!;
+      const wr = m ? m[r]! : 1;
+      total += wr * (sum / zr.length);
+      weight += wr;
+    });
+    return total / weight;
+  };
+
+  it('is the mean over the vocabulary of β·log π − Q, averaged over rows (hand computation)', () => {
+    const [plain, masked, withRef] = tf.tidy(() => [
+      etpoReleasedPolicyLoss(tf.tensor2d(Z), tf.tensor2d(Q), 'uniform', beta).dataSync()[0]!,
+      etpoReleasedPolicyLoss(
+        tf.tensor2d(Z),
+        tf.tensor2d(Q),
+        'uniform',
+        beta,
+        tf.tensor1d([1, 0, 1]),
+      ).dataSync()[0]!,
+      etpoReleasedPolicyLoss(tf.tensor2d(Z), tf.tensor2d(Q), tf.tensor2d(REF), beta).dataSync()[0]!,
+    ]);
+    expect(plain).toBeCloseTo(byHand(Z, Q), 5);
+    expect(masked).toBeCloseTo(byHand(Z, Q, [1, 0, 1]), 5);
+    // Not π-weighted: it differs from the objective's form on the same inputs.
+    const objective = tf.tidy(
+      () => etpoPolicyLoss(tf.tensor2d(Z), tf.tensor2d(Q), 'uniform', beta).dataSync()[0]!,
+    );
+    expect(Math.abs(plain - objective)).toBeGreaterThan(0.1);
+    // log π, not log(π/π̄): the reference changes nothing.
+    expect(withRef).toBe(plain);
+  });
+
+  it('has the gradient β·(1/V − π)/rows w.r.t. the logits (masked: weighted by the mask), none into Q', () => {
+    const mask = [1, 0, 2];
+    const [gPlain, gMasked, gQ] = tf.tidy(() => {
+      const q = tf.tensor2d(Q);
+      const plain = tf.grad((z: tf.Tensor) =>
+        etpoReleasedPolicyLoss(z as tf.Tensor2D, q, 'uniform', beta),
+      )(tf.tensor2d(Z));
+      const masked = tf.grad((z: tf.Tensor) =>
+        etpoReleasedPolicyLoss(z as tf.Tensor2D, q, 'uniform', beta, tf.tensor1d(mask)),
+      )(tf.tensor2d(Z));
+      const intoQ = tf.grad((qq: tf.Tensor) =>
+        etpoReleasedPolicyLoss(tf.tensor2d(Z), qq as tf.Tensor2D, 'uniform', beta),
+      )(q);
+      return [read(plain), read(masked), read(intoQ)];
+    });
+    const V = 4;
+    const rows = Z.length;
+    const maskSum = mask.reduce((a, x) => a + x, 0);
+    Z.forEach((zr, r) => {
+      const pi = logSoftmaxHost(zr).map(Math.exp);
+      pi.forEach((p, w) => {
+        expect(gPlain[r * V + w]).toBeCloseTo((beta * (1 / V - p)) / rows, 6);
+        expect(gMasked[r * V + w]).toBeCloseTo((beta * (1 / V - p) * mask[r]!) / maskSum, 6);
+      });
+    });
+    // Descent moves each logit by −β·(1/V − π): up where π > 1/V, down elsewhere (row 0: the
+    // likeliest token 2 rises, the least likely token 1 falls).
+    expect(gPlain[2]!).toBeLessThan(0);
+    expect(gPlain[1]!).toBeGreaterThan(0);
+    expect(gQ).toHaveLength(rows * V);
+    expect(gQ.every((x) => x === 0)).toBe(true);
+  });
+
+  it('sharpens π under gradient descent (uniform is its maximum), whatever Q is', () => {
+    const z0 = Z[0]!;
+    const descend = (q: number[]) =>
+      tf.tidy(() => {
+        const z = tf.variable(row(z0));
+        const qq = row(q);
+        for (let i = 0; i < 40; i++) {
+          const g = tf.grad((x: tf.Tensor) =>
+            etpoReleasedPolicyLoss(x as tf.Tensor2D, qq, 'uniform', beta),
+          )(z);
+          z.assign(tf.sub(z, tf.mul(5, g)));
+        }
+        const out = read(z);
+        z.dispose();
+        return out;
+      });
+    const entropy = (z: number[]) =>
+      -logSoftmaxHost(z).reduce((a, l) => a + Math.exp(l) * l, 0);
+    const a = descend(Q[0]!);
+    // Q favouring the least likely token instead changes nothing.
+    const b = descend([-5, 9, -5, -5]);
+    expect(b).toEqual(a);
+    expect(entropy(a)).toBeLessThan(entropy(z0) - 0.1);
+    const before = logSoftmaxHost(z0).map(Math.exp);
+    const after = logSoftmaxHost(a).map(Math.exp);
+    expect(after[2]!).toBeGreaterThan(before[2]! + 0.05);
+    expect(after[1]!).toBeLessThan(before[1]!);
+    // At the uniform policy the gradient vanishes, and the loss there is its largest value.
+    const [gu, atUniform, atZ] = tf.tidy(() => [
+      read(
+        tf.grad((x: tf.Tensor) =>
+          etpoReleasedPolicyLoss(x as tf.Tensor2D, row(Q[0]!), 'uniform', beta),
+        )(row([0.4, 0.4, 0.4, 0.4])),
+      ),
+      etpoReleasedPolicyLoss(row([0, 0, 0, 0]), row(Q[0]!), 'uniform', beta).dataSync()[0]!,
+      etpoReleasedPolicyLoss(row(z0), row(Q[0]!), 'uniform', beta).dataSync()[0]!,
+    ]);
+    for (const g of gu as number[]) expect(Math.abs(g)).toBeLessThan(1e-7);
+    expect(atUniform as number).toBeGreaterThan(atZ as number);
+  });
+
+  it("over a restricted token space, averages over each row's allowed ids with gradient β·(1/|A| − π)", () => {
+    const allowed = [[0, 2], [], [1, 2, 3]];
+    const [loss, grad] = tf.tidy(() => {
+      const q = tf.tensor2d(Q);
+      const raw = tf.tensor2d(Z);
+      // As the trainer calls it: scores restricted by restrictScores, and the same sets.
+      const s = restrictScores({ policyLogits: raw, q, reference: 'uniform' }, allowed);
+      const l = etpoReleasedPolicyLoss(s.policyLogits, q, s.reference, beta, undefined, allowed);
+      const g = tf.grad((z: tf.Tensor) =>
+        etpoReleasedPolicyLoss(z as tf.Tensor2D, q, 'uniform', beta, undefined, allowed),
+      )(raw);
+      return [l.dataSync()[0]!, read(g)];
+    });
+    let expected = 0;
+    const V = 4;
+    Z.forEach((zr, r) => {
+      const ids = allowed[r]!.length ? allowed[r]! : [0, 1, 2, 3];
+      const lp = logSoftmaxHost(ids.map((w) => zr[w]!));
+      let sum = 0;
+      ids.forEach((w, j) => {
+        sum += beta * lp[j]! - Q[r]![w]!;
+      });
+      expected += sum / ids.length / Z.length;
+      for (let w = 0; w < V; w++) {
+        const j = ids.indexOf(w);
+        const want = j < 0 ? 0 : (beta * (1 / ids.length - Math.exp(lp[j]!))) / Z.length;
+        expect(grad[r * V + w], `row ${r}, id ${w}`).toBeCloseTo(want, 6);
+      }
+    });
+    expect(loss).toBeCloseTo(expected, 5);
+  });
+
+  it('keeps no tensors and refuses mismatched shapes, naming the argument', () => {
+    const z = tf.tensor2d(Z);
+    const q = tf.tensor2d(Q);
+    const short = row([0, 1, 2, 3]);
+    const live = tf.memory().numTensors;
+    tf.dispose(etpoReleasedPolicyLoss(z, q, 'uniform', beta, undefined, [[0], [], [3]]));
+    expect(tf.memory().numTensors).toBe(live);
+    expect(() => etpoReleasedPolicyLoss(z, short, 'uniform', beta)).toThrow(EtpoArgumentError);
+    expect(() => etpoReleasedPolicyLoss(z, q, 'uniform', beta, undefined, [[0]])).toThrow(
+      /allowed: expected one allowed set per score row/,
+    );
+    expect(() => etpoReleasedPolicyLoss(z, q, 'uniform', 0)).toThrow(/beta/);
+    expect(tf.memory().numTensors).toBe(live);
+    tf.dispose([z, q, short]);
   });
 });
 

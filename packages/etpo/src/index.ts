@@ -3,7 +3,7 @@ export { etpoConfigSchema, resolveEtpoConfig } from './config.js';
 export { EtpoArgumentError } from './errors.js';
 export type { LionOptions, LionState } from './lion.js';
 export { Lion } from './lion.js';
-export { etpoCriticLoss, etpoPolicyLoss } from './losses.js';
+export { etpoCriticLoss, etpoPolicyLoss, etpoReleasedPolicyLoss } from './losses.js';
 export type { EtpoPolicy, VocabularyScores } from './policy.js';
 export { polyakUpdate } from './polyak.js';
 export type { Reference } from './reference.js';

@@ -17,6 +17,23 @@ export function restrictScores(
   allowed: readonly (readonly number[] | Int32Array)[],
 ): VocabularyScores {
   const [rows, vocab] = scores.policyLogits.shape;
+  const m = tf.tensor2d(allowedLogitMask(allowed, rows, vocab), [rows, vocab]);
+  const reference =
+    scores.reference === 'uniform'
+      ? (tf.logSoftmax(m) as tf.Tensor2D)
+      : (tf.logSoftmax(tf.add(scores.reference, m)) as tf.Tensor2D);
+  return { policyLogits: tf.add(scores.policyLogits, m) as tf.Tensor2D, q: scores.q, reference };
+}
+
+/**
+ * What `restrictScores` adds to the logits of `allowed`'s rows (`[rows, vocab]`, row-major): 0 at
+ * the allowed ids, {@link MASKED} elsewhere; a row with an empty set is all 0 (no restriction).
+ */
+export function allowedLogitMask(
+  allowed: readonly (readonly number[] | Int32Array)[],
+  rows: number,
+  vocab: number,
+): Float32Array {
   if (allowed.length !== rows) {
     throw new EtpoArgumentError(
       'allowed',
@@ -37,12 +54,7 @@ export function restrictScores(
       mask[r * vocab + id] = 0;
     }
   });
-  const m = tf.tensor2d(mask, [rows, vocab]);
-  const reference =
-    scores.reference === 'uniform'
-      ? (tf.logSoftmax(m) as tf.Tensor2D)
-      : (tf.logSoftmax(tf.add(scores.reference, m)) as tf.Tensor2D);
-  return { policyLogits: tf.add(scores.policyLogits, m) as tf.Tensor2D, q: scores.q, reference };
+  return mask;
 }
 
 /** Each token row's allowed set of a batch (`allowed[i][k]` flattened in row order). */
