@@ -37,10 +37,11 @@ const ppo = pickSchema(ppoConfigSchema, SHARED);
 
 /**
  * Every setting of an ETPO run: the rollout, sampler and optimiser fields it shares with
- * `@poad/ppo` (same names, ranges and defaults) and its own β, τ, reference and optimiser. As for
- * PPO, this schema is the {@link EtpoConfig} type, the flags of `--algo etpo`, the keys of config
- * files and config.json, and the one validation ({@link resolveEtpoConfig}). PPO's clip, GAE λ,
- * entropy bonus, KL stop and gradient accumulation are not ETPO's and are not here.
+ * `@poad/ppo` (same names, ranges and defaults) and its own β, τ, reference, optimiser, policy
+ * loss and critic scale. As for PPO, this schema is the {@link EtpoConfig} type, the flags of
+ * `--algo etpo`, the keys of config files and config.json, and the one validation
+ * ({@link resolveEtpoConfig}). PPO's clip, GAE λ, entropy bonus, KL stop and gradient
+ * accumulation are not ETPO's and are not here.
  */
 export const etpoConfigSchema = defineSchema({
   ...ppo,
@@ -85,6 +86,21 @@ export const etpoConfigSchema = defineSchema({
     default: 'adamw',
     description:
       "Optimiser of actor and critic: adamw (as the PPO algorithms), or lion, the ETPO authors' choice (sign updates: use a 3–10× smaller lr; β1 0.9, β2 0.99)",
+  },
+  policyLoss: {
+    type: 'enum',
+    choices: ['objective', 'released'],
+    default: 'objective',
+    description:
+      "The actor's loss at each token: objective, the π-weighted Σ_w π(w)·(β·log(π(w)/π̄(w)) − Q(w)) of ETPO's objective (minimised by π ∝ π̄·e^{Q/β}); or released, the form of the authors' released code, the plain mean over the token space of β·log π(w) − Q(w) (Q held constant: its gradient, β·(1/V − π) per logit, carries nothing from Q, and descent on it sharpens π)",
+  },
+  criticScale: {
+    type: 'number',
+    default: 1,
+    min: 1e-6,
+    max: 1,
+    description:
+      "Q over the vocabulary is this factor times the critic head's output, for the online and the target critic alike (critic loss, soft values and targets, policy loss): 1 starts Q as the language model's logits, a smaller factor brings that start to the size of the returns",
   },
 });
 

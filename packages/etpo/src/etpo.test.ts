@@ -336,8 +336,7 @@ describe('etpoReleasedPolicyLoss', () => {
         z.dispose();
         return out;
       });
-    const entropy = (z: number[]) =>
-      -logSoftmaxHost(z).reduce((a, l) => a + Math.exp(l) * l, 0);
+    const entropy = (z: number[]) => -logSoftmaxHost(z).reduce((a, l) => a + Math.exp(l) * l, 0);
     const a = descend(Q[0]!);
     // Q favouring the least likely token instead changes nothing.
     const b = descend([-5, 9, -5, -5]);

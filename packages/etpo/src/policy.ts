@@ -6,7 +6,10 @@ import type { Reference } from './reference.js';
 export interface VocabularyScores {
   /** Actor logits at the position that predicts each token; differentiable w.r.t. `actorVariables`. */
   policyLogits: Tensor2D;
-  /** Online critic Q over the vocabulary there; differentiable w.r.t. `criticVariables`. */
+  /**
+   * Online critic Q over the vocabulary there (its head's output times `criticScale`);
+   * differentiable w.r.t. `criticVariables`.
+   */
   q: Tensor2D;
   /** log π̄ there, or `'uniform'`. */
   reference: Reference;
@@ -21,7 +24,10 @@ export interface VocabularyScores {
  *   ids (`batch.allowed`, `promptValues`' second argument) and pass them to `softStats`;
  * - `vocabularyScores` ignores `batch.allowed`: the trainer restricts its scores itself;
  * - `criticVariables` are the online critic's (e.g. a second LoRA adapter whose language-model
- *   head gives Q), `targetVariables` the target critic's, in the same order and shapes.
+ *   head gives Q), `targetVariables` the target critic's, in the same order and shapes;
+ * - Q, wherever the policy produces it (online and target critic: `criticQ`,
+ *   `vocabularyScores(batch).q` and the soft values), is `criticScale` times the critic head's
+ *   output; the trainer refuses a policy whose `criticScale` (absent: 1) is not its config's.
  */
 export interface EtpoPolicy extends TokenPolicy {
   /** Full-vocabulary actor logits, online Q and reference at every action token of `batch`. */
@@ -30,4 +36,6 @@ export interface EtpoPolicy extends TokenPolicy {
   criticQ(batch: TokenBatch): Tensor2D;
   /** The target critic's variables (Polyak averages of `criticVariables`). */
   readonly targetVariables: readonly Variable[];
+  /** The factor from the critic head's output to Q (config `criticScale`); absent means 1. */
+  readonly criticScale?: number;
 }

@@ -22,7 +22,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { type EtpoConfig, resolveEtpoConfig } from './config.js';
 import { EtpoArgumentError } from './errors.js';
 import { Lion, type LionState } from './lion.js';
-import { etpoCriticLoss, etpoPolicyLoss } from './losses.js';
+import { etpoCriticLoss, etpoPolicyLoss, etpoReleasedPolicyLoss } from './losses.js';
 import type { EtpoPolicy } from './policy.js';
 import { polyakUpdate } from './polyak.js';
 import { policyTerms } from './reference.js';
@@ -31,7 +31,10 @@ import { softBadTargets } from './targets.js';
 
 /** What one update did (names as `@poad/ppo`'s diagnostics where the quantity is the same). */
 export interface EtpoUpdateDiagnostics {
-  /** Mean policy loss Σ π(β·log(π/π̄) − Q) over tokens, before each actor step. */
+  /**
+   * Mean policy loss over tokens, before each actor step: Σ π(β·log(π/π̄) − Q) (`policyLoss:
+   * 'objective'`) or mean_w(β·log π − Q) (`'released'`).
+   */
   policyLoss: number;
   /** Mean critic loss ½(Q(chosen) − y)² over tokens, before each critic step. */
   valueLoss: number;
@@ -89,7 +92,8 @@ export interface EtpoTrainerOptions {
  * (the policy records soft values under the target critic), turns them into soft-BAD targets
  * (`softBad` of `@poad/bellman`), then for `epochs` × `numMinibatches` minibatches of actions takes
  * a critic step on ½(Q(chosen token) − y)², a Polyak step of the target critic, and an actor step on
- * Σ_w π(w)·(β·log(π(w)/π̄(w)) − Q(w)) (gradient through π only). AdamW for both, as `@poad/ppo`.
+ * Σ_w π(w)·(β·log(π(w)/π̄(w)) − Q(w)) (gradient through π only; `policyLoss: 'released'`: the
+ * mean over the token space of β·log π(w) − Q(w) instead). AdamW for both, as `@poad/ppo`.
  */
 export class EtpoTrainer {
   readonly policy: EtpoPolicy;
@@ -117,6 +121,13 @@ export class EtpoTrainer {
       throw new EtpoArgumentError(
         'policy.targetVariables',
         'expected the same number, order and shapes as policy.criticVariables',
+      );
+    }
+    const scale = o.policy.criticScale ?? 1;
+    if (scale !== this.config.criticScale) {
+      throw new EtpoArgumentError(
+        'policy.criticScale',
+        `the policy scales its critic by ${scale}, the config asks for ${this.config.criticScale}; build the policy with the config's criticScale`,
       );
     }
     this.rng = new SeededRng(this.config.seed);
@@ -224,7 +235,7 @@ export class EtpoTrainer {
           const pickedQ = picked as tf.Tensor | null;
           const q = pickedQ ? await pickedQ.data() : new Float32Array(tokens);
           pickedQ?.dispose();
-          // Actor: Σ π(β·log(π/π̄) − Q), Q held constant.
+          // Actor: Σ π(β·log(π/π̄) − Q) or (released) mean_w(β·log π − Q), Q held constant.
           let stats: tf.Tensor | null = null;
           const actor = tf.variableGrads(() => {
             const raw = policy.vocabularyScores(batch);
@@ -233,7 +244,16 @@ export class EtpoTrainer {
             const entropy = tf.neg(tf.mean(tf.sum(tf.mul(pi, logPi), 1)));
             const kl = tf.mean(tf.sum(tf.mul(pi, logRatio), 1));
             stats = tf.keep(tf.stack([entropy, kl]));
-            return etpoPolicyLoss(s.policyLogits, s.q, s.reference, beta);
+            return config.policyLoss === 'released'
+              ? etpoReleasedPolicyLoss(
+                  s.policyLogits,
+                  s.q,
+                  s.reference,
+                  beta,
+                  undefined,
+                  allowed ?? undefined,
+                )
+              : etpoPolicyLoss(s.policyLogits, s.q, s.reference, beta);
           }, policy.actorVariables as tf.Variable[]);
           const policyLoss = (await actor.value.data())[0]!;
           const aGrads = policy.actorVariables.map((v) => actor.grads[v.name] ?? null);

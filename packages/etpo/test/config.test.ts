@@ -19,7 +19,14 @@ describe("ETPO's config schema", () => {
       const { description: _b, ...theirs } = ppoConfigSchema[k];
       expect(ours).toEqual(theirs);
     }
-    expect(c).toMatchObject({ beta: 0.1, tau: 0.005, reference: 'base', optimizer: 'adamw' });
+    expect(c).toMatchObject({
+      beta: 0.1,
+      tau: 0.005,
+      reference: 'base',
+      optimizer: 'adamw',
+      policyLoss: 'objective',
+      criticScale: 1,
+    });
   });
 
   it("has none of PPO's own fields: the clip, GAE λ, entropy bonus, KL stop, accumulation", () => {
@@ -41,6 +48,20 @@ describe("ETPO's config schema", () => {
     expect(() => resolveEtpoConfig({ optimizer: 'sgd' as 'lion' })).toThrow(
       /config\.optimizer: "sgd" is not one of: adamw, lion/,
     );
+    expect(() => resolveEtpoConfig({ policyLoss: 'mean' as 'released' })).toThrow(
+      /config\.policyLoss: "mean" is not one of: objective, released/,
+    );
+    expect(() => resolveEtpoConfig({ criticScale: 0 })).toThrow(/config\.criticScale: 0 is below/);
+    expect(() => resolveEtpoConfig({ criticScale: 2 })).toThrow(
+      'config.criticScale: 2 is above the maximum 1',
+    );
+    expect(() => resolveEtpoConfig({ criticScale: 'x' as unknown as number })).toThrow(
+      /config\.criticScale/,
+    );
+    expect(resolveEtpoConfig({ policyLoss: 'released', criticScale: 0.067 })).toMatchObject({
+      policyLoss: 'released',
+      criticScale: 0.067,
+    });
     const c = resolveEtpoConfig({ beta: 0.01, optimizer: 'lion' });
     expect(resolveEtpoConfig(c)).toBe(c);
   });

@@ -8,7 +8,8 @@ import { flatAllowed, softStats } from '../src/index.js';
  * position with its context (prompt + earlier action tokens). Actor: an MLP on
  * [embedding of the last context word, mean embedding of the context] to next-word logits.
  * Critic: an MLP on the same features of a frozen random embedding (sum instead of mean) to Q over
- * the vocabulary; the target critic is a copy. Reference π̄: uniform.
+ * the vocabulary; the target critic is a copy. Reference π̄: uniform. Q is `criticScale` times
+ * the critic MLP's output, online and target alike.
  */
 export class TinyEtpoPolicy implements EtpoPolicy {
   readonly vocab: number;
@@ -22,6 +23,7 @@ export class TinyEtpoPolicy implements EtpoPolicy {
     words: readonly string[],
     seed: number,
     readonly beta: number,
+    readonly criticScale = 1,
   ) {
     for (const [i, w] of words.entries()) this.ids.set(w, i + 1);
     this.vocab = words.length + 1;
@@ -97,7 +99,8 @@ export class TinyEtpoPolicy implements EtpoPolicy {
   ): tf.Tensor2D {
     const c = this.contexts(prompts, actions);
     const f = tf.concat([tf.matMul(c.last, this.frozen), tf.matMul(c.counts, this.frozen)], 1);
-    return tf.matMul(tf.relu(tf.matMul(f, vars[0]!)), vars[1]!) as tf.Tensor2D;
+    const out = tf.matMul(tf.relu(tf.matMul(f, vars[0]!)), vars[1]!) as tf.Tensor2D;
+    return this.criticScale === 1 ? out : (tf.mul(out, this.criticScale) as tf.Tensor2D);
   }
 
   scoreTokens(batch: TokenBatch): TokenScores {

@@ -13,6 +13,8 @@ beforeAll(async () => {
   await tf.setBackend('cpu');
 });
 
+const read = (t: tf.Tensor) => Array.from(t.dataSync());
+
 const CONFIG: Partial<EtpoConfig> = {
   numSteps: 1,
   epochs: 2,
@@ -26,7 +28,7 @@ const CONFIG: Partial<EtpoConfig> = {
 
 function setup(seed: number, length = 4, config: Partial<EtpoConfig> = {}) {
   const task = keyTokenTask(length);
-  const policy = new TinyEtpoPolicy(task.words, seed, CONFIG.beta!);
+  const policy = new TinyEtpoPolicy(task.words, seed, CONFIG.beta!, config.criticScale);
   const trainer = new EtpoTrainer({
     policy,
     env: new KeyTokenVecEnv(task, 8),
@@ -224,5 +226,121 @@ describe('EtpoTrainer on the key-token task', () => {
       /poad-etpo-checkpoint/,
     );
     policy.dispose();
+  });
+});
+
+describe('policyLoss and criticScale', () => {
+  // Three iterations of seed 1 (policy loss, value loss, entropy, KL) by the trainer before either
+  // option existed.
+  const BEFORE = {
+    vocabulary: [
+      [0.01777504663914442, 0.024472075048834085, 2.5968030095100403, 0.11124720051884651],
+      [0.004006346076494083, 0.01637423795182258, 2.614559769630432, 0.09349047765135765],
+      [-0.01897389441728592, 0.014230587985366583, 2.550615668296814, 0.15743451938033104],
+    ],
+    labels: [
+      [-0.03489999286830425, 0.01329083991004154, 0.3400888442993164, 0.006484748097136617],
+      [-0.0873665027320385, 0.029631784185767174, 0.3202785700559616, 0.026295035146176815],
+      [-0.12986809387803078, 0.01998500758782029, 0.2697264179587364, 0.07684717141091824],
+    ],
+  };
+  async function run(config: Partial<EtpoConfig>, iterations = 3) {
+    const { policy, trainer } = setup(1, 4, config);
+    const rows: number[][] = [];
+    for (let i = 0; i < iterations; i++) {
+      const u = (await trainer.iterate()).update;
+      rows.push([u.policyLoss, u.valueLoss, u.entropy, u.klToReference]);
+    }
+    const weights = [policy.actorVariables, policy.criticVariables, policy.targetVariables].map(
+      (vs) => vs.map((v) => Array.from(v.dataSync())),
+    );
+    policy.dispose();
+    trainer.dispose();
+    return { rows, weights };
+  }
+
+  it("by default (and as 'objective' with scale 1) repeats the trainer's numbers from before them", async () => {
+    for (const tokenSpace of ['vocabulary', 'labels'] as const) {
+      const plain = await run({ tokenSpace });
+      const explicit = await run({ tokenSpace, policyLoss: 'objective', criticScale: 1 });
+      expect(explicit).toEqual(plain);
+      plain.rows.flat().forEach((x, i) => {
+        expect(x, `${tokenSpace} [${i}]`).toBeCloseTo(BEFORE[tokenSpace].flat()[i]!, 7);
+      });
+    }
+  });
+
+  it("'released' takes no signal from Q: the actor moves the same under any critic scale", async () => {
+    const released = await run({ policyLoss: 'released' }, 1);
+    const releasedScaled = await run({ policyLoss: 'released', criticScale: 0.25 }, 1);
+    const objective = await run({}, 1);
+    const objectiveScaled = await run({ criticScale: 0.25 }, 1);
+    expect(released.rows.flat().every(Number.isFinite)).toBe(true);
+    expect(released.rows[0]![0]).not.toBeCloseTo(objective.rows[0]![0]!, 3);
+    // Same rollout and minibatches (the first iteration samples before any update).
+    expect(releasedScaled.weights[0]).toEqual(released.weights[0]);
+    expect(releasedScaled.weights[1]).not.toEqual(released.weights[1]);
+    // The objective's actor follows Q, so the scale changes where it goes.
+    expect(objectiveScaled.weights[0]).not.toEqual(objective.weights[0]);
+    // The critic regresses c·(head output) on the same targets' scale: its loss differs.
+    expect(objectiveScaled.rows[0]![1]).not.toBe(objective.rows[0]![1]);
+  });
+
+  it("'released' over the labels keeps the live tensor count and finite losses", async () => {
+    const { policy, trainer } = setup(2, 4, { policyLoss: 'released', tokenSpace: 'labels' });
+    await trainer.iterate();
+    const live = tf.memory().numTensors;
+    for (let i = 0; i < 2; i++) {
+      const u = (await trainer.iterate()).update;
+      expect([u.policyLoss, u.valueLoss, u.entropy].every(Number.isFinite)).toBe(true);
+      expect(u.actorSteps).toBe(4);
+    }
+    expect(tf.memory().numTensors).toBe(live);
+    policy.dispose();
+    trainer.dispose();
+  });
+
+  it('Q is criticScale × the head, online and target; a policy with another scale is refused', () => {
+    const task = keyTokenTask(2);
+    const c = 0.25;
+    const plain = new TinyEtpoPolicy(task.words, 1, 0.1);
+    const scaled = new TinyEtpoPolicy(task.words, 1, 0.1, c);
+    const prompt = plain.encodePrompt(task.prompt);
+    const [action] = plain.encodeContinuations(task.prompt, [task.candidates[0]!]);
+    const batch = { prompts: [prompt], actions: [action!], width: action!.length };
+    const live = tf.memory().numTensors;
+    const [q1, qc, sc, chosen] = tf.tidy(() => [
+      read(plain.criticQ(batch)),
+      read(scaled.criticQ(batch)),
+      read(scaled.vocabularyScores(batch).q),
+      read(tf.tensor1d(action!, 'int32')),
+    ]);
+    expect(tf.memory().numTensors).toBe(live);
+    expect(q1.some((x) => x !== 0)).toBe(true);
+    expect(qc).toEqual(q1.map((x) => Math.fround(c * x)));
+    expect(sc).toEqual(qc);
+    // The critic loss's picked Q: c × the unscaled one.
+    const v = plain.vocab;
+    chosen.forEach((id, k) => {
+      expect(qc[k * v + id]).toBe(Math.fround(c * q1[k * v + id]!));
+    });
+    // The target critic's Q enters the soft values scaled too.
+    const [v1, vc] = tf.tidy(() => [
+      read(plain.tokenValues(batch)),
+      read(scaled.tokenValues(batch)),
+    ]);
+    expect(vc).not.toEqual(v1);
+    const env = new KeyTokenVecEnv(task, 2);
+    expect(() => new EtpoTrainer({ policy: scaled, env })).toThrow(
+      /policy\.criticScale: the policy scales its critic by 0\.25, the config asks for 1/,
+    );
+    expect(() => new EtpoTrainer({ policy: plain, env, config: { criticScale: c } })).toThrow(
+      /policy\.criticScale/,
+    );
+    expect(
+      () => new EtpoTrainer({ policy: scaled, env, config: { criticScale: c } }),
+    ).not.toThrow();
+    plain.dispose();
+    scaled.dispose();
   });
 });
