@@ -3,7 +3,16 @@ import { basename, join } from 'node:path';
 import type { Series } from '@poad/run-kit';
 import { attemptsOf, readPrograms } from '@poad/train-datascicoding/programs';
 import type { PriorReference } from './prior.js';
-import { compareGroups, type Difference } from './stats.js';
+import {
+  type Count,
+  compareGroups,
+  type Difference,
+  detectableDifference,
+  EXACT_LIMIT,
+  fisherExact,
+  fisherPower,
+  holm,
+} from './stats.js';
 
 /** One curve group: an algorithm (or ablation setting) over several seeds. */
 export interface Group {
@@ -385,6 +394,30 @@ export interface PairDifference {
    * the last 5 iterations and the best reward.
    */
   metrics: Partial<Record<PairMetric, Difference | null>>;
+  /**
+   * Holm-adjusted p-values of `metrics`, over the report's whole family: every p-value of every
+   * pair and metric, and every Fisher test of {@link solved}.
+   */
+  holm: Partial<Record<PairMetric, number>>;
+  /**
+   * Seeds whose final greedy success reached {@link SOLVED_AT}, per group, with Fisher's exact
+   * test of the two counts and its Holm-adjusted p-value; null for DataSciCoding (no success) or
+   * runs without a greedy evaluation.
+   */
+  solved: { a: Count; b: Count; p: number; holm: number } | null;
+}
+
+/** A seed counts as solved when its final greedy success is at least this. */
+export const SOLVED_AT = 0.9;
+
+/** Seeds solved greedily of a group's runs, or null when a run has no greedy evaluation. */
+export function solvedSeeds(s: GroupSummary): Count | null {
+  const runs = s.runs ?? [];
+  if (runs.length === 0 || runs.some((r) => r.greedy === null)) return null;
+  return {
+    successes: runs.filter((r) => r.greedy!.successRate >= SOLVED_AT).length,
+    of: runs.length,
+  };
 }
 
 export type PairMetric =
@@ -452,6 +485,7 @@ export function pairwiseDifferences(
 ): PairDifference[] {
   const out: PairDifference[] = [];
   const keys = pairMetricsOf(summaries);
+  const coding = keys.includes('finalMeanReward');
   for (let i = 0; i < summaries.length; i++)
     for (let j = i + 1; j < summaries.length; j++) {
       const [A, B] = [summaries[i]!, summaries[j]!];
@@ -462,40 +496,105 @@ export function pairwiseDifferences(
         const ys = B.runs.map(m.of).filter((x): x is number => x !== null);
         metrics[key] = xs.length && ys.length ? compareGroups(xs, ys, { seed }) : null;
       }
-      out.push({ a: A.label, b: B.label, metrics });
+      const [sa, sb] = [solvedSeeds(A), solvedSeeds(B)];
+      const solved =
+        coding || !sa || !sb ? null : { a: sa, b: sb, p: fisherExact(sa, sb), holm: Number.NaN };
+      out.push({ a: A.label, b: B.label, metrics, holm: {}, solved });
     }
+  // Holm over the report's family: every p-value above, in a fixed order.
+  const family: { p: number; set: (q: number) => void }[] = [];
+  for (const pair of out) {
+    for (const key of keys) {
+      const d = pair.metrics[key];
+      if (d)
+        family.push({
+          p: d.p,
+          set: (q) => {
+            pair.holm[key] = q;
+          },
+        });
+    }
+    const f = pair.solved;
+    if (f)
+      family.push({
+        p: f.p,
+        set: (q) => {
+          f.holm = q;
+        },
+      });
+  }
+  const adjusted = holm(family.map((t) => t.p));
+  for (const [i, t] of family.entries()) t.set(adjusted[i]!);
   return out;
+}
+
+/** A p-value with how it was computed and its Holm-adjusted value. */
+function pText(p: number, how: string, adjusted: number | undefined): string {
+  const mark =
+    p >= 0.05 ? ' (n.s.)' : adjusted !== undefined && adjusted >= 0.05 ? ' (n.s. after Holm)' : '';
+  const holmPart = adjusted === undefined ? '' : `; Holm ${fixed(adjusted, 3)}`;
+  return `p = ${fixed(p, 3)} (${how}${holmPart})${mark}`;
+}
+
+/**
+ * The power line of a report: the smallest difference in solve rate Fisher's test detects with
+ * 80% power at the design's group sizes, and its power for 0.3 against 0.7.
+ */
+export function powerLine(pairs: readonly PairDifference[]): string | null {
+  const sizes = new Set<string>();
+  for (const p of pairs) if (p.solved) sizes.add(`${p.solved.a.of},${p.solved.b.of}`);
+  if (sizes.size === 0) return null;
+  const parts = [...sizes].map((key) => {
+    const [na, nb] = key.split(',').map(Number) as [number, number];
+    const delta = detectableDifference(na, nb);
+    const at = fisherPower(na, nb, 0.3, 0.7);
+    const who = na === nb ? `${na} seeds per setting` : `${na} against ${nb} seeds`;
+    const test = "Fisher's exact test at the 5% level (unadjusted)";
+    return delta === null
+      ? `with ${who}, no difference in solve rate reaches 80% power with ${test}, and its power for 0.3 against 0.7 is ${fixed(100 * at, 0)}%`
+      : `with ${who}, ${test} detects a difference in solve rate of ${fixed(delta, 2)} (true rates 0.5 ∓ half of it) with 80% power, and has ${fixed(100 * at, 0)}% power for 0.3 against 0.7`;
+  });
+  return `Power: ${parts.join('; ')}.`;
 }
 
 /** The report's section on pairwise differences, saying plainly which are not significant. */
 function differencesMarkdown(pairs: readonly PairDifference[]): string[] {
   if (pairs.length === 0) return [];
   const keys = Object.keys(pairs[0]!.metrics) as PairMetric[];
-  const cell = (d: Difference | null | undefined, digits: number) =>
+  const withSolved = pairs.some((p) => p.solved);
+  const cell = (d: Difference | null | undefined, adjusted: number | undefined, digits: number) =>
     !d
       ? '–'
-      : `${fixed(d.diff, digits)} [${fixed(d.low, digits)}, ${fixed(d.high, digits)}], p = ${fixed(d.p, 3)}${d.p < 0.05 ? '' : ' (n.s.)'}`;
+      : `${fixed(d.diff, digits)} [${fixed(d.low, digits)}, ${fixed(d.high, digits)}], ${pText(d.p, d.exact ? 'exact' : 'Monte Carlo', adjusted)}`;
+  const solvedCell = (p: PairDifference) =>
+    p.solved
+      ? `${p.solved.a.successes}/${p.solved.a.of} vs ${p.solved.b.successes}/${p.solved.b.of}, ${pText(p.solved.p, 'Fisher', p.solved.holm)}`
+      : '–';
   const digits = PAIR_DIGITS;
-  const notSignificant = pairs.flatMap((p) =>
-    keys
-      .filter((k) => p.metrics[k] && p.metrics[k]!.p >= 0.05)
+  const notSignificant = pairs.flatMap((p) => [
+    ...keys
+      .filter((k) => p.metrics[k] && (p.holm[k] ?? p.metrics[k]!.p) >= 0.05)
       .map((k) => `${p.a} − ${p.b}: ${PAIR_METRICS[k].title}`),
-  );
+    ...(p.solved && p.solved.holm >= 0.05 ? [`${p.a} − ${p.b}: seeds solved greedily`] : []),
+  ]);
+  const power = powerLine(pairs);
   return [
     '',
     '## Differences between settings',
     '',
-    `Mean of A − mean of B over seeds, with a percentile-bootstrap 95% interval (each group resampled alone) and a two-sided permutation p-value (exact over every split of the seeds when there are at most 100,000).${keys.includes('stepsTo90Sampled') ? ' Runs that never reached 90% sampled success count with their total env steps (a lower bound).' : ''} "(n.s.)": not significant at the 5% level.`,
+    `Mean of A − mean of B over seeds, with a percentile-bootstrap 95% interval (each group resampled alone) and a two-sided permutation p-value: exact over every split of the seeds when there are at most ${EXACT_LIMIT.toLocaleString('en-US')} splits, otherwise Monte Carlo over 10,000 random splits (each p-value says which).${withSolved ? ` Seeds solved greedily: final greedy success ≥ ${100 * SOLVED_AT}%, compared by Fisher's exact test (two-sided).` : ''} Holm: the p-value adjusted by Holm's method over every test of this table (the family-wise error rate).${keys.includes('stepsTo90Sampled') ? ' Runs that never reached 90% sampled success count with their total env steps (a lower bound).' : ''} "(n.s.)": not significant at the 5% level; "(n.s. after Holm)": significant alone, not after the adjustment.`,
     '',
-    `| A − B | ${keys.map((k) => PAIR_METRICS[k].title).join(' | ')} |`,
-    `|---|${keys.map(() => '---').join('|')}|`,
+    `| A − B | ${keys.map((k) => PAIR_METRICS[k].title).join(' | ')} |${withSolved ? ' seeds solved greedily |' : ''}`,
+    `|---|${keys.map(() => '---').join('|')}|${withSolved ? '---|' : ''}`,
     ...pairs.map(
-      (p) => `| ${p.a} − ${p.b} | ${keys.map((k) => cell(p.metrics[k], digits[k])).join(' | ')} |`,
+      (p) =>
+        `| ${p.a} − ${p.b} | ${keys.map((k) => cell(p.metrics[k], p.holm[k], digits[k])).join(' | ')} |${withSolved ? ` ${solvedCell(p)} |` : ''}`,
     ),
     '',
     notSignificant.length
-      ? `Not significant at the 5% level: ${notSignificant.join('; ')}.`
-      : 'Every difference above is significant at the 5% level.',
+      ? `Not significant at the 5% level after Holm's adjustment: ${notSignificant.join('; ')}.`
+      : "Every difference above is significant at the 5% level after Holm's adjustment.",
+    ...(power ? ['', power] : []),
   ];
 }
 

@@ -188,16 +188,36 @@ describe('pairwise differences in the report', () => {
     expect(d!.metrics.stepsTo90Sampled!.diff).toBeCloseTo(200 - 2600 / 3, 9);
     const md = markdown('T', 'cmd', [a, b], 1);
     expect(md).toContain('## Differences between settings');
-    expect(md).toContain('| a − b | 1.000 [1.000, 1.000], p = 0.100 (n.s.) |');
+    // Each p-value says how it was computed, with its Holm value over the table's four tests
+    // (four equal p = 0.1: each becomes min(1, 4 × 0.1) = 0.4).
+    expect(md).toContain('| a − b | 1.000 [1.000, 1.000], p = 0.100 (exact; Holm 0.400) (n.s.) |');
+    expect(d!.holm.greedyReturn).toBeCloseTo(0.4, 12);
+    // Seeds solved greedily (success ≥ 90%): 3 of 3 against 0 of 3, Fisher p = 2/20.
+    expect(d!.solved).toEqual({
+      a: { successes: 3, of: 3 },
+      b: { successes: 0, of: 3 },
+      p: expect.closeTo(0.1, 12),
+      holm: expect.closeTo(0.4, 12),
+    });
+    expect(md).toContain('| 3/3 vs 0/3, p = 0.100 (Fisher; Holm 0.400) (n.s.) |');
     expect(md).toMatch(
-      /Not significant at the 5% level: a − b: final greedy return; a − b: final greedy success; a − b: env steps to 90% sampled success\./,
+      /Not significant at the 5% level after Holm's adjustment: a − b: final greedy return; a − b: final greedy success; a − b: env steps to 90% sampled success; a − b: seeds solved greedily\./,
     );
-    // Six seeds each separate the same values significantly (p = 2/924).
-    const six = pairwiseDifferences([
+    expect(md).toContain(
+      "Power: with 3 seeds per setting, no difference in solve rate reaches 80% power with Fisher's exact test at the 5% level (unadjusted), and its power for 0.3 against 0.7 is 0%.",
+    );
+    // Six seeds each separate the same values significantly (p = 2/924), and stay so after Holm
+    // (the smallest of four p-values times 4).
+    const sixGroups = [
       group('a', [1, 1, 1, 1, 1, 1], Array(6).fill(100)),
       group('b', [0, 0, 0, 0, 0, 0], Array(6).fill(null)),
-    ])[0]!;
+    ];
+    const six = pairwiseDifferences(sixGroups)[0]!;
     expect(six.metrics.greedyReturn!.p).toBeCloseTo(2 / 924, 12);
+    expect(six.holm.greedyReturn).toBeCloseTo(4 * (2 / 924), 12);
+    expect(markdown('T', 'cmd', sixGroups, 1)).toMatch(
+      /\| 6\/6 vs 0\/6, p = 0\.002 \(Fisher; Holm 0\.009\) \|/,
+    );
     // No credit accuracy logged: not compared.
     expect(six.metrics.creditAccuracy).toBeUndefined();
   });
