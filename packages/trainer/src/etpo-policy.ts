@@ -17,6 +17,8 @@ export interface EtpoLmPolicyOptions {
   beta: number;
   /** π̄: the base model with its adapters off (ETPO's choice) or the uniform distribution. */
   reference: 'base' | 'uniform';
+  /** Q = criticScale × the critic head's output, online and target critic alike (default 1). */
+  criticScale?: number;
   /** Seed of the critic adapter; the actor's seed makes the critic start equal to the actor. */
   seed: number;
   stopTokenIds?: readonly number[];
@@ -28,13 +30,15 @@ export interface EtpoLmPolicyOptions {
  * Q(o, w_<k, ·) over the vocabulary, created with the actor's adapter configuration and seed so that
  * it starts as the actor does (ETPO initialises the critic from the policy); the target critic is
  * a third adapter, a Polyak average of the critic. Token and prompt values are soft values under
- * the target critic, E_π[Q̄] − β·KL(π ‖ π̄), which the rollout stores for `softBad`.
+ * the target critic, E_π[Q̄] − β·KL(π ‖ π̄), which the rollout stores for `softBad`. Q of
+ * either critic is `criticScale` times its head's logits (`qRows`, the one place Q is made).
  */
 export class EtpoLmPolicy extends LmPolicy implements EtpoPolicy {
   readonly critic: LoraAdapter;
   readonly target: LoraAdapter;
   readonly beta: number;
   readonly reference: 'base' | 'uniform';
+  readonly criticScale: number;
 
   constructor(model: CausalLM, tokenizer: TextTokenizer, o: EtpoLmPolicyOptions) {
     super(model, tokenizer, o.stopTokenIds);
@@ -42,6 +46,7 @@ export class EtpoLmPolicy extends LmPolicy implements EtpoPolicy {
     if (!actor) throw new Error('EtpoLmPolicy: the model has no LoRA adapter to act with');
     this.beta = o.beta;
     this.reference = o.reference;
+    this.criticScale = o.criticScale ?? 1;
     const cfg = {
       r: actor.config.r,
       alpha: actor.config.alpha,
@@ -71,6 +76,16 @@ export class EtpoLmPolicy extends LmPolicy implements EtpoPolicy {
     return this.model.head(this.hiddenRows(prompts, actions, adapter));
   }
 
+  /** Q over the vocabulary of a critic adapter (online or target): criticScale × its logits. */
+  private qRows(
+    prompts: readonly Int32Array[],
+    actions: readonly Int32Array[],
+    adapter: LoraAdapter,
+  ): tf.Tensor2D {
+    const logits = this.logitRows(prompts, actions, adapter);
+    return this.criticScale === 1 ? logits : (tf.mul(logits, this.criticScale) as tf.Tensor2D);
+  }
+
   private referenceRows(prompts: readonly Int32Array[], actions: readonly Int32Array[]): Reference {
     return this.reference === 'uniform'
       ? 'uniform'
@@ -85,7 +100,7 @@ export class EtpoLmPolicy extends LmPolicy implements EtpoPolicy {
     const actor = this.model.adapter ?? undefined;
     const s = softStats(
       this.logitRows(prompts, actions, actor),
-      this.logitRows(prompts, actions, this.target),
+      this.qRows(prompts, actions, this.target),
       this.referenceRows(prompts, actions),
       this.beta,
       allowed,
@@ -114,13 +129,13 @@ export class EtpoLmPolicy extends LmPolicy implements EtpoPolicy {
   }
 
   criticQ(batch: TokenBatch): tf.Tensor2D {
-    return this.logitRows(batch.prompts, batch.actions, this.critic);
+    return this.qRows(batch.prompts, batch.actions, this.critic);
   }
 
   vocabularyScores(batch: TokenBatch): VocabularyScores {
     return {
       policyLogits: this.logitRows(batch.prompts, batch.actions, this.model.adapter ?? undefined),
-      q: this.logitRows(batch.prompts, batch.actions, this.critic),
+      q: this.qRows(batch.prompts, batch.actions, this.critic),
       reference: this.referenceRows(batch.prompts, batch.actions),
     };
   }

@@ -16,9 +16,14 @@ beforeAll(async () => {
   await initBackend('cpu');
 });
 
-async function policyOf(reference: 'base' | 'uniform', beta = 0.2) {
+async function policyOf(reference: 'base' | 'uniform', beta = 0.2, criticScale?: number) {
   const model = await loadCausalLM(dir, { seed: 7, lora: { r: 4, alpha: 8 } });
-  return new EtpoLmPolicy(model, model.tokenizer!, { beta, reference, seed: 7 });
+  return new EtpoLmPolicy(model, model.tokenizer!, {
+    beta,
+    reference,
+    seed: 7,
+    ...(criticScale === undefined ? {} : { criticScale }),
+  });
 }
 
 describe('EtpoLmPolicy', () => {
@@ -95,6 +100,40 @@ describe('EtpoLmPolicy', () => {
     expect(target).not.toEqual(target0);
     expect(target).not.toEqual(critic);
     await env.close();
+    p.dispose();
+    p.model.dispose();
+  });
+
+  it('scales Q by criticScale for the online and the target critic, and the soft values with it', async () => {
+    const c = 0.0625;
+    const p = await policyOf('uniform', 0.3, c);
+    const text = 'You stand in a hall with a red door and a blue door. You';
+    const prompt = await p.encodePrompt(text);
+    const [action] = await p.encodeContinuations(text, ['open the red door']);
+    const batch = { prompts: [prompt], actions: [action!], width: action!.length };
+    const [q, scoresQ, values] = tf.tidy(() => [
+      Array.from(p.criticQ(batch).dataSync()),
+      Array.from(p.vocabularyScores(batch).q.dataSync()),
+      Array.from(p.tokenValues(batch).dataSync()),
+    ]);
+    // Every adapter starts as the base model (B = 0): Q = c × the base logits, E_π[Q̄] − β·KL with it.
+    const ids = [...prompt, ...action!];
+    const logits = await p.model.logits([ids]);
+    const v = p.model.config.vocabSize;
+    action!.forEach((_, k) => {
+      const row = Array.from(logits.subarray((prompt.length - 1 + k) * v, (prompt.length + k) * v));
+      row.forEach((x, w) => {
+        expect(q[k * v + w]).toBeCloseTo(c * x, 4);
+      });
+      const m = Math.max(...row);
+      const z = row.reduce((a, x) => a + Math.exp(x - m), 0);
+      const pi = row.map((x) => Math.exp(x - m) / z);
+      const eq = pi.reduce((a, pw, i) => a + pw * c * row[i]!, 0);
+      const kl = pi.reduce((a, pw) => a + (pw > 0 ? pw * Math.log(pw * v) : 0), 0);
+      expect(values[k]).toBeCloseTo(eq - 0.3 * kl, 3);
+    });
+    expect(scoresQ).toEqual(q);
+    expect(p.criticScale).toBe(c);
     p.dispose();
     p.model.dispose();
   });

@@ -15,7 +15,7 @@ export const ETPO_ADAPTER_DIRS = { critic: 'critic', target: 'target' } as const
 export const etpo: AlgorithmEntry<EtpoConfig> & { name: 'etpo' } = {
   name: 'etpo',
   summary:
-    'ETPO: token-level soft Q-learning on the soft BAD backup, KL-regularised towards a reference (--beta, --tau, --reference, --optimizer)',
+    'ETPO: token-level soft Q-learning on the soft BAD backup, KL-regularised towards a reference (--beta, --tau, --reference, --optimizer, --policy-loss, --critic-scale)',
   configSchema: etpoConfigSchema,
   resolveConfig: (explicit, options) => resolveEtpoConfig(explicit as Partial<EtpoConfig>, options),
   valueHead: false,
@@ -23,6 +23,7 @@ export const etpo: AlgorithmEntry<EtpoConfig> & { name: 'etpo' } = {
     const policy = new EtpoLmPolicy(model, tokenizer, {
       beta: config.beta,
       reference: config.reference,
+      criticScale: config.criticScale,
       seed: config.seed,
       ...(o.stopTokenIds ? { stopTokenIds: o.stopTokenIds } : {}),
     });
