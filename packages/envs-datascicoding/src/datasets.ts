@@ -17,6 +17,17 @@ export const DEFAULT_MAX_ROWS = 2000;
 /** Number of random 50/50 train/test splits (seeds 0..4). */
 export const SPLIT_COUNT = 5;
 
+/**
+ * Rows set apart before the reward's splits are made, for scoring programs where the reward never
+ * looks ({@link HeldOutRows}, `evaluateHeldOut`).
+ */
+export interface HoldoutSpec {
+  /** Share of each class's rows held out, in (0, 0.9]. */
+  fraction: number;
+  /** Seed of the draw (default 0). */
+  seed?: number;
+}
+
 /** Options shared by CSV and OpenML datasets. */
 interface TableOptions {
   /** Name used in the prompt and in the env id (default: derived from the source). */
@@ -25,6 +36,12 @@ interface TableOptions {
   drop?: readonly string[];
   /** Keep the first N complete rows (default 2000). */
   maxRows?: number;
+  /**
+   * Hold out a fixed, seeded, stratified share of the rows: they are removed before the five
+   * reward splits are made, never reach the sandbox while rewards are scored, and are kept in
+   * `Dataset.holdout` (default: none, every row is used by the reward).
+   */
+  holdout?: HoldoutSpec;
 }
 
 /** Any CSV file with a header row; `target` names the label column. */
@@ -57,13 +74,35 @@ export interface DatasetSplit {
   test: readonly number[];
 }
 
+/**
+ * The rows a {@link HoldoutSpec} set apart. Row numbers count the rows of the preprocessed table
+ * (after dropping incomplete rows and keeping the first `maxRows`), before anything was held out.
+ */
+export interface HeldOutRows {
+  fraction: number;
+  seed: number;
+  /** Number of held-out rows. */
+  n: number;
+  /** Row-major n×d features of the held-out rows. */
+  x: Float64Array;
+  /** Their labels 0..k-1 (the same coding as the dataset's). */
+  y: Int32Array;
+  /** Table row of each held-out row, ascending. */
+  rows: readonly number[];
+  /** Table row of each of the dataset's own (reward) rows, ascending. */
+  rewardRows: readonly number[];
+}
+
 /** A dataset ready for scoring: numeric features, labels 0..k-1 and the five splits. */
 export interface Dataset {
   /** Short name used in the env id. */
   name: string;
   /** Human-readable name used in the prompt. */
   title: string;
-  /** Rows and feature columns after preprocessing (the full dataset's shape). */
+  /**
+   * Rows and feature columns after preprocessing (the full dataset's shape; with a holdout, the
+   * rows the reward uses).
+   */
   n: number;
   d: number;
   /** Original class values, in the order of the labels 0..k-1. */
@@ -72,7 +111,10 @@ export interface Dataset {
   x: Float64Array;
   /** Labels 0..k-1. */
   y: Int32Array;
+  /** The five reward splits, as indices into `x` and `y`. */
   splits: readonly DatasetSplit[];
+  /** Rows held out from the reward (only with a `holdout` in the spec). */
+  holdout?: HeldOutRows;
 }
 
 /** The env-id-friendly name of a dataset spec, e.g. `iris`, `heart` for `heart.csv`, `openml-31`. */
@@ -100,6 +142,7 @@ interface NormalisedSpec {
   cacheDir?: string;
   allowNetwork?: boolean;
   splits: number;
+  holdout?: { fraction: number; seed: number };
 }
 
 /** Throws a typed error naming the bad field when `spec` is not a usable dataset spec. */
@@ -138,7 +181,8 @@ function normalise(spec: DatasetSpec): NormalisedSpec {
     );
   }
   const drop = [...(spec.drop ?? [])];
-  const common = { name: spec.name, drop, maxRows, splits: SPLIT_COUNT };
+  const holdout = spec.holdout === undefined ? {} : { holdout: checkHoldout(spec.holdout) };
+  const common = { name: spec.name, drop, maxRows, splits: SPLIT_COUNT, ...holdout };
   if ('csv' in spec) {
     if (typeof spec.csv !== 'string' || spec.csv.length === 0) {
       throw new DataSciOptionError('dataset.csv', 'expected the path of a CSV file.');
@@ -170,6 +214,30 @@ function normalise(spec: DatasetSpec): NormalisedSpec {
   );
 }
 
+function checkHoldout(holdout: HoldoutSpec): { fraction: number; seed: number } {
+  if (holdout === null || typeof holdout !== 'object') {
+    throw new DataSciOptionError(
+      'dataset.holdout',
+      `expected { fraction, seed? }, got ${String(holdout)}.`,
+    );
+  }
+  const { fraction } = holdout;
+  if (typeof fraction !== 'number' || !(fraction > 0 && fraction <= 0.9)) {
+    throw new DataSciOptionError(
+      'dataset.holdout.fraction',
+      `expected a share in (0, 0.9], got ${String(fraction)}.`,
+    );
+  }
+  const seed = holdout.seed ?? 0;
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
+    throw new DataSciOptionError(
+      'dataset.holdout.seed',
+      `expected an integer in [0, 2^32 − 1], got ${String(seed)}.`,
+    );
+  }
+  return { fraction, seed };
+}
+
 /**
  * Throws a DatasetError when a split of `dataset` cannot be scored: every one of the random 50/50
  * splits needs two classes in its training half (to fit a classifier) and in its test half (for
@@ -197,7 +265,10 @@ const cache = new Map<string, Promise<Dataset>>();
 /**
  * Loads, preprocesses and splits a dataset with the system Python (cached per process and spec).
  * CSV and OpenML data: drop the `drop` columns, drop rows with a missing value, keep the first
- * `maxRows` rows, label-encode text and boolean feature columns, re-index the labels 0..k-1.
+ * `maxRows` rows, label-encode text and boolean feature columns, re-index the labels 0..k-1;
+ * then, with a `holdout`, set the held-out rows apart (per class, in label order: a draw of
+ * round(fraction × the class's rows), at least 1 and at most all but one, from one
+ * `RandomState(seed)`), and make the five splits from the remaining rows only.
  */
 export async function loadDataset(
   spec: DatasetSpec,
@@ -224,6 +295,14 @@ interface PrepareOutput {
   x: string;
   y: number[];
   splits: DatasetSplit[];
+  holdout?: { rows: number[]; rewardRows: number[]; x: string; y: number[] };
+}
+
+function decodeFeatures(base64: string, n: number, d: number): Float64Array {
+  const bytes = Buffer.from(base64, 'base64');
+  const x = new Float64Array(n * d);
+  new Uint8Array(x.buffer).set(bytes);
+  return x;
 }
 
 async function prepare(spec: NormalisedSpec, label: string, python: string): Promise<Dataset> {
@@ -254,9 +333,8 @@ async function prepare(spec: NormalisedSpec, label: string, python: string): Pro
   });
   const parsed = JSON.parse(stdout) as PrepareOutput;
   if (!parsed.ok) throw new DatasetError(label, parsed.message ?? 'the loader failed');
-  const bytes = Buffer.from(parsed.x, 'base64');
-  const x = new Float64Array(parsed.n * parsed.d);
-  new Uint8Array(x.buffer).set(bytes);
+  const x = decodeFeatures(parsed.x, parsed.n, parsed.d);
+  const held = parsed.holdout;
   return {
     name: label,
     title: (spec.name ?? parsed.name ?? label).replace(/_/g, ' '),
@@ -266,5 +344,17 @@ async function prepare(spec: NormalisedSpec, label: string, python: string): Pro
     x,
     y: Int32Array.from(parsed.y),
     splits: parsed.splits,
+    ...(held && spec.holdout
+      ? {
+          holdout: {
+            ...spec.holdout,
+            n: held.rows.length,
+            x: decodeFeatures(held.x, held.rows.length, parsed.d),
+            y: Int32Array.from(held.y),
+            rows: held.rows,
+            rewardRows: held.rewardRows,
+          },
+        }
+      : {}),
   };
 }

@@ -5,6 +5,8 @@ export type {
   Dataset,
   DatasetSpec,
   DatasetSplit,
+  HeldOutRows,
+  HoldoutSpec,
   OpenMLDatasetSpec,
 } from './datasets.js';
 export {
@@ -46,4 +48,4 @@ export type { IsolationMode } from './sandbox.js';
 export { SANDBOX_MARKER } from './sandbox.js';
 export { closeForkServers, forkServerProblem } from './sandbox-server.js';
 export type { EvaluateOptions, Evaluation, FailureReason } from './scoring.js';
-export { DEFAULT_BANNED, evaluateModule, evaluateProgram } from './scoring.js';
+export { DEFAULT_BANNED, evaluateHeldOut, evaluateModule, evaluateProgram } from './scoring.js';

@@ -4,7 +4,9 @@
  * It runs no candidate code, so it runs outside the sandbox (it may need the network to fill the
  * OpenML cache). Input: one JSON argument describing the dataset. Output: one JSON line on
  * stdout, either `{ ok: true, ... }` with the features as base64 little-endian float64, the
- * labels re-indexed 0..k-1 and the five train/test splits, or `{ ok: false, message }`.
+ * labels re-indexed 0..k-1 and the five train/test splits (with a holdout: of the remaining rows,
+ * the held-out rows' table indices, features and labels under `holdout`), or
+ * `{ ok: false, message }`.
  */
 export const PREPARE_SOURCE = `
 import base64
@@ -43,6 +45,23 @@ def from_frame(df, target, drop, max_rows, where):
         labels = labels.astype(str)
     y, classes = pd.factorize(labels, sort=True)
     return x, y, [str(c) for c in classes]
+
+
+def holdout_rows(y, k, fraction, seed):
+    # A stratified draw: for each class in label order, round(fraction * its rows) of them (at
+    # least 1, at most all but one), the first entries of a permutation of its rows drawn from one
+    # RandomState(seed). Returned ascending.
+    import numpy as np
+    rng = np.random.RandomState(seed)
+    held = []
+    for label in range(k):
+        rows = np.flatnonzero(y == label)
+        if len(rows) < 2:
+            raise Problem('class %d has %d row(s); a holdout needs at least 2 of every class'
+                          % (label, len(rows)))
+        take = min(max(int(np.floor(fraction * len(rows) + 0.5)), 1), len(rows) - 1)
+        held.append(rng.permutation(rows)[:take])
+    return np.sort(np.concatenate(held))
 
 
 def builtin(name):
@@ -114,6 +133,19 @@ def main():
     if len(classes) < 2:
         raise Problem('the target has a single class (%s); a classifier needs at least two'
                       % ', '.join(classes))
+    held = None
+    if spec.get('holdout'):
+        rows = holdout_rows(y, len(classes), spec['holdout']['fraction'], spec['holdout']['seed'])
+        keep = np.setdiff1d(np.arange(len(y)), rows)
+        held = {
+            'rows': rows.tolist(),
+            'rewardRows': keep.tolist(),
+            'x': base64.b64encode(np.ascontiguousarray(x[rows], dtype='<f8').tobytes()).decode(),
+            'y': [int(v) for v in y[rows]],
+        }
+        x, y = x[keep], y[keep]
+        if len(np.unique(y)) < 2:
+            raise Problem('after the holdout the reward rows hold a single class')
     # Identical to train_test_split(test_size=0.5, shuffle=True, random_state=seed): the test rows
     # are the first ceil(n / 2) entries of RandomState(seed).permutation(n), the rest train.
     n_test = (len(y) + 1) // 2
@@ -131,6 +163,8 @@ def main():
         'y': [int(v) for v in y],
         'splits': splits,
     }
+    if held is not None:
+        out['holdout'] = held
     sys.stdout.write(json.dumps(out))
 
 

@@ -1,5 +1,6 @@
 import { AucError, meanAndStd, splitRocAuc } from './auc.js';
 import type { Dataset } from './datasets.js';
+import { DataSciOptionError } from './errors.js';
 import { chooseIsolation, type IsolationRequest } from './isolation.js';
 import { resolveLimits, type SandboxLimits } from './limits.js';
 import type { EvaluationPool } from './pool.js';
@@ -93,6 +94,18 @@ function failure(
   };
 }
 
+function bannedIn(body: string, options: EvaluateOptions): Evaluation | null {
+  for (const banned of options.banned ?? DEFAULT_BANNED) {
+    if (banned.length > 0 && body.includes(banned)) {
+      return failure(
+        'banned',
+        `the code uses ${banned} which is not allowed here (too slow); use another model`,
+      );
+    }
+  }
+  return null;
+}
+
 /**
  * Scores the body of `build_model`: refuses banned constructs, runs the program in the sandbox
  * on the dataset's five splits and returns the ROC AUC of each split, or the reason it failed.
@@ -102,14 +115,8 @@ export async function evaluateProgram(
   body: string,
   options: EvaluateOptions = {},
 ): Promise<Evaluation> {
-  for (const banned of options.banned ?? DEFAULT_BANNED) {
-    if (banned.length > 0 && body.includes(banned)) {
-      return failure(
-        'banned',
-        `the code uses ${banned} which is not allowed here (too slow); use another model`,
-      );
-    }
-  }
+  const banned = bannedIn(body, options);
+  if (banned) return banned;
   const source = assembleProgram(body, dataset.n, dataset.d, options.keepTrailingReturn);
   return evaluateModule(dataset, source, options);
 }
@@ -120,6 +127,72 @@ export async function evaluateModule(
   source: string,
   options: EvaluateOptions = {},
 ): Promise<Evaluation> {
+  return runAndScore(dataset, dataset, source, options);
+}
+
+/**
+ * The sandbox's task for held-out scoring: every reward row first, then the held-out rows, and
+ * one split that trains on the former and tests on the latter. The sandbox gets the held-out
+ * labels as −1 (the runner passes only the training rows' labels to `build_model`, so nothing
+ * it does needs them); the true labels stay here for the AUC.
+ */
+function heldOutTask(dataset: Dataset): { sandbox: SandboxData; labels: SandboxData } {
+  const held = dataset.holdout;
+  if (!held) {
+    throw new DataSciOptionError(
+      'dataset',
+      `${dataset.name} has no held-out rows: give its spec a holdout ({ fraction, seed }).`,
+    );
+  }
+  const n = dataset.n + held.n;
+  const x = new Float64Array(n * dataset.d);
+  x.set(dataset.x, 0);
+  x.set(held.x, dataset.n * dataset.d);
+  const y = new Int32Array(n);
+  y.set(dataset.y, 0);
+  y.set(held.y, dataset.n);
+  const masked = y.slice();
+  masked.fill(-1, dataset.n);
+  const splits = [
+    {
+      train: Array.from({ length: dataset.n }, (_, i) => i),
+      test: Array.from({ length: held.n }, (_, i) => dataset.n + i),
+    },
+  ];
+  return {
+    sandbox: { n, d: dataset.d, x, y: masked, splits },
+    labels: { n, d: dataset.d, x, y, splits },
+  };
+}
+
+/**
+ * Scores the body of `build_model` on the dataset's held-out rows (a spec with a `holdout`):
+ * refuses banned constructs as {@link evaluateProgram} does, then runs the same program text in
+ * the same sandbox, fitted once on all the reward rows (`dataset.x`, `dataset.y`), with
+ * `predict_proba` on the held-out rows. `auc` is their ROC AUC (`aucs` holds it alone, `std` is
+ * 0). Throws a DataSciOptionError when the dataset has no held-out rows.
+ */
+export async function evaluateHeldOut(
+  dataset: Dataset,
+  body: string,
+  options: EvaluateOptions = {},
+): Promise<Evaluation> {
+  const task = heldOutTask(dataset);
+  const banned = bannedIn(body, options);
+  if (banned) return banned;
+  const source = assembleProgram(body, dataset.n, dataset.d, options.keepTrailingReturn);
+  return runAndScore(task.sandbox, task.labels, source, options);
+}
+
+/** What the sandbox reads of a dataset (and what the scoring reads: the labels and splits). */
+type SandboxData = Pick<Dataset, 'n' | 'd' | 'x' | 'y' | 'splits'>;
+
+async function runAndScore(
+  sandboxData: SandboxData,
+  labels: SandboxData,
+  source: string,
+  options: EvaluateOptions,
+): Promise<Evaluation> {
   const python = options.python ?? DEFAULT_PYTHON;
   const limits = resolveLimits(options.limits);
   const isolation = await chooseIsolation(options.isolation ?? 'auto', python, options.tmpDir);
@@ -128,7 +201,7 @@ export async function evaluateModule(
     runSandboxed({
       mode: isolation === 'namespaces' ? 'ns' : 'basic',
       source,
-      dataset,
+      dataset: sandboxData,
       limits,
       python,
       tmpDir: options.tmpDir,
@@ -136,7 +209,7 @@ export async function evaluateModule(
       signal: options.signal,
     }),
   );
-  return interpret(run, dataset, limits, isolation);
+  return interpret(run, labels, limits, isolation);
 }
 
 interface RunnerResult {
@@ -158,7 +231,7 @@ const RUNNER_REASONS = new Set([
 
 function interpret(
   run: SandboxRun,
-  dataset: Dataset,
+  dataset: SandboxData,
   limits: SandboxLimits,
   isolation: IsolationMode,
 ): Evaluation {
