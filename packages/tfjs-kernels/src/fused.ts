@@ -47,6 +47,39 @@ export interface FusedOps {
     vPre: tf.Tensor4D,
     mask: tf.Tensor,
   ): tf.Tensor2D;
+  /**
+   * One token per row of logits [rows, vocab], drawn on the device as `@poad/lora-model`'s host
+   * sampler draws it (temperature, top-k; greedy at temperature 0), with one uniform u in [0, 1)
+   * per row [rows] (unused when greedy). Returns the ids, int32 [rows], and a record, int32
+   * [3·rows]: the ids, then the bits of log π(id) (full vocabulary, temperature 1), then the bits
+   * of the id's log-probability under the sampler's distribution (0 when greedy), as float32.
+   * Forward only. Optional.
+   */
+  sampleTokens?(
+    logits: tf.Tensor2D,
+    u: tf.Tensor1D,
+    opts: { temperature: number; topK: number },
+  ): { ids: tf.Tensor1D; record: tf.Tensor1D };
+  /**
+   * Attention of one new query per row over a preallocated cache (generation): q
+   * [rows, heads·hd] (rotated), k and v [rows, slots, kvHeads·hd], `lens` int32 [rows]; row r
+   * attends to its slots 0 .. lens[r] + extra − 1. Returns [rows, heads·hd]. Forward only.
+   * Optional.
+   */
+  cacheAttention?(
+    q: tf.Tensor2D,
+    k: tf.Tensor3D,
+    v: tf.Tensor3D,
+    lens: tf.Tensor1D,
+    opts: { heads: number; extra: number },
+  ): tf.Tensor2D;
+  /**
+   * Writes row r of `rows` [rows, width] into slot `slots[r]` of row r of `cache`
+   * [rows, slotCount, width] in place (buffer copies, no program). The cache must be a tensor no
+   * one else holds: TF.js treats tensors as immutable, and every tensor sharing its data sees the
+   * write. Optional.
+   */
+  writeCacheRows?(cache: tf.Tensor3D, rows: tf.Tensor2D, slots: ArrayLike<number>): void;
   /** Log-probability of each row's target and the softmax entropy, differentiable. */
   logProbStats(
     logits: tf.Tensor2D,

@@ -621,3 +621,169 @@ describe.runIf(gpu.ok)('webgpu backend behaviour', () => {
     z.dispose();
   });
 });
+
+/**
+ * The host sampler's rule (that of `sampleToken` in @poad/lora-model, written out here in the
+ * plainest form: a full sort): rank by logit, larger first, ties by smaller index; keep the first
+ * k; walk them subtracting exp(z/T − max/T) from u · total; greedy takes the first largest.
+ */
+function hostDraw(z: ArrayLike<number>, t: number, k: number, u: number) {
+  const n = z.length;
+  const lse = (() => {
+    let m = -Infinity;
+    for (let i = 0; i < n; i++) m = Math.max(m, z[i] as number);
+    let s = 0;
+    for (let i = 0; i < n; i++) s += Math.exp((z[i] as number) - m);
+    return m + Math.log(s);
+  })();
+  if (t === 0) {
+    let best = 0;
+    for (let i = 1; i < n; i++) if ((z[i] as number) > (z[best] as number)) best = i;
+    return { id: best, logProb: (z[best] as number) - lse, samplerLogProb: 0 };
+  }
+  const order = Array.from({ length: n }, (_, i) => i).sort(
+    (a, b) => (z[b] as number) - (z[a] as number) || a - b,
+  );
+  const kept = order.slice(0, k > 0 ? Math.min(k, n) : n);
+  const max = (z[kept[0]!] as number) / t;
+  const p = kept.map((i) => Math.exp((z[i] as number) / t - max));
+  const total = p.reduce((a, b) => a + b, 0);
+  let rest = u * total;
+  let pick = kept.length - 1;
+  for (let j = 0; j < kept.length; j++) {
+    rest -= p[j]!;
+    if (rest < 0) {
+      pick = j;
+      break;
+    }
+  }
+  const id = kept[pick]!;
+  return { id, logProb: (z[id] as number) - lse, samplerLogProb: Math.log(p[pick]! / total) };
+}
+
+describe.runIf(gpu.ok)('webgpu generation ops', () => {
+  it('sampleTokens draws what the host rule draws (greedy, top-k, all tokens, ties, wide rows)', async () => {
+    await initBackend('webgpu', { allowSoftwareAdapter: true });
+    const sample = webGpuFusedOps.sampleTokens!;
+    let seed = 7;
+    const next = () => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed / 2 ** 32;
+    };
+    for (const vocab of [50, 300]) {
+      const rows = 16;
+      const z = new Float32Array(rows * vocab);
+      for (let i = 0; i < z.length; i++) z[i] = Math.round((next() * 6 - 3) * 8) / 8;
+      // Ties: row 1 all equal, row 2 two equal maxima, row 3 −0 beside +0 as the largest.
+      z.fill(0.5, vocab, 2 * vocab);
+      z[2 * vocab + 3] = 9;
+      z[2 * vocab + 7] = 9;
+      z.fill(-1, 3 * vocab, 4 * vocab);
+      z[3 * vocab + 4] = -0;
+      z[3 * vocab + 2] = 0;
+      const us = Array.from({ length: rows }, () => next());
+      us[0] = 0;
+      us[5] = 0.999999;
+      for (const [t, k] of [
+        [0, 0],
+        [0.7, 5],
+        [1, 0],
+        [1.3, 1],
+        [0.5, vocab - 1],
+        [1, vocab + 3],
+      ] as const) {
+        const before = tf.memory().numTensors;
+        const logits = tf.tensor2d(z, [rows, vocab]);
+        const u = tf.tensor1d(us);
+        const { ids, record } = sample(logits, u, { temperature: t, topK: k });
+        const got = new Int32Array((await record.data()) as Int32Array);
+        const gotIds = Array.from((await ids.data()) as Int32Array);
+        tf.dispose([logits, u, ids, record]);
+        expect(tf.memory().numTensors).toBe(before);
+        const floats = new Float32Array(got.buffer);
+        for (let r = 0; r < rows; r++) {
+          const want = hostDraw(z.subarray(r * vocab, (r + 1) * vocab), t, k, us[r]!);
+          const what = `vocab ${vocab}, T ${t}, k ${k}, row ${r}`;
+          expect(got[r], what).toBe(want.id);
+          expect(gotIds[r], what).toBe(want.id);
+          expect(Math.abs(floats[rows + r]! - want.logProb), what).toBeLessThan(1e-5);
+          expect(Math.abs(floats[2 * rows + r]! - want.samplerLogProb), what).toBeLessThan(1e-5);
+        }
+      }
+    }
+  });
+
+  it('cacheAttention over a cache written in place equals attention over the real slots', async () => {
+    await initBackend('webgpu', { allowSoftwareAdapter: true });
+    const [rows, slots, heads, kvHeads, hd] = [3, 9, 4, 2, 8];
+    const lens = [2, 5, 7];
+    const before = tf.memory().numTensors;
+    const q = rnd([rows, heads * hd], 31);
+    const kv = rnd([rows, slots, kvHeads * hd], 32);
+    const vv = rnd([rows, slots, kvHeads * hd], 33);
+    // The cache: zeros, then each row's slots written one by one as generation writes them.
+    const kc = tf.zeros([rows, slots, kvHeads * hd]) as tf.Tensor3D;
+    const vc = tf.zeros([rows, slots, kvHeads * hd]) as tf.Tensor3D;
+    const write = webGpuFusedOps.writeCacheRows!;
+    for (let s = 0; s < slots; s++) {
+      const at = lens.map((l) => Math.min(s, l));
+      const k2 = tf.tidy(() =>
+        tf.reshape(
+          tf.gather(
+            tf.reshape(kv, [rows * slots, -1]),
+            at.map((a, r) => r * slots + a),
+          ),
+          [rows, -1],
+        ),
+      ) as tf.Tensor2D;
+      const v2 = tf.tidy(() =>
+        tf.reshape(
+          tf.gather(
+            tf.reshape(vv, [rows * slots, -1]),
+            at.map((a, r) => r * slots + a),
+          ),
+          [rows, -1],
+        ),
+      ) as tf.Tensor2D;
+      write(kc, k2, at);
+      write(vc, v2, at);
+      tf.dispose([k2, v2]);
+    }
+    const lensT = tf.tensor1d(
+      lens.map((l) => l - 1),
+      'int32',
+    );
+    const out = webGpuFusedOps.cacheAttention!(q as tf.Tensor2D, kc, vc, lensT, {
+      heads,
+      extra: 1,
+    });
+    const got = await out.data();
+    const [qh, kh, vh] = await Promise.all([q.data(), kv.data(), vv.data()]);
+    const want = new Float32Array(rows * heads * hd);
+    for (let r = 0; r < rows; r++) {
+      for (let h = 0; h < heads; h++) {
+        const g = Math.floor(h / (heads / kvHeads));
+        const s = Array.from({ length: lens[r]! }, (_, j) => {
+          let d = 0;
+          for (let c = 0; c < hd; c++) {
+            d += qh[(r * heads + h) * hd + c]! * kh[((r * slots + j) * kvHeads + g) * hd + c]!;
+          }
+          return d / Math.sqrt(hd);
+        });
+        const m = Math.max(...s);
+        const e = s.map((x) => Math.exp(x - m));
+        const sum = e.reduce((a, b) => a + b, 0);
+        for (let c = 0; c < hd; c++) {
+          let acc = 0;
+          for (let j = 0; j < e.length; j++) {
+            acc += (e[j]! / sum) * vh[((r * slots + j) * kvHeads + g) * hd + c]!;
+          }
+          want[(r * heads + h) * hd + c] = acc;
+        }
+      }
+    }
+    close(got, want, 2e-5, 'cached attention');
+    tf.dispose([q, kv, vv, kc, vc, lensT, out]);
+    expect(tf.memory().numTensors).toBe(before);
+  });
+});

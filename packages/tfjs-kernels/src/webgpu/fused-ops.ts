@@ -10,7 +10,8 @@ import {
   attentionUniforms,
   prefixAttentionProgram,
 } from './attention.js';
-import { registerMultiTensorKernels } from './multi-tensor.js';
+import { cacheAttentionProgram, sampleTokensProgram } from './generation.js';
+import { type Backend, copy, registerMultiTensorKernels } from './multi-tensor.js';
 import {
   type PackedDtype,
   packedGatherProgram,
@@ -76,11 +77,17 @@ export const GPU_KERNELS = {
   attentionGradQ: 'PoadGpuAttentionGradQ',
   attentionGradK: 'PoadGpuAttentionGradK',
   attentionGradV: 'PoadGpuAttentionGradV',
+  sampleTokens: 'PoadGpuSampleTokens',
+  cacheAttention: 'PoadGpuCacheAttention',
 } as const;
 
 type Inputs = Record<string, tf.TensorInfo>;
 type Attrs = tf.NamedAttrMap;
-type Run = (inputs: Inputs, backend: WebGpuBackendLike, attrs: Attrs) => tf.TensorInfo;
+type Run = (
+  inputs: Inputs,
+  backend: WebGpuBackendLike,
+  attrs: Attrs,
+) => tf.TensorInfo | tf.TensorInfo[];
 
 const rowsCols = (t: tf.TensorInfo): [number, number] => [
   t.shape[0] as number,
@@ -214,6 +221,46 @@ const KERNELS: Record<string, Run> = {
         { type: 'int32', data: [d.heads] },
         { type: 'int32', data: [d.heads / d.kvHeads] },
         { type: 'float32', data: [d.scale] },
+      ],
+    );
+  },
+  [GPU_KERNELS.sampleTokens]: ({ logits, u }, b, { temperature, topK }) => {
+    const [rows, cols] = rowsCols(logits!);
+    const record = b.runWebGPUProgram(
+      sampleTokensProgram(rows, cols),
+      [logits!, u!],
+      'int32',
+      rowUniforms(rows, cols, [
+        { type: 'float32', data: [temperature as number] },
+        { type: 'int32', data: [topK as number] },
+      ]),
+    );
+    // The ids alone, for the next step's embedding lookup: a copy of the record's first part.
+    const backend = b as unknown as Backend;
+    const ids = backend.makeTensorInfo([rows], 'int32');
+    copy(backend, [{ from: record, fromOffset: 0, to: ids, toOffset: 0, count: rows }]);
+    return [ids, record];
+  },
+  [GPU_KERNELS.cacheAttention]: ({ q, k, v, lens }, b, { heads, extra }) => {
+    const [rows, slots, kvWidth] = k!.shape as number[];
+    const hd = (q!.shape[1] as number) / (heads as number);
+    const kvHeads = kvWidth! / hd;
+    return b.runWebGPUProgram(
+      cacheAttentionProgram({
+        rows: rows!,
+        slots: slots!,
+        heads: heads as number,
+        kvHeads,
+        hd,
+      }),
+      [q!, k!, v!, lens!],
+      'float32',
+      [
+        { type: 'int32', data: [slots!] },
+        { type: 'int32', data: [heads as number] },
+        { type: 'int32', data: [(heads as number) / kvHeads] },
+        { type: 'int32', data: [extra as number] },
+        { type: 'float32', data: [1 / Math.sqrt(hd)] },
       ],
     );
   },
@@ -536,6 +583,78 @@ export const webGpuFusedOps: FusedOps = {
       );
     }
     return run(GPU_KERNELS.prefixAttention, { q, kOwn, vOwn, kPre, vPre, mask }) as tf.Tensor2D;
+  },
+  sampleTokens(logits, u, { temperature, topK }) {
+    const [rows = 0, vocab = 0] = logits.shape;
+    if (logits.dtype !== 'float32' || u.dtype !== 'float32' || u.shape[0] !== rows) {
+      throw new RangeError(
+        `sampleTokens: needs float32 logits [rows, vocab] and float32 u [rows], got ${logits.dtype} [${logits.shape}] and ${u.dtype} [${u.shape}]`,
+      );
+    }
+    if (vocab < 1 || vocab >= 2 ** 24) {
+      throw new RangeError(`sampleTokens: a vocabulary of ${vocab} is outside 1 .. 2^24 − 1`);
+    }
+    if (!(temperature >= 0) || !Number.isFinite(temperature)) {
+      throw new RangeError(`sampleTokens: temperature must be finite and >= 0, got ${temperature}`);
+    }
+    if (!Number.isInteger(topK) || topK < 0) {
+      throw new RangeError(`sampleTokens: topK must be an integer >= 0, got ${topK}`);
+    }
+    const [ids, record] = tf
+      .engine()
+      .runKernel(GPU_KERNELS.sampleTokens, { logits, u } as unknown as tf.NamedTensorMap, {
+        temperature,
+        topK,
+      }) as unknown as [tf.Tensor1D, tf.Tensor1D];
+    return { ids, record };
+  },
+  cacheAttention(q, k, v, lens, { heads, extra }) {
+    const [rows = 0, width = 0] = q.shape;
+    const [kRows = 0, slots = 0, kvWidth = 0] = k.shape;
+    const hd = width / heads;
+    if (
+      !Number.isInteger(hd) ||
+      kRows !== rows ||
+      kvWidth % hd !== 0 ||
+      heads % (kvWidth / hd) !== 0 ||
+      v.shape.join() !== k.shape.join() ||
+      lens.shape[0] !== rows ||
+      lens.dtype !== 'int32' ||
+      slots < 1
+    ) {
+      throw new RangeError(
+        `cacheAttention: q [${q.shape}], cache [${k.shape}] / [${v.shape}] and lens ${lens.dtype} [${lens.shape}] do not fit (q [rows, heads·hd], k and v [rows, slots, kvHeads·hd] with kvHeads dividing heads, lens int32 [rows])`,
+      );
+    }
+    return run(GPU_KERNELS.cacheAttention, { q, k, v, lens }, { heads, extra }) as tf.Tensor2D;
+  },
+  writeCacheRows(cache, rows, slots) {
+    const [n = 0, slotCount = 0, width = 0] = cache.shape;
+    if (
+      cache.dtype !== rows.dtype ||
+      rows.shape[0] !== n ||
+      rows.shape[1] !== width ||
+      slots.length !== n
+    ) {
+      throw new RangeError(
+        `writeCacheRows: rows ${rows.dtype} [${rows.shape}] and ${slots.length} slots do not fit the cache ${cache.dtype} [${cache.shape}]`,
+      );
+    }
+    const moves = Array.from(slots, (s, r) => {
+      if (!Number.isInteger(s) || s < 0 || s >= slotCount) {
+        throw new RangeError(
+          `writeCacheRows: slot ${s} of row ${r} is outside 0 .. ${slotCount - 1}`,
+        );
+      }
+      return {
+        from: rows,
+        fromOffset: r * width,
+        to: cache,
+        toOffset: (r * slotCount + s) * width,
+        count: width,
+      };
+    });
+    copy(tf.backend() as unknown as Backend, moves);
   },
   logProbStats(logits, targets) {
     const n = logits.shape[0];

@@ -13,7 +13,8 @@ import { elementwise, type GpuProgram } from './programs.js';
 
 /** Names of the multi-tensor kernels registered for the webgpu backend. */
 export const MULTI_TENSOR_KERNELS = {
-  /** float32 tensors → their values one after the other, [Σ sizes] (copies, no program). */
+  /** float32 tensors (or int32 ones, all int32) → their values one after the other, [Σ sizes]
+   * of their dtype (copies, no program). */
   pack: 'PoadPackFlat',
   /** [Σ sizes] → tensors of `shapes` (attribute), in order (copies, no program). */
   unpack: 'PoadUnpackFlat',
@@ -26,7 +27,7 @@ export const MULTI_TENSOR_KERNELS = {
 } as const;
 
 /** What the kernels use of tfjs-backend-webgpu's backend (its buffers and command encoder). */
-interface Backend {
+export interface Backend {
   tensorMap: { get(dataId: object): { resource?: unknown; values?: unknown } };
   commandQueueOwnedIds: WeakSet<object>;
   commandEncoder: {
@@ -64,7 +65,7 @@ function checkFloat(op: string, xs: readonly tf.TensorInfo[]): void {
  * Records copies of `count` float32 values from one tensor at an element offset into another at
  * an element offset, after every command recorded so far (in the backend's command encoder).
  */
-function copy(
+export function copy(
   b: Backend,
   moves: readonly {
     from: tf.TensorInfo;
@@ -96,9 +97,11 @@ function copy(
 }
 
 function pack(b: Backend, xs: readonly tf.TensorInfo[]): tf.TensorInfo {
-  checkFloat(MULTI_TENSOR_KERNELS.pack, xs);
+  // int32 tensors pack too, all of them int32 (ids read back beside bit-cast floats).
+  const int = xs.length > 0 && xs.every((x) => x.dtype === 'int32');
+  if (!int) checkFloat(MULTI_TENSOR_KERNELS.pack, xs);
   const total = xs.reduce((s, x) => s + sizeOf(x.shape), 0);
-  const out = b.makeTensorInfo([total], 'float32');
+  const out = b.makeTensorInfo([total], int ? 'int32' : 'float32');
   let offset = 0;
   copy(
     b,

@@ -85,10 +85,11 @@ function workgroupReduce(name: string, combine: (a: string, b: string) => string
 
 /**
  * A per-row program: `rows` workgroups of WG invocations. `body` sees `row` (clamped to a valid
- * row), `live` (false for padding workgroups), `lane`, `WG`, and the helper `reduce(v)` that sums
- * `v` over the workgroup (every invocation must call it the same number of times).
+ * row), `live` (false for padding workgroups), `lane`, `WG`, and the helpers `reduceSum(v)` and
+ * `reduceMax(v)` over the workgroup (every invocation must call them the same number of times);
+ * `helpers` is WGSL placed before `main` (functions of the program's own).
  */
-function perRow(
+export function perRow(
   key: string,
   variableNames: string[],
   outputShape: number[],
@@ -96,6 +97,7 @@ function perRow(
   cols: number,
   body: string,
   uniforms?: string,
+  helpers = '',
 ): GpuProgram {
   const wg = rowWorkgroup(cols);
   return {
@@ -112,6 +114,7 @@ function perRow(
       var<workgroup> total : f32;
       ${workgroupReduce('reduceSum', (a, b) => `${a} + ${b}`)}
       ${workgroupReduce('reduceMax', (a, b) => `max(${a}, ${b})`)}
+      ${helpers}
       fn main(index : i32) {
         let live = index / WG < uniforms.rows;
         let row = min(index / WG, uniforms.rows - 1);
