@@ -465,8 +465,10 @@ function pairMetricsOf(summaries: readonly GroupSummary[]): PairMetric[] {
   const runs = summaries.flatMap((s) => s.runs ?? []);
   if (runs.length > 0 && runs.every((r) => r.programs))
     return ['greedyReturn', 'finalMeanReward', 'finalRun', 'bestReward'];
-  // Credit tasks (every run logged its credit accuracy) compare that too.
-  const credit = runs.length > 0 && runs.every((r) => r.creditAccuracy !== null);
+  // Credit tasks compare credit accuracy too: where any run has one (a run whose advantages never
+  // ranked its actions, e.g. all equal in every iteration, has none; a pair without values on
+  // one side shows no test).
+  const credit = runs.some((r) => r.creditAccuracy !== null);
   return [
     'greedyReturn',
     'greedySuccess',

@@ -1,0 +1,196 @@
+// The tables of "POAD against the group-relative baselines" (docs/results.md) from the archived
+// comparisons: per environment and method, the credit accuracy, the env steps to 90% sampled
+// success and the seeds that got there; then the protocol's two primary families, each with
+// Holm's step-down adjustment over its members:
+//   1. credit accuracy, POAD − GRPO and POAD − GiGPO on the four credit tasks (8 tests);
+//   2. env steps to 90% sampled success, POAD − GRPO and POAD − GiGPO on the four credit tasks
+//      and food-preparation on both models (12 tests);
+// and every other pair and measure with its raw p-value (exploratory). A family is computed only
+// when all of its comparisons are in; otherwise the script says which are missing.
+// Reads each comparison's summary.json (`npm run compare -- --resume DIR --report-only` writes
+// it) from results/group-baselines/<env>/compare-*/. From the repository root:
+//   node --import tsx apps/compare/scripts/group-baselines-tables.ts [folder] [--json FILE]
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { fixed, type GroupSummary, type PairDifference, type PairMetric } from '../src/report.js';
+import { holm } from '../src/stats.js';
+
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+const args = process.argv.slice(2);
+const jsonAt = args.indexOf('--json');
+const jsonOut = jsonAt >= 0 ? args[jsonAt + 1] : undefined;
+const positional = args.filter((a, i) => !a.startsWith('--') && (jsonAt < 0 || i !== jsonAt + 1));
+const root = resolve(positional[0] ?? join(ROOT, 'results', 'group-baselines'));
+
+const CREDIT = ['credit-key-token', 'credit-delayed', 'credit-loop', 'credit-risky'];
+const FOOD = ['virtualhome-food-preparation', 'virtualhome-food-preparation-informative-prior'];
+const ALL = [...CREDIT, ...FOOD, 'overcooked-tomato-salad'];
+const METHODS = ['poad', 'twosome', 'ntpo', 'grpo', 'gigpo'];
+const BASELINES = ['grpo', 'gigpo'];
+
+interface Summary {
+  summaries: GroupSummary[];
+  differences: PairDifference[];
+}
+
+/** The summary.json of an environment's comparison, or null when it is not archived yet. */
+function load(env: string): Summary | null {
+  const dir = join(root, env);
+  if (!existsSync(dir)) return null;
+  const found = readdirSync(dir)
+    .filter((d) => d.startsWith('compare-') && existsSync(join(dir, d, 'summary.json')))
+    .sort();
+  if (found.length === 0) return null;
+  return JSON.parse(readFileSync(join(dir, found.at(-1)!, 'summary.json'), 'utf8')) as Summary;
+}
+
+const loaded = new Map(ALL.map((env) => [env, load(env)]));
+
+/** The pair poad − `other` of an environment on one measure, oriented as POAD − other. */
+function pair(env: string, other: string, metric: PairMetric) {
+  const s = loaded.get(env);
+  const d = s?.differences.find(
+    (p) => (p.a === 'poad' && p.b === other) || (p.a === other && p.b === 'poad'),
+  );
+  const m = d?.metrics[metric];
+  if (!d || !m) return null;
+  const sign = d.a === 'poad' ? 1 : -1;
+  const [low, high] = sign === 1 ? [m.low, m.high] : [-m.high, -m.low];
+  return { diff: sign * m.diff, low, high, p: m.p, exact: m.exact };
+}
+
+const digits: Partial<Record<PairMetric, number>> = { creditAccuracy: 3, stepsTo90Sampled: 0 };
+const title: Partial<Record<PairMetric, string>> = {
+  creditAccuracy: 'credit accuracy',
+  stepsTo90Sampled: 'env steps to 90% sampled success',
+};
+
+interface FamilyRow {
+  env: string;
+  other: string;
+  diff: number;
+  low: number;
+  high: number;
+  p: number;
+  exact: boolean;
+  /** False when the test could not be computed (counted as p = 1). */
+  defined: boolean;
+  holm: number;
+}
+
+function family(metric: PairMetric, envs: readonly string[]): FamilyRow[] | string[] {
+  const missing = envs.filter((e) => !loaded.get(e));
+  if (missing.length) return missing;
+  // A test that cannot be computed (a baseline whose runs never had a credit accuracy: its
+  // advantages never ranked its actions) stays in the family as p = 1, so the family keeps the
+  // protocol's size and no other member's threshold is eased.
+  const rows = envs.flatMap((env) =>
+    BASELINES.map((other) => {
+      const d = pair(env, other, metric);
+      return d
+        ? { env, other, ...d, defined: true, holm: Number.NaN }
+        : {
+            env,
+            other,
+            diff: Number.NaN,
+            low: Number.NaN,
+            high: Number.NaN,
+            p: 1,
+            exact: true,
+            defined: false,
+            holm: Number.NaN,
+          };
+    }),
+  );
+  const adjusted = holm(rows.map((r) => r.p));
+  for (const [i, r] of rows.entries()) r.holm = adjusted[i]!;
+  return rows;
+}
+
+const out: string[] = [];
+const json: Record<string, unknown> = {};
+
+// Per environment and method: the measures' means over seeds.
+out.push(
+  '| environment | method | seeds | credit accuracy | env steps to 90% sampled success (mean, never-reached runs at their total) | seeds at 90% | final greedy success |',
+  '|---|---|---|---|---|---|---|',
+);
+for (const env of ALL) {
+  const s = loaded.get(env);
+  if (!s) {
+    out.push(`| ${env} | not yet in | | | | | |`);
+    continue;
+  }
+  for (const label of METHODS) {
+    const g = s.summaries.find((x) => x.label === label);
+    if (!g) continue;
+    const steps = g.runs.map((r) => r.sampledSuccessAt[1] ?? r.envSteps);
+    const reached = g.runs.filter((r) => r.sampledSuccessAt[1] !== null).length;
+    const mean = steps.reduce((a, b) => a + b, 0) / steps.length;
+    const credit = g.creditAccuracy
+      ? `${fixed(g.creditAccuracy[0], 3)} ± ${fixed(g.creditAccuracy[1], 3)}`
+      : '–';
+    out.push(
+      `| ${env} | ${label} | ${g.seeds} | ${credit} | ${Math.round(mean).toLocaleString('en-US')} | ${reached}/${g.seeds} | ${fixed(100 * g.finalSuccess[0], 0)}% |`,
+    );
+  }
+}
+
+const families: [string, PairMetric, readonly string[]][] = [
+  ['Family 1: credit accuracy (8 tests)', 'creditAccuracy', CREDIT],
+  [
+    'Family 2: env steps to 90% sampled success (12 tests)',
+    'stepsTo90Sampled',
+    [...CREDIT, ...FOOD],
+  ],
+];
+for (const [name, metric, envs] of families) {
+  out.push('', `${name}, POAD − baseline:`, '');
+  const rows = family(metric, envs);
+  if (typeof rows[0] === 'string') {
+    out.push(`Not computed: ${(rows as string[]).join(', ')} not archived yet.`);
+    json[metric] = { missing: rows };
+    continue;
+  }
+  const fr = rows as FamilyRow[];
+  json[metric] = fr;
+  const d = digits[metric]!;
+  out.push(
+    `| environment | POAD − | ${title[metric]} [95% interval] | p | Holm | significant after Holm |`,
+    '|---|---|---|---|---|---|',
+    ...fr.map((r) =>
+      r.defined
+        ? `| ${r.env} | ${r.other} | ${fixed(r.diff, d)} [${fixed(r.low, d)}, ${fixed(r.high, d)}] | ${fixed(r.p, 4)}${r.exact ? '' : ' (Monte Carlo)'} | ${fixed(r.holm, 4)} | ${r.holm < 0.05 ? 'yes' : 'no'} |`
+        : `| ${r.env} | ${r.other} | undefined: no run of ${r.other} had a value | 1 (counted) | ${fixed(r.holm, 4)} | no |`,
+    ),
+  );
+}
+
+// Exploratory: every other pair and measure of every environment, raw p-values.
+out.push('', 'Exploratory (raw p-values, not adjusted across environments):', '');
+out.push(
+  '| environment | A − B | measure | difference [95% interval] | p |',
+  '|---|---|---|---|---|',
+);
+for (const env of ALL) {
+  const s = loaded.get(env);
+  if (!s) continue;
+  for (const p of s.differences)
+    for (const [metric, m] of Object.entries(p.metrics)) {
+      if (!m) continue;
+      const primary =
+        p.a === 'poad' &&
+        BASELINES.includes(p.b) &&
+        ((metric === 'creditAccuracy' && CREDIT.includes(env)) ||
+          (metric === 'stepsTo90Sampled' && [...CREDIT, ...FOOD].includes(env)));
+      if (primary) continue;
+      const d = metric === 'stepsTo90Sampled' ? 0 : metric === 'greedySuccess' ? 2 : 3;
+      out.push(
+        `| ${env} | ${p.a} − ${p.b} | ${metric} | ${fixed(m.diff, d)} [${fixed(m.low, d)}, ${fixed(m.high, d)}] | ${fixed(m.p, 3)}${m.exact ? '' : ' (Monte Carlo)'} |`,
+      );
+    }
+}
+
+process.stdout.write(`${out.join('\n')}\n`);
+if (jsonOut) writeFileSync(jsonOut, `${JSON.stringify(json, null, 2)}\n`);
