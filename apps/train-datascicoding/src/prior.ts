@@ -5,7 +5,8 @@
 // it chose.
 //
 //   npm run prior -w @poad/train-datascicoding -- [--model default-code] [--samples 64]
-//     [--datasets iris,wine,breast_cancer,digits,csv] [--temperature T --top-k K] [--timeout S]
+//     [--datasets iris,wine,breast_cancer,digits,csv,kiln_batches,ferry_crossings] [--temperature T
+//     --top-k K] [--timeout S]
 //     [--out FILE]
 import { writeFileSync } from 'node:fs';
 import { formatHelp, OptionError, type OptionsSchema, resolveOptions } from '@poad/config';
@@ -47,7 +48,8 @@ const schema = {
   datasets: {
     type: 'list',
     default: ['iris', 'wine', 'breast_cancer', 'digits', 'csv'],
-    description: "Datasets; 'csv' is data/plant_health.csv (target health)",
+    description:
+      "Datasets: the training command's (kiln_batches and ferry_crossings sampled on the prompt of their reward rows), and 'csv' for data/plant_health.csv (target health)",
   },
   samples: { type: 'integer', default: 64, min: 1, description: 'Programs per dataset' },
   temperature: {

@@ -2,6 +2,7 @@ import { OptionError } from '@poad/config';
 import { END_OF_TEXT_ID } from '@poad/default-model';
 import {
   BUILTIN_DATASETS,
+  type CsvDatasetSpec,
   createDataSciCodingEnv,
   DATASCICODING_PRESETS,
   type DatasetSpec,
@@ -14,8 +15,36 @@ import { recordPrograms } from './programs.js';
 /** The token a generated program ends with (`</s>` of the embedded models' tokenizers). */
 const STOP_TOKEN = END_OF_TEXT_ID;
 
-/** Dataset spec of the resolved options: a built-in dataset, or `--csv FILE --target COLUMN`. */
+/** The share of rows the named datasets hold out, and the seed of the draw. */
+export const NAMED_HOLDOUT = { fraction: 0.25, seed: 0 } as const;
+
+const dataFile = (name: string) => new URL(`../data/${name}`, import.meta.url).pathname;
+
+/**
+ * The CSV datasets of this app that `--dataset NAME` trains on (data/, made by
+ * `npm run make-datasets`): tables where the choice of model pays (scripts/headroom.py), each
+ * holding out a quarter of its rows from the reward (`npm run heldout` scores programs there).
+ */
+export const NAMED_DATASETS: Readonly<Record<string, CsvDatasetSpec>> = {
+  kiln_batches: {
+    csv: dataFile('kiln_batches.csv'),
+    target: 'glaze_result',
+    holdout: { ...NAMED_HOLDOUT },
+  },
+  ferry_crossings: {
+    csv: dataFile('ferry_crossings.csv'),
+    target: 'arrival',
+    holdout: { ...NAMED_HOLDOUT },
+  },
+};
+
+/**
+ * Dataset spec of the resolved options: a built-in dataset, a named one (NAMED_DATASETS), or
+ * `--csv FILE --target COLUMN` (with `--holdout FRACTION [--holdout-seed N]`).
+ */
 export function datasetOf(task: string, o: Record<string, unknown> = {}): DatasetSpec {
+  const named = NAMED_DATASETS[task];
+  if (named) return named;
   if (task === 'csv') {
     if (typeof o.csv !== 'string' || typeof o.target !== 'string') {
       throw Object.assign(new Error('--dataset csv needs --csv FILE and --target COLUMN'), {
@@ -26,6 +55,14 @@ export function datasetOf(task: string, o: Record<string, unknown> = {}): Datase
       csv: o.csv,
       target: o.target,
       ...(typeof o.maxRows === 'number' ? { maxRows: o.maxRows } : {}),
+      ...(typeof o.holdout === 'number'
+        ? {
+            holdout: {
+              fraction: o.holdout,
+              seed: typeof o.holdoutSeed === 'number' ? o.holdoutSeed : 0,
+            },
+          }
+        : {}),
     };
   }
   return task as DatasetSpec;
@@ -64,7 +101,7 @@ export const dataSciApp: AppSpec = {
   summary:
     'Train a code-writing agent: it writes the body of build_model(x_train, y_train), which runs in a sandboxed Python (scikit-learn) and is scored by mean ROC AUC over 5 splits (-1 on failure).',
   taskOption: 'dataset',
-  tasks: [...BUILTIN_DATASETS, 'csv'],
+  tasks: [...BUILTIN_DATASETS, ...Object.keys(NAMED_DATASETS), 'csv'],
   defaultTask: 'breast_cancer',
   envId: (task) => `datascicoding/${task}`,
   makeEnv: (task, o) => {
@@ -82,6 +119,14 @@ export const dataSciApp: AppSpec = {
     }
     if (o.task !== 'csv' && (o.csv !== undefined || o.target !== undefined)) {
       throw new OptionError('--csv and --target go with --dataset csv');
+    }
+    if (o.task !== 'csv' && (o.holdout !== undefined || o.holdoutSeed !== undefined)) {
+      throw new OptionError(
+        `--holdout and --holdout-seed go with --dataset csv${NAMED_DATASETS[String(o.task)] ? ` (${o.task} holds out ${NAMED_HOLDOUT.fraction} of its rows, seed ${NAMED_HOLDOUT.seed}, already)` : ''}`,
+      );
+    }
+    if (o.holdoutSeed !== undefined && o.holdout === undefined) {
+      throw new OptionError('--holdout-seed goes with --holdout FRACTION');
     }
   },
   async prepare(o) {
@@ -121,6 +166,20 @@ export const dataSciApp: AppSpec = {
       min: 10,
       description: 'Use the first N complete rows of --csv (default 2000)',
     },
+    holdout: {
+      type: 'number',
+      optional: true,
+      min: 0.01,
+      max: 0.9,
+      description:
+        'Hold this share of every class of --csv apart from the reward (seeded, stratified; the reward splits use the other rows only; npm run heldout -w @poad/train-datascicoding scores programs on them). The named CSV datasets hold out 0.25 already',
+    },
+    holdoutSeed: {
+      type: 'integer',
+      optional: true,
+      min: 0,
+      description: 'Seed of the --holdout draw (default 0)',
+    },
     timeout: TIMEOUT_OPTION,
   },
   async onIteration(report, runDir, agent, progress) {
@@ -145,5 +204,6 @@ export const dataSciApp: AppSpec = {
   examples: [
     'npm run train:datascicoding -- --dataset breast_cancer',
     'npm run train:datascicoding -- --dataset csv --csv data/titanic.csv --target Survived --algo ntpo',
+    'npm run train:datascicoding -- --dataset kiln_batches   # a quarter of its rows held out from the reward',
   ],
 };
