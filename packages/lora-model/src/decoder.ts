@@ -18,10 +18,21 @@ export interface KVEntry {
 /** One {@link KVEntry} per decoder layer. */
 export type KVCache = KVEntry[];
 
+/**
+ * A key/value cache preallocated for a whole generation and written in place (webgpu): per
+ * layer, keys and values [batch, slots, kvHeads·headDim], slot s of row b holding position s,
+ * and `lens`, int32 [batch], each row's prompt length. TF.js tensors are immutable to everyone
+ * else, so such a cache belongs to the generation loop alone and is never handed out.
+ */
+export interface SlotCache {
+  layers: { k: tf.Tensor3D; v: tf.Tensor3D }[];
+  lens: tf.Tensor1D;
+}
+
 /** Input of one decoder pass. */
 export interface DecoderInput {
-  /** Token ids, row-major [batch, seq]. */
-  ids: Int32Array;
+  /** Token ids, row-major [batch, seq] (on the host, or an int32 tensor of batch·seq ids). */
+  ids: Int32Array | tf.Tensor1D;
   batch: number;
   seq: number;
   /** Cached keys/values of earlier tokens, [batch, kvHeads, pastLen, headDim] per layer. */
@@ -47,6 +58,14 @@ export interface DecoderInput {
   outputRows?: ArrayLike<number>;
   /** Return the updated cache (past + this step). */
   wantCache?: boolean;
+  /**
+   * One token per row (seq 1) into a {@link SlotCache}, `step` tokens after the prompt: row b's
+   * token sits at position `lens[b] + step` (`positions`, the same numbers on the host), its key
+   * and value are written into that slot, and it attends to slots 0 .. lens[b] + step. Needs
+   * the fused `cacheAttention` and `writeCacheRows` (webgpu); excludes `past`, `sharedPast`,
+   * `wantCache` and `outputRows`.
+   */
+  slotStep?: { cache: SlotCache; step: number; positions: ArrayLike<number> };
   /**
    * No gradient is taken through this pass (scoring, generation): forward-only fused kernels may
    * serve it (on webgpu, the prefix-shared attention).
@@ -165,10 +184,26 @@ export function decoderForward(
   if (shared && (shared.cache[0]?.k.shape[0] ?? 0) * shared.perGroup !== batch) {
     throw new Error('decoderForward: sharedPast needs batch = cached rows × perGroup');
   }
+  const slot = input.slotStep;
+  const slotOps = slot ? activeFusedOps() : null;
+  if (slot) {
+    if (seq !== 1 || shared || input.past || input.wantCache || input.outputRows) {
+      throw new Error(
+        'decoderForward: slotStep takes one token per row, without past, sharedPast, wantCache or outputRows',
+      );
+    }
+    if (!slotOps?.cacheAttention || !slotOps.writeCacheRows) {
+      throw new Error('decoderForward: slotStep needs the fused cacheAttention and writeCacheRows');
+    }
+  }
   const pastLen = (shared ? shared.cache[0]?.k.shape[2] : input.past?.[0]?.k.shape[2]) ?? 0;
-  const { positions, mask } = stepMask(batch, seq, pastLen, input.pastValid ?? null);
+  // A slot step reads its keys by length: it makes no mask (null there; every path reading the
+  // mask is one a slot step does not take).
+  const { positions, mask } = slot
+    ? { positions: Int32Array.from(slot.positions), mask: null }
+    : stepMask(batch, seq, pastLen, input.pastValid ?? null);
   const rope = ropeTables(positions, c.headDim, c.ropeTheta, c.ropeScaling);
-  const ids = tf.tensor1d(input.ids, 'int32');
+  const ids = input.ids instanceof Int32Array ? tf.tensor1d(input.ids, 'int32') : input.ids;
   let h: tf.Tensor2D = w.embedPacked
     ? packedGather(w.embed, ids, w.embedPacked)
     : tf.gather(w.embed, ids);
@@ -176,10 +211,10 @@ export function decoderForward(
   // The fused attention op covers a plain pass (training, full-sequence scoring): no cache in or
   // out, every position kept.
   const fusedAttention =
-    !shared && pastLen === 0 && !input.wantCache && !input.outputRows
+    !shared && !slot && pastLen === 0 && !input.wantCache && !input.outputRows
       ? activeFusedOps()?.attention
       : undefined;
-  const mask3 = fusedAttention ? (tf.reshape(mask, [batch, seq, seq]) as tf.Tensor3D) : null;
+  const mask3 = fusedAttention ? (tf.reshape(mask!, [batch, seq, seq]) as tf.Tensor3D) : null;
   for (let i = 0; i < c.numLayers; i++) {
     const layer = w.layers[i];
     if (!layer) throw new Error(`decoder: missing weights for layer ${i}`);
@@ -194,7 +229,16 @@ export function decoderForward(
     const q = applyRope(qIn, c.numHeads, c.headDim, rope);
     const kNew = applyRope(kIn, c.numKVHeads, c.headDim, rope);
     let attn: tf.Tensor2D;
-    if (fusedAttention && mask3) {
+    const slotLayer = slot?.cache.layers[i];
+    if (slot && slotOps?.cacheAttention && slotOps.writeCacheRows) {
+      if (!slotLayer) throw new Error(`decoder: the slot cache lacks layer ${i}`);
+      slotOps.writeCacheRows(slotLayer.k, kNew, positions);
+      slotOps.writeCacheRows(slotLayer.v, vNew, positions);
+      attn = slotOps.cacheAttention(q, slotLayer.k, slotLayer.v, slot.cache.lens, {
+        heads: c.numHeads,
+        extra: slot.step + 1,
+      });
+    } else if (fusedAttention && mask3) {
       attn = fusedAttention(q, kNew, vNew, mask3, {
         batch,
         heads: c.numHeads,
@@ -207,8 +251,8 @@ export function decoderForward(
       if (pre) {
         const prefixOp = input.noGrad ? activeFusedOps()?.prefixAttention : undefined;
         attn = prefixOp
-          ? prefixOp(q, k, v, pre.k, pre.v, mask)
-          : sharedPrefixAttention(c, q, k, v, pre.k, pre.v, mask, batch, seq);
+          ? prefixOp(q, k, v, pre.k, pre.v, mask!)
+          : sharedPrefixAttention(c, q, k, v, pre.k, pre.v, mask!, batch, seq);
       } else {
         const past = input.past?.[i];
         if (past && pastLen > 0) {
@@ -236,7 +280,7 @@ export function decoderForward(
           }
           attn = attention(c, qSel, k, v, tf.tensor(m, [batch, 1, 1, 1, keys]), batch, 1);
         } else {
-          attn = attention(c, q, k, v, mask, batch, seq);
+          attn = attention(c, q, k, v, mask!, batch, seq);
         }
       }
     }

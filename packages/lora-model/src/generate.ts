@@ -1,7 +1,8 @@
+import { activeFusedOps, type FusedOps, MULTI_TENSOR_KERNELS } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { checkIds } from './batch.js';
 import type { AdapterOption, CausalLM } from './causal-lm.js';
-import type { KVCache } from './decoder.js';
+import type { KVCache, SlotCache } from './decoder.js';
 import { ModelInputError } from './errors.js';
 import { SeededRng } from './rng.js';
 import { checkSampling, logSoftmaxAt, type SamplingOptions, sampleToken } from './sampling.js';
@@ -17,6 +18,22 @@ export interface GenerateOptions extends SamplingOptions, AdapterOption {
   seed?: number;
   /** Reuse the KV cache between steps (default true); false recomputes the whole sequence. */
   useCache?: boolean;
+  /**
+   * Sample on the device where the backend can (webgpu, without top-p; default true): the logits
+   * never come back to the host, the drawn ids feed the next step there, and the keys and values
+   * go into a cache allocated once for prompt + maxNewTokens and written in place. The draws are
+   * the host sampler's rule with the same uniforms (one per row and token), so a seed gives the
+   * host path's tokens up to float32 rounding at the boundaries of a draw. false: the host path
+   * everywhere (the logits read at every token). Other backends always sample on the host.
+   */
+  sampleOnDevice?: boolean;
+  /**
+   * When sampling on the device: read the drawn ids and log-probs back every this many tokens
+   * (default 1), in one read, and end each row at its first stop token then. Rows that stopped
+   * are computed until that read and their extra tokens dropped, so the tokens are the same for
+   * every value; larger values wait for the GPU less often. Ignored on the host path.
+   */
+  stopCheckEvery?: number;
 }
 
 /** What {@link generate} produced. */
@@ -126,8 +143,14 @@ export async function generateBatch(
 }
 
 /** Checks the sampling options and returns the number of new tokens. */
-function checkGenerate(opts: SamplingOptions & { maxNewTokens?: number }): number {
+function checkGenerate(
+  opts: SamplingOptions & { maxNewTokens?: number; stopCheckEvery?: number },
+): number {
   checkSampling(opts);
+  const every = opts.stopCheckEvery ?? 1;
+  if (!Number.isInteger(every) || every < 1) {
+    throw new ModelInputError('stopCheckEvery', `must be an integer >= 1, got ${every}`);
+  }
   const maxNew = opts.maxNewTokens ?? 32;
   if (!Number.isInteger(maxNew) || maxNew < 0) {
     throw new ModelInputError('maxNewTokens', `must be an integer >= 0, got ${maxNew}`);
@@ -135,14 +158,33 @@ function checkGenerate(opts: SamplingOptions & { maxNewTokens?: number }): numbe
   return maxNew;
 }
 
+/** What the batched loops take of the options. */
+type LoopOptions = SamplingOptions &
+  AdapterOption & {
+    stopTokenIds?: readonly number[];
+    sampleOnDevice?: boolean;
+    stopCheckEvery?: number;
+  };
+
+/** The fused ops of the device loop, when the active backend has them all and `opts` allow it. */
+type DeviceOps = Required<Pick<FusedOps, 'sampleTokens' | 'cacheAttention' | 'writeCacheRows'>>;
+function deviceOps(opts: LoopOptions): DeviceOps | null {
+  if (opts.sampleOnDevice === false || (opts.topP ?? 1) < 1) return null;
+  const ops = activeFusedOps();
+  if (!ops?.sampleTokens || !ops.cacheAttention || !ops.writeCacheRows) return null;
+  return ops as DeviceOps;
+}
+
 /** The batched sampling loop of {@link generateBatch} on checked input. */
 async function sampleBatch(
   model: CausalLM,
   prompts: readonly (readonly number[])[],
-  opts: SamplingOptions & AdapterOption & { stopTokenIds?: readonly number[] },
+  opts: LoopOptions,
   maxNew: number,
   seeds: readonly number[],
 ): Promise<GenerateResult[]> {
+  const ops = deviceOps(opts);
+  if (ops) return sampleOnDevice(model, prompts, opts, maxNew, seeds, ops);
   const stops = new Set(opts.stopTokenIds ?? []);
   const rngs = seeds.map((s) => new SeededRng(s));
   const adapter = model.useAdapter(opts);
@@ -270,4 +312,173 @@ function compactCache(cache: KVCache, valid: readonly number[]): KVCache {
       dim,
     ]) as tf.Tensor4D;
   return cache.map((e) => ({ k: move(e.k), v: move(e.v) }));
+}
+
+/**
+ * The loop of {@link sampleBatch} on the device (webgpu): every row stays in the batch until the
+ * ids are read (every `stopCheckEvery` tokens), the sampler's ids feed the next step without
+ * leaving the GPU, and each step's keys and values are written into a {@link SlotCache} made
+ * once from the prefill's cache. The host uploads one uniform per row and token (drawn from the
+ * row's generator as the host sampler draws it: none when greedy) and reads
+ * ⌈tokens / stopCheckEvery⌉ times.
+ */
+async function sampleOnDevice(
+  model: CausalLM,
+  prompts: readonly (readonly number[])[],
+  opts: LoopOptions,
+  maxNew: number,
+  seeds: readonly number[],
+  ops: DeviceOps,
+): Promise<GenerateResult[]> {
+  const stops = new Set(opts.stopTokenIds ?? []);
+  const rngs = seeds.map((s) => new SeededRng(s));
+  const adapter = model.useAdapter(opts);
+  const results: GenerateResult[] = prompts.map(() => ({
+    tokens: [],
+    logProbs: [],
+    samplerLogProbs: [],
+    stopped: false,
+  }));
+  const n = prompts.length;
+  if (maxNew === 0 || n === 0) return results;
+  const every = opts.stopCheckEvery ?? 1;
+  const temperature = opts.temperature ?? 1;
+  const topK = opts.topK && opts.topK > 0 ? opts.topK : 0;
+  const lens = prompts.map((p) => p.length);
+  const width = Math.max(...lens);
+  const finished = prompts.map(() => false);
+  let logits: tf.Tensor2D | undefined;
+  let ids: tf.Tensor1D | undefined;
+  let slots: SlotCache | undefined;
+  const pending: tf.Tensor1D[] = [];
+  try {
+    // Prefill as on the host path, then the cache moved into slots for the whole generation:
+    // [batch, kvHeads, width, hd] → [batch, width + maxNew − 1, kvHeads·hd] (the last token
+    // drawn is never fed back).
+    const flat = new Int32Array(n * width);
+    prompts.forEach((p, r) => {
+      flat.set(p, r * width);
+    });
+    const pre = tidyNested(() => {
+      const o = model.forward({
+        ids: flat,
+        batch: n,
+        seq: width,
+        adapter,
+        wantCache: maxNew > 1,
+        outputRows: lens.map((v) => v - 1),
+      });
+      return { logits: model.head(o.hidden), cache: o.cache };
+    });
+    logits = pre.logits;
+    if (pre.cache) {
+      const cache = pre.cache;
+      slots = tidyNested(() => ({
+        layers: cache.map((e) => ({ k: toSlots(e.k, maxNew - 1), v: toSlots(e.v, maxNew - 1) })),
+        lens: tf.tensor1d(lens, 'int32'),
+      }));
+      disposeCache(cache);
+    }
+    for (let step = 0; step < maxNew; step++) {
+      const u = new Float32Array(n);
+      if (temperature > 0) for (let r = 0; r < n; r++) u[r] = (rngs[r] as SeededRng).next();
+      const drawn = tidyNested(() =>
+        ops.sampleTokens(logits as tf.Tensor2D, tf.tensor1d(u), { temperature, topK }),
+      );
+      logits.dispose();
+      logits = undefined;
+      ids?.dispose();
+      ids = drawn.ids;
+      pending.push(drawn.record);
+      const last = step === maxNew - 1;
+      if (last || pending.length === every) {
+        await readDrawn(pending, n, results, finished, stops, maxNew);
+        tf.dispose(pending);
+        pending.length = 0;
+        if (finished.every((f) => f)) break;
+      }
+      if (last) break;
+      const cache = slots as SlotCache;
+      const stepIds = ids;
+      logits = tidyNested(() => {
+        const o = model.forward({
+          ids: stepIds,
+          batch: n,
+          seq: 1,
+          adapter,
+          noGrad: true,
+          slotStep: { cache, step, positions: lens.map((v) => v + step) },
+        });
+        return model.head(o.hidden);
+      });
+    }
+  } finally {
+    logits?.dispose();
+    ids?.dispose();
+    tf.dispose(pending);
+    if (slots) {
+      for (const e of slots.layers) tf.dispose([e.k, e.v]);
+      slots.lens.dispose();
+    }
+  }
+  return results;
+}
+
+/** A prefill cache entry [batch, kvHeads, len, hd] as slots [batch, len + more, kvHeads·hd]. */
+function toSlots(t: tf.Tensor4D, more: number): tf.Tensor3D {
+  const [batch, kvHeads, len, hd] = t.shape;
+  const rows = tf.reshape(tf.transpose(t, [0, 2, 1, 3]), [batch, len, kvHeads * hd]);
+  // A fresh tensor in every case (a pad of nothing could hand back its input).
+  return (
+    more > 0
+      ? tf.pad(rows, [
+          [0, 0],
+          [0, more],
+          [0, 0],
+        ])
+      : tf.clone(rows)
+  ) as tf.Tensor3D;
+}
+
+/**
+ * Reads the records of the steps drawn since the last read in one host read and appends each
+ * row's tokens until its first stop token or `maxNew` tokens (later ones are dropped).
+ */
+async function readDrawn(
+  records: readonly tf.Tensor1D[],
+  n: number,
+  results: GenerateResult[],
+  finished: boolean[],
+  stops: ReadonlySet<number>,
+  maxNew: number,
+): Promise<void> {
+  let all: Int32Array;
+  if (records.length === 1) {
+    all = (await (records[0] as tf.Tensor1D).data()) as Int32Array;
+  } else {
+    const packed = tf
+      .engine()
+      .runKernel(MULTI_TENSOR_KERNELS.pack, records as unknown as tf.NamedTensorMap) as tf.Tensor;
+    try {
+      all = (await packed.data()) as Int32Array;
+    } finally {
+      packed.dispose();
+    }
+  }
+  const floats = new Float32Array(all.buffer, all.byteOffset, all.length);
+  records.forEach((_, j) => {
+    const at = 3 * n * j;
+    for (let r = 0; r < n; r++) {
+      if (finished[r]) continue;
+      const res = results[r] as GenerateResult;
+      const token = all[at + r] as number;
+      res.tokens.push(token);
+      res.logProbs.push(floats[at + n + r] as number);
+      res.samplerLogProbs.push(floats[at + 2 * n + r] as number);
+      if (stops.has(token)) {
+        res.stopped = true;
+        finished[r] = true;
+      } else if (res.tokens.length >= maxNew) finished[r] = true;
+    }
+  });
 }

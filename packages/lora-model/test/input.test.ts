@@ -31,6 +31,9 @@ describe('bad input', () => {
     await expect(model.generate([1], { maxNewTokens: 1.5 })).rejects.toMatchObject({
       input: 'maxNewTokens',
     });
+    await expect(model.generateBatch([[1]], { stopCheckEvery: 0 })).rejects.toMatchObject({
+      input: 'stopCheckEvery',
+    });
     model.valueHead?.dispose();
     model.valueHead = null;
     await expect(model.promptValues([[1]])).rejects.toMatchObject({ input: 'model.valueHead' });
