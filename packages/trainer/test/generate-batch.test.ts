@@ -45,6 +45,17 @@ describe('LmPolicy.generateBatch', () => {
       // Both consumed the generator alike: the next draws agree.
       expect(b.float()).toBe(a.float());
       expect(one.every((g) => g.tokenIds.length > 0)).toBe(true);
+      // stopCheckEvery reaches generateBatch (checked there) and changes no token.
+      lm.stopCheckEvery = 4;
+      const every = await lm.generateBatch(prompts, options(new SeededRng(11)));
+      expect(every.map((g) => Array.from(g.tokenIds))).toEqual(
+        one.map((g) => Array.from(g.tokenIds)),
+      );
+      lm.stopCheckEvery = 0;
+      await expect(lm.generateBatch(prompts, options(new SeededRng(11)))).rejects.toMatchObject({
+        input: 'stopCheckEvery',
+      });
+      lm.stopCheckEvery = 1;
     }
     model.dispose();
   });
