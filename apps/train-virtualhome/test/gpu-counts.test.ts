@@ -91,4 +91,19 @@ describe('GPU work of npm run train:virtualhome on webgpu', () => {
       }
     },
   );
+
+  it.runIf(gpu.ok)(
+    'ETPO reads once per minibatch in its update (losses, norms, entropy, KL and Q together)',
+    async () => {
+      // Measured on 2026-11-27 with TINY_RUN's 2 minibatches: 2 reads and 1,256 programs (before
+      // the minibatch read once: 12 reads, six per minibatch, and 1,254 programs).
+      const profile = await profileGpuWork(virtualHomeApp, [...TINY_RUN, '--algo', 'etpo']);
+      console.log(profileTable(profile));
+      for (const [i, it] of profile.iterations.entries()) {
+        expect(it.update.reads, `iteration ${i + 1}: update reads`).toBeLessThanOrEqual(2);
+        expect(it.update.reads, `iteration ${i + 1}: update reads`).toBeGreaterThan(0);
+        expect(it.update.programs, `iteration ${i + 1}: update programs`).toBeLessThanOrEqual(1256);
+      }
+    },
+  );
 });

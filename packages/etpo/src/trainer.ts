@@ -222,19 +222,17 @@ export class EtpoTrainer {
         const chosen = tf.tensor1d(chosenIds, 'int32');
         const yT = tf.tensor1d(y);
         try {
-          // Critic: ½(Q(chosen) − y)², then the target critic's Polyak step.
+          // Critic: ½(Q(chosen) − y)², then the target critic's Polyak step. Both gradients are
+          // computed before either step (the actor's Q is the critic's before its step), so the
+          // minibatch reads once: losses, norms, entropy, KL and the picked Q together.
           let picked: tf.Tensor | null = null;
           const critic = tf.variableGrads(() => {
             const q = policy.criticQ(batch);
             picked = tf.keep(tf.sum(tf.mul(q, tf.oneHot(chosen, q.shape[1])), 1));
             return etpoCriticLoss(q, chosen, yT);
           }, policy.criticVariables as tf.Variable[]);
-          const criticLoss = (await critic.value.data())[0]!;
           const cGrads = policy.criticVariables.map((v) => critic.grads[v.name] ?? null);
-          const cNorm = await normOf(cGrads);
-          const pickedQ = picked as tf.Tensor | null;
-          const q = pickedQ ? await pickedQ.data() : new Float32Array(tokens);
-          pickedQ?.dispose();
+          const cNormT = gradNorm(cGrads);
           // Actor: Σ π(β·log(π/π̄) − Q) or (released) mean_w(β·log π − Q), Q held constant.
           let stats: tf.Tensor | null = null;
           const actor = tf.variableGrads(() => {
@@ -255,12 +253,19 @@ export class EtpoTrainer {
                 )
               : etpoPolicyLoss(s.policyLogits, s.q, s.reference, beta);
           }, policy.actorVariables as tf.Variable[]);
-          const policyLoss = (await actor.value.data())[0]!;
           const aGrads = policy.actorVariables.map((v) => actor.grads[v.name] ?? null);
-          const aNorm = await normOf(aGrads);
-          const statsT = stats as tf.Tensor | null;
-          const [entropy, kl] = statsT ? Array.from(await statsT.data()) : [Number.NaN, Number.NaN];
-          statsT?.dispose();
+          const aNormT = gradNorm(aGrads);
+          // Both are set when their gradients are taken, which always runs the function.
+          const pickedQ = picked as unknown as tf.Tensor;
+          const statsT = stats as unknown as tf.Tensor;
+          const read = await readOnce([critic.value, cNormT, actor.value, aNormT, statsT, pickedQ]);
+          tf.dispose([pickedQ, statsT]);
+          const [criticLoss, cNormValue, policyLoss, aNormValue, entropy, kl] = Array.from(
+            read.subarray(0, 6),
+          ) as [number, number, number, number, number, number];
+          const q = read.subarray(6);
+          const cNorm = { tensor: cNormT, value: cNormValue };
+          const aNorm = { tensor: aNormT, value: aNormValue };
           const finite = [criticLoss, cNorm.value, policyLoss, aNorm.value].every(Number.isFinite);
           if (finite) {
             // A fused optimiser clips with the norm still on the device; others with the one read.
@@ -299,8 +304,8 @@ export class EtpoTrainer {
           }
           sums.policy += policyLoss * tokens;
           sums.value += criticLoss * tokens;
-          sums.entropy += entropy! * tokens;
-          sums.kl += kl! * tokens;
+          sums.entropy += entropy * tokens;
+          sums.kl += kl * tokens;
           sums.tokens += tokens;
           sums.actorNorm += aNorm.value;
           sums.criticNorm += cNorm.value;
@@ -384,10 +389,13 @@ export class EtpoTrainer {
   }
 }
 
-/** The global norm of `grads` as a scalar tensor (the caller disposes it) and as the number read. */
-async function normOf(
-  grads: readonly (tf.Tensor | null)[],
-): Promise<{ tensor: tf.Scalar; value: number }> {
-  const tensor = gradNorm(grads);
-  return { tensor, value: ((await tensor.data()) as Float32Array)[0]! };
+/**
+ * The values of `tensors` (scalars and vectors) in order, flattened into one array by one read
+ * from the device (the inputs stay with the caller).
+ */
+async function readOnce(tensors: readonly tf.Tensor[]): Promise<Float32Array> {
+  const flat = tf.tidy(() => tf.concat(tensors.map((t) => tf.reshape(t, [-1]))));
+  const values = Float32Array.from((await flat.data()) as Float32Array);
+  flat.dispose();
+  return values;
 }
