@@ -1,0 +1,218 @@
+// The tables of "Settling the open results" (docs/results.md), each computed as its protocol
+// says, from the archived comparisons:
+//   poad-twosome DIR   the confirmatory comparison: Fisher's exact test on seeds solved greedily
+//                      (the primary), the greedy-return permutation test with its Holm value over
+//                      the two, the power, and the generalisation table with its exploratory test;
+//   etpo DIR...        the ETPO arms (one comparison folder each, labelled by its --extra): per seed
+//                      the token entropy at iterations 1, 20 and the end, 90% sampled success,
+//                      greedy success and return, perplexity; and the two predictions, held or not;
+//   heldout FILE...    the held-out classifiers: the `npm run heldout` reports of one dataset (one
+//                      per prior seed, each with the same POAD runs): per seed the mean held-out
+//                      ROC AUC of the programs that ran, POAD − prior with its interval and
+//                      p-value, the pass criterion, and the best-of-k curves.
+// From the repository root:
+//   node --import tsx apps/compare/scripts/settle-tables.ts poad-twosome results/settle/poad-twosome-30/compare-…
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { fixed, type GroupSummary, readRows, SOLVED_AT, solvedSeeds } from '../src/report.js';
+import {
+  compareGroups,
+  detectableDifference,
+  fisherExact,
+  fisherPower,
+  holm,
+} from '../src/stats.js';
+
+const SEED = 12_345;
+const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const diffText = (d: { diff: number; low: number; high: number }, digits: number) =>
+  `${fixed(d.diff, digits)} [${fixed(d.low, digits)}, ${fixed(d.high, digits)}]`;
+
+interface Summary {
+  summaries: GroupSummary[];
+}
+
+function summaryOf(dir: string): Summary {
+  const file = join(dir, 'summary.json');
+  if (!existsSync(file))
+    throw new Error(
+      `${file} is missing: run npm run compare -- --resume ${dir} --report-only first`,
+    );
+  return JSON.parse(readFileSync(file, 'utf8')) as Summary;
+}
+
+function group(s: Summary, label: string): GroupSummary {
+  const g = s.summaries.find((x) => x.label === label);
+  if (!g) throw new Error(`no setting labelled ${label} (have ${s.summaries.map((x) => x.label)})`);
+  return g;
+}
+
+/** Greedy success per evaluated task of one run (eval.json's `task/greedy` entries). */
+function greedyByTask(runDir: string): Record<string, number> {
+  const file = join(runDir, 'eval.json');
+  if (!existsSync(file)) return {};
+  const e = JSON.parse(readFileSync(file, 'utf8')) as {
+    results: Record<string, { successRate: number }>;
+  };
+  return Object.fromEntries(
+    Object.entries(e.results)
+      .filter(([k]) => k.endsWith('/greedy'))
+      .map(([k, v]) => [k.slice(0, -'/greedy'.length), v.successRate]),
+  );
+}
+
+export function poadTwosome(dir: string): string[] {
+  const s = summaryOf(dir);
+  const [poad, twosome] = [group(s, 'poad'), group(s, 'twosome')];
+  const [a, b] = [solvedSeeds(poad)!, solvedSeeds(twosome)!];
+  const fisher = fisherExact(a, b);
+  const ret = compareGroups(
+    poad.runs.map((r) => r.greedy!.meanReturn),
+    twosome.runs.map((r) => r.greedy!.meanReturn),
+    { seed: SEED },
+  );
+  const [hFisher, hReturn] = holm([fisher, ret.p]);
+  const out = [
+    `Seeds solved greedily (final greedy success ≥ ${100 * SOLVED_AT}%): POAD ${a.successes}/${a.of}, TWOSOME ${b.successes}/${b.of}; Fisher's exact test p = ${fixed(fisher, 4)} (Holm over the two tests ${fixed(hFisher!, 4)}) — primary, ${fisher < 0.05 ? 'significant' : 'not significant'} at 5%.`,
+    `Final greedy return, POAD − TWOSOME: ${diffText(ret, 3)}, p = ${fixed(ret.p, 4)} (${ret.exact ? 'exact' : 'Monte Carlo'}; Holm ${fixed(hReturn!, 4)}) — secondary.`,
+    `Power of the primary test at these sizes: ${fixed(100 * fisherPower(a.of, b.of, 0.3, 0.7), 0)}% for 0.3 against 0.7; 80% power for a difference of ${fixed(detectableDifference(a.of, b.of) ?? Number.NaN, 2)} around 0.5.`,
+  ];
+  // Generalisation: per seed, the mean greedy success over the variants it was not trained on.
+  const train = 'food-preparation';
+  const unseen = (g: GroupSummary) =>
+    g.runs.map((r) => {
+      const tasks = Object.entries(greedyByTask(join(dir, r.name))).filter(([t]) => t !== train);
+      return tasks.length ? mean(tasks.map(([, v]) => v)) : Number.NaN;
+    });
+  const [ua, ub] = [unseen(poad), unseen(twosome)];
+  if (ua.every(Number.isFinite) && ub.every(Number.isFinite)) {
+    const g = compareGroups(ua, ub, { seed: SEED });
+    out.push(
+      `Mean greedy success over the unseen variants, per seed: POAD ${fixed(100 * mean(ua), 1)}%, TWOSOME ${fixed(100 * mean(ub), 1)}%; POAD − TWOSOME ${diffText(g, 3)}, p = ${fixed(g.p, 4)} (${g.exact ? 'exact' : 'Monte Carlo'}; exploratory).`,
+    );
+    const tasks = Object.keys(poad.generalisation);
+    out.push(
+      '',
+      `| algorithm | ${tasks.join(' | ')} |`,
+      `|---|${tasks.map(() => '---').join('|')}|`,
+      ...[poad, twosome].map(
+        (x) =>
+          `| ${x.label} | ${tasks.map((t) => `${fixed(100 * (x.generalisation[t] ?? Number.NaN), 0)}%`).join(' | ')} |`,
+      ),
+    );
+  }
+  return out;
+}
+
+/** The metrics rows' value of `key` at iteration `i` (1-based), or the last row's. */
+function at(rows: readonly Record<string, unknown>[], key: string, i: number | 'last'): number {
+  const row = i === 'last' ? rows.at(-1) : rows[i - 1];
+  const v = row?.[key];
+  return typeof v === 'number' ? v : Number.NaN;
+}
+
+export function etpoArms(dirs: readonly string[]): string[] {
+  const out = [
+    '| arm | seed | entropy at iterations 1 / 20 / end | 90% sampled success at (env steps) | greedy success, return | perplexity before → after |',
+    '|---|---|---|---|---|---|',
+  ];
+  const arms: { name: string; entropy20: number[]; reached: number; greedyReturn: number[] }[] = [];
+  for (const dir of dirs) {
+    const s = summaryOf(dir);
+    const compare = JSON.parse(readFileSync(join(dir, 'compare.json'), 'utf8')) as {
+      argv?: string[];
+    };
+    const extra = (compare.argv ?? []).find((a) => a.startsWith('--extra='))?.slice(8) ?? '';
+    const name = `${basename(join(dir, '..'))}${extra ? ` (${extra})` : ''}`;
+    const g = group(s, 'etpo');
+    const arm = { name, entropy20: [] as number[], reached: 0, greedyReturn: [] as number[] };
+    for (const r of g.runs) {
+      const rows = readRows(join(dir, r.name)) as unknown as Record<string, unknown>[];
+      const e = [at(rows, 'entropy', 1), at(rows, 'entropy', 20), at(rows, 'entropy', 'last')];
+      arm.entropy20.push(e[1]!);
+      if (r.sampledSuccessAt[1] !== null) arm.reached++;
+      arm.greedyReturn.push(r.greedy?.meanReturn ?? Number.NaN);
+      out.push(
+        `| ${name} | ${r.name} | ${e.map((x) => fixed(x, 3)).join(' / ')} | ${r.sampledSuccessAt[1] ?? '–'} | ${r.greedy ? `${fixed(100 * r.greedy.successRate, 0)}%, ${fixed(r.greedy.meanReturn, 3)}` : '–'} | ${r.perplexity ? `${fixed(r.perplexity[0], 2)} → ${fixed(r.perplexity[1], 2)}` : '–'} |`,
+      );
+    }
+    arms.push(arm);
+  }
+  const preset = arms[0];
+  if (preset) {
+    const held = preset.entropy20.every((e) => e < 0.05);
+    out.push(
+      '',
+      `Prediction 1 (the first folder, the preset arm: entropy below 0.05 at iteration 20 in every seed): ${held ? 'holds' : 'does not hold'} (${preset.entropy20.map((e) => fixed(e, 3)).join(', ')}).`,
+    );
+  }
+  const learners = arms.filter(
+    (a) => a.reached >= 2 && a.entropy20.filter((e) => e >= 0.3).length >= 2,
+  );
+  out.push(
+    `Prediction 2 (an arm with entropy ≥ 0.3 at iteration 20 and 90% sampled success, in at least 2 of its 3 seeds): ${learners.length ? `holds for ${learners.map((a) => a.name).join('; ')}` : 'does not hold'}.`,
+  );
+  const learnt = arms.filter((a) => a.reached >= 2);
+  if (learnt.length) {
+    const best = [...learnt].sort(
+      (x, y) => mean(y.greedyReturn) - mean(x.greedyReturn) || y.reached - x.reached,
+    )[0]!;
+    out.push(
+      `Arms with 90% sampled success in at least 2 of 3 seeds: ${learnt.map((a) => a.name).join('; ')}; the best by mean final greedy return (the new preset, by the protocol): ${best.name} (${fixed(mean(best.greedyReturn), 3)}).`,
+    );
+  } else out.push('No arm reached 90% sampled success in 2 of 3 seeds: the preset stays.');
+  return out;
+}
+
+interface HeldOutReport {
+  dataset: string;
+  summaries: { source: string; ran: number; meanAuc: number; bestOfK: number[] }[];
+}
+
+export function heldOut(files: readonly string[]): string[] {
+  const reports = files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as HeldOutReport);
+  const dataset = reports[0]!.dataset;
+  if (reports.some((r) => r.dataset !== dataset))
+    throw new Error('heldout: the reports are of different datasets');
+  const isPrior = (s: { source: string }) => s.source.startsWith('prior');
+  // The POAD runs are the same in every report; each report has its own prior seed.
+  const runs = reports[0]!.summaries.filter((s) => !isPrior(s));
+  const priors = reports.map((r) => {
+    const p = r.summaries.find(isPrior);
+    if (!p) throw new Error('heldout: a report has no prior');
+    return p;
+  });
+  const d = compareGroups(
+    runs.map((r) => r.meanAuc),
+    priors.map((p) => p.meanAuc),
+    { seed: SEED },
+  );
+  const pass = d.diff >= 0.01 && d.low > 0;
+  const ks = [1, 4, 16, 64, 256];
+  const curve = (s: { bestOfK: number[] }) =>
+    ks.map((k) => (s.bestOfK[k - 1] === undefined ? '–' : fixed(s.bestOfK[k - 1]!, 3)));
+  return [
+    `${dataset}: mean held-out ROC AUC of the programs that ran, POAD ${fixed(mean(runs.map((r) => r.meanAuc)), 4)} (${runs.length} seeds), prior ${fixed(mean(priors.map((p) => p.meanAuc)), 4)} (${priors.length} seeds); POAD − prior ${diffText(d, 4)}, p = ${fixed(d.p, 4)} (${d.exact ? 'exact' : 'Monte Carlo'}). Pass (≥ 0.01 with the interval above 0): ${pass ? 'yes' : 'no'}.`,
+    '',
+    `| source | ran | mean held-out AUC (ran) | ${ks.map((k) => `best of ${k}`).join(' | ')} |`,
+    `|---|---|---|${ks.map(() => '---').join('|')}|`,
+    ...[...runs, ...priors].map(
+      (s, i) =>
+        `| ${i < runs.length ? s.source : `prior (${basename(files[i - runs.length]!)})`} | ${fixed(100 * s.ran, 0)}% | ${fixed(s.meanAuc, 4)} | ${curve(s).join(' | ')} |`,
+    ),
+  ];
+}
+
+const [what, ...rest] = process.argv.slice(2);
+const tables: Record<string, (args: string[]) => string[]> = {
+  'poad-twosome': (a) => poadTwosome(a[0]!),
+  etpo: etpoArms,
+  heldout: heldOut,
+};
+if (!what || !(what in tables) || rest.length === 0) {
+  process.stderr.write(
+    'usage: settle-tables.ts poad-twosome DIR | etpo DIR... | heldout REPORT.json...\n',
+  );
+  process.exit(2);
+}
+process.stdout.write(`${tables[what]!(rest).join('\n')}\n`);
