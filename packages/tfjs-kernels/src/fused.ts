@@ -49,8 +49,9 @@ export interface FusedOps {
   ): tf.Tensor2D;
   /**
    * One token per row of logits [rows, vocab], drawn on the device as `@poad/lora-model`'s host
-   * sampler draws it (temperature, top-k; greedy at temperature 0), with one uniform u in [0, 1)
-   * per row [rows] (unused when greedy). Returns the ids, int32 [rows], and a record, int32
+   * sampler draws it (temperature, top-k; greedy at temperature 0), with one uniform
+   * u = k / 2³² in [0, 1) per row given as the bits of k, int32 [rows] (k = 2³² · u exactly for
+   * `SeededRng.next()`; unused when greedy). Returns the ids, int32 [rows], and a record, int32
    * [3·rows]: the ids, then the bits of log π(id) (full vocabulary, temperature 1), then the bits
    * of the id's log-probability under the sampler's distribution (0 when greedy), as float32.
    * Forward only. Optional.

@@ -670,7 +670,7 @@ describe.runIf(gpu.ok)('webgpu generation ops', () => {
       seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
       return seed / 2 ** 32;
     };
-    for (const vocab of [50, 300]) {
+    for (const vocab of [50, 300, 5000]) {
       const rows = 16;
       const z = new Float32Array(rows * vocab);
       for (let i = 0; i < z.length; i++) z[i] = Math.round((next() * 6 - 3) * 8) / 8;
@@ -681,9 +681,14 @@ describe.runIf(gpu.ok)('webgpu generation ops', () => {
       z.fill(-1, 3 * vocab, 4 * vocab);
       z[3 * vocab + 4] = -0;
       z[3 * vocab + 2] = 0;
-      const us = Array.from({ length: rows }, () => next());
-      us[0] = 0;
-      us[5] = 0.999999;
+      // Uniforms k / 2^32, as their 32 bits; among them 0, ½ and values next to 0 and 1.
+      const ks = Array.from({ length: rows }, () => Math.floor(next() * 2 ** 32));
+      ks[0] = 0;
+      ks[5] = 2 ** 32 - 4096;
+      ks[6] = 2 ** 31;
+      ks[7] = 2 ** 32 - 1;
+      ks[8] = 5;
+      const us = ks.map((k) => k / 2 ** 32);
       for (const [t, k] of [
         [0, 0],
         [0.7, 5],
@@ -694,7 +699,10 @@ describe.runIf(gpu.ok)('webgpu generation ops', () => {
       ] as const) {
         const before = tf.memory().numTensors;
         const logits = tf.tensor2d(z, [rows, vocab]);
-        const u = tf.tensor1d(us);
+        const u = tf.tensor1d(
+          Int32Array.from(ks, (k) => k | 0),
+          'int32',
+        );
         const { ids, record } = sample(logits, u, { temperature: t, topK: k });
         const got = new Int32Array((await record.data()) as Int32Array);
         const gotIds = Array.from((await ids.data()) as Int32Array);

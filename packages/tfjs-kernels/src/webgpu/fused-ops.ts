@@ -586,9 +586,9 @@ export const webGpuFusedOps: FusedOps = {
   },
   sampleTokens(logits, u, { temperature, topK }) {
     const [rows = 0, vocab = 0] = logits.shape;
-    if (logits.dtype !== 'float32' || u.dtype !== 'float32' || u.shape[0] !== rows) {
+    if (logits.dtype !== 'float32' || u.dtype !== 'int32' || u.shape[0] !== rows) {
       throw new RangeError(
-        `sampleTokens: needs float32 logits [rows, vocab] and float32 u [rows], got ${logits.dtype} [${logits.shape}] and ${u.dtype} [${u.shape}]`,
+        `sampleTokens: needs float32 logits [rows, vocab] and the bits of the uniforms as int32 [rows], got ${logits.dtype} [${logits.shape}] and ${u.dtype} [${u.shape}]`,
       );
     }
     if (vocab < 1 || vocab >= 2 ** 24) {

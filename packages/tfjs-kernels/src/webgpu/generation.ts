@@ -7,12 +7,22 @@ import { type GpuProgram, perRow } from './programs.js';
  * generation and written in place (no concatenation per token).
  */
 
+/** Most kept tokens the sampler sorts in workgroup memory (8 KiB) and walks one by one. */
+const SORTED = 1024;
+
 /**
  * WGSL helpers of the sampler. `sortKey` maps a float to a u32 that orders as the floats do
  * (−0 and +0 are one key, as they compare equal); `isKept` says whether logit c (with key k) is
  * among the top k: keys above the k-th's, or equal to it at an index up to the k-th's.
  */
 const SAMPLER_HELPERS = `
+      const SORTED : i32 = ${SORTED};
+      var<workgroup> sortedKey : array<u32, ${SORTED}>;
+      var<workgroup> sortedIdx : array<i32, ${SORTED}>;
+      var<workgroup> fill : atomic<u32>;
+      fn ranksBefore(i : i32, j : i32) -> bool {
+        return sortedKey[i] > sortedKey[j] || (sortedKey[i] == sortedKey[j] && sortedIdx[i] < sortedIdx[j]);
+      }
       fn sortKey(x : f32) -> u32 {
         if (x == 0.0) { return 0x80000000u; }
         let b = bitcast<u32>(x);
@@ -32,26 +42,35 @@ function indexRounds(cols: number): number {
 
 /**
  * One token per row of logits z [rows, vocab], drawn as the host sampler of `@poad/lora-model`
- * (`sampleToken`) draws it, with the row's uniform u [rows] in [0, 1): uniforms `temperature`
- * (0: the first index of the largest logit, no u used) and `topK` (0: every token).
+ * (`sampleToken`) draws it, with the row's uniform u = k / 2³² given as its 32 bits k (int32
+ * [rows], the bits of the unsigned k): uniforms `temperature` (0: the first index of the largest
+ * logit, no u used) and `topK` (0: every token).
  *
  * The host ranks tokens by logit, larger first, ties by smaller index, keeps the first k, and
- * walks the kept tokens in that order subtracting each one's exp(z/T − max/T) from u · total
- * until the remainder goes below zero (the last kept token when it never does). Here each
- * boundary of that walk is found by bisection, each round one pass over the row and one
- * workgroup sum (the rounds and barriers are the same in every invocation):
+ * walks the kept tokens in that order subtracting each one's p = exp(z/T − max/T) from u · total
+ * until the remainder goes below zero: it draws the first token whose cumulative mass exceeds
+ * u · total. Here the same token is found in float32 with the sums taken where they are
+ * accurate: for u < ½ the mass before a token is compared with u · total, for u ≥ ½ the mass
+ * after it with (1 − u) · total, 1 − u computed exactly from k (a mass summed from the small end
+ * has the error of its own size, not of the total's). So the draw differs from the host's only
+ * when u falls within float32 rounding of a boundary between two tokens. With rounds of one pass
+ * over the row and one workgroup sum each (the same rounds and barriers in every invocation):
  * - the k-th token: the largest key with at least k logits at or above it (32 rounds over the
  *   keys), then among the logits of that key the index where the count reaches k (index rounds);
- * - the drawn token: the largest key κ whose kept mass F(κ) (kept tokens with key ≥ κ) exceeds
- *   u · total, then within its tie group (equal logits, equal mass p) the member
- *   floor((u · total − mass before the group) / p) in index order.
+ * - at most {@link SORTED} kept tokens (top-k, or a small vocabulary): gathered into workgroup
+ *   memory, sorted by rank (bitonic) and walked by one invocation with compensated sums, from
+ *   the front (u < ½) or from the back;
+ * - more: bisection over the keys for the tie group (equal logits, equal p) the draw falls in,
+ *   the largest key whose mass at or above it exceeds u · total (or whose mass below it stays
+ *   under (1 − u) · total), then the member within the group from the mass before (after) it,
+ *   found by bisection over the indices.
  * Writes int32 [3·rows]: the ids, then bitcast log π(id) under the full vocabulary at temperature
  * 1, then bitcast log-probability of the id under the kept, tempered distribution (0 for greedy).
  */
 export function sampleTokensProgram(rows: number, cols: number): GpuProgram {
   const rounds = indexRounds(cols);
-  // One pass over the row: `init` per lane, `each` per logit x (key k, index c), then `out`
-  // combined over the workgroup with `reduce`.
+  // One pass over the row: `init` per lane, `each` per logit x (key k, index c), then combined
+  // over the workgroup with `reduce` into `name`.
   const pass = (name: string, init: string, each: string, reduce: 'reduceSum' | 'reduceMax') => `
           var ${name}Part = ${init};
           for (var c = lane; c < cols; c = c + WG) {
@@ -82,20 +101,28 @@ export function sampleTokensProgram(rows: number, cols: number): GpuProgram {
         let logSum = log(reduceSum(se));
         var slp = 0.0;
         if (T > 0.0) {
+          let bits = bitcast<u32>(u[row]);
+          let front = bits < 0x80000000u;
+          let uFront = f32(bits) * 2.3283064365386963e-10;
+          var uBack = 1.0;
+          if (bits != 0u) { uBack = f32(0u - bits) * 2.3283064365386963e-10; }
           let K = uniforms.topK;
+          // How many tokens are kept: k, or all (no k, or k beyond the vocabulary).
+          var kept = cols;
+          if (K > 0 && K < cols) { kept = K; }
           var kKey = 0u;
           var kIdx = cols;
-          if (K > 0 && K < cols) {
+          if (kept < cols) {
             var lo = 0u;
             var hi = 0xffffffffu;
             for (var it = 0; it < 32; it = it + 1) {
               let mid = lo + (hi - lo) / 2u + 1u;
               ${pass('atLeast', '0.0', 'if (k >= mid) { atLeastPart = atLeastPart + 1.0; }', 'reduceSum')}
-              if (lo < hi) { if (atLeast >= f32(K)) { lo = mid; } else { hi = mid - 1u; } }
+              if (lo < hi) { if (atLeast >= f32(kept)) { lo = mid; } else { hi = mid - 1u; } }
             }
             kKey = lo;
             ${pass('above', '0.0', 'if (k > kKey) { abovePart = abovePart + 1.0; }', 'reduceSum')}
-            let need = f32(K) - above;
+            let need = f32(kept) - above;
             var a = 0;
             var b = cols - 1;
             for (var it = 0; it < ${rounds}; it = it + 1) {
@@ -106,39 +133,120 @@ export function sampleTokensProgram(rows: number, cols: number): GpuProgram {
             kIdx = a;
           }
           let top = zmax / T;
-          ${pass('total', '0.0', 'if (isKept(c, k, kKey, kIdx)) { totalPart = totalPart + exp(x / T - top); }', 'reduceSum')}
-          let goal = u[row] * total;
-          var lo = 0u;
-          var hi = 0xffffffffu;
-          for (var it = 0; it < 32; it = it + 1) {
-            let mid = lo + (hi - lo) / 2u + 1u;
-            ${pass('mass', '0.0', 'if (k >= mid && isKept(c, k, kKey, kIdx)) { massPart = massPart + exp(x / T - top); }', 'reduceSum')}
-            if (lo < hi) { if (mass > goal) { lo = mid; } else { hi = mid - 1u; } }
-          }
-          // The group the walk stops in, and the member to skip to; or, when rounding left no
-          // remainder below zero (u · total ≥ total), the last kept token as on the host.
-          ${pass('before', '0.0', 'if (k > lo && isKept(c, k, kKey, kIdx)) { beforePart = beforePart + exp(x / T - top); }', 'reduceSum')}
-          ${pass('members', '0.0', 'if (k == lo && isKept(c, k, kKey, kIdx)) { membersPart = membersPart + 1.0; }', 'reduceSum')}
-          ${pass('p', '0.0', 'if (k == lo && isKept(c, k, kKey, kIdx)) { pPart = exp(x / T - top); }', 'reduceMax')}
-          ${pass('low', '-3.402823e+38', 'if (isKept(c, k, kKey, kIdx)) { lowPart = max(lowPart, -x); }', 'reduceMax')}
-          let lastKey = sortKey(-low);
-          ${pass('lastMembers', '0.0', 'if (k == lastKey && isKept(c, k, kKey, kIdx)) { lastMembersPart = lastMembersPart + 1.0; }', 'reduceSum')}
-          var vKey = lo;
-          var skip = lastMembers - 1.0;
-          if (total > goal) {
-            skip = clamp(floor((goal - before) / p), 0.0, members - 1.0);
+          if (kept <= SORTED) {
+            // Few kept tokens: gathered into workgroup memory, sorted into the host's rank order
+            // (bitonic), and walked by one invocation.
+            if (lane == 0) { atomicStore(&fill, 0u); }
+            workgroupBarrier();
+            for (var c = lane; c < cols; c = c + WG) {
+              let k = sortKey(z[base + c]);
+              if (isKept(c, k, kKey, kIdx)) {
+                let at = atomicAdd(&fill, 1u);
+                if (at < u32(SORTED)) {
+                  sortedKey[at] = k;
+                  sortedIdx[at] = c;
+                }
+              }
+            }
+            var size = 1;
+            while (size < kept) { size = size * 2; }
+            for (var i = kept + lane; i < size; i = i + WG) {
+              sortedKey[i] = 0u;
+              sortedIdx[i] = 0x7fffffff;
+            }
+            workgroupBarrier();
+            for (var span = 2; span <= size; span = span * 2) {
+              for (var stride = span / 2; stride > 0; stride = stride / 2) {
+                for (var t = lane; t < size / 2; t = t + WG) {
+                  let i = 2 * t - (t & (stride - 1));
+                  let j = i + stride;
+                  let jFirst = ranksBefore(j, i);
+                  if (((i & span) == 0 && jFirst) || ((i & span) != 0 && !jFirst)) {
+                    let k = sortedKey[i];
+                    let c = sortedIdx[i];
+                    sortedKey[i] = sortedKey[j];
+                    sortedIdx[i] = sortedIdx[j];
+                    sortedKey[j] = k;
+                    sortedIdx[j] = c;
+                  }
+                }
+                workgroupBarrier();
+              }
+            }
+            if (lane == 0) {
+              // Compensated (Kahan) sums: the total, then the mass before or after each token.
+              var total = 0.0;
+              var err = 0.0;
+              for (var j = 0; j < kept; j = j + 1) {
+                let y = exp(z[base + sortedIdx[j]] / T - top) - err;
+                let t2 = total + y;
+                err = (t2 - total) - y;
+                total = t2;
+              }
+              var pick = kept - 1;
+              var acc = 0.0;
+              err = 0.0;
+              if (front) {
+                // The first token whose mass up to and including it exceeds u · total.
+                let goal = uFront * total;
+                for (var j = 0; j < kept; j = j + 1) {
+                  let y = exp(z[base + sortedIdx[j]] / T - top) - err;
+                  let t2 = acc + y;
+                  err = (t2 - acc) - y;
+                  acc = t2;
+                  if (acc > goal) {
+                    pick = j;
+                    break;
+                  }
+                }
+              } else {
+                // The first token whose mass after it is below (1 − u) · total, from the back.
+                let goal = uBack * total;
+                pick = kept - 1;
+                for (var j = kept - 1; j > 0; j = j - 1) {
+                  let y = exp(z[base + sortedIdx[j]] / T - top) - err;
+                  let t2 = acc + y;
+                  if (t2 >= goal) { break; }
+                  err = (t2 - acc) - y;
+                  acc = t2;
+                  pick = j - 1;
+                }
+              }
+              id = sortedIdx[pick];
+              slp = log(exp(z[base + id] / T - top) / total);
+            }
           } else {
-            vKey = lastKey;
+            // Many kept tokens: the tie group by bisection over the keys, with
+            // mass(κ) = Σ p of kept tokens with key ≥ κ (front) or key < κ (back).
+            ${pass('total', '0.0', 'if (isKept(c, k, kKey, kIdx)) { totalPart = totalPart + exp(x / T - top); }', 'reduceSum')}
+            let goal = select(uBack * total, uFront * total, front);
+            var lo = 0u;
+            var hi = 0xffffffffu;
+            for (var it = 0; it < 32; it = it + 1) {
+              let mid = lo + (hi - lo) / 2u + 1u;
+              ${pass('mass', '0.0', 'if ((k >= mid) == front && isKept(c, k, kKey, kIdx)) { massPart = massPart + exp(x / T - top); }', 'reduceSum')}
+              let inside = (front && mass > goal) || (!front && mass < goal);
+              if (lo < hi) { if (inside) { lo = mid; } else { hi = mid - 1u; } }
+            }
+            // The group (key lo): its size, p, and the mass on the walk's side of it.
+            ${pass('members', '0.0', 'if (k == lo && isKept(c, k, kKey, kIdx)) { membersPart = membersPart + 1.0; }', 'reduceSum')}
+            ${pass('p', '0.0', 'if (k == lo && isKept(c, k, kKey, kIdx)) { pPart = exp(x / T - top); }', 'reduceMax')}
+            ${pass('side', '0.0', 'if (((k > lo) == front) && k != lo && isKept(c, k, kKey, kIdx)) { sidePart = sidePart + exp(x / T - top); }', 'reduceSum')}
+            // Member j (in index order) is drawn when the mass before it plus (j + 1)·p exceeds
+            // u · total; from the back, when the mass after it plus (members − 1 − j)·p is below
+            // (1 − u) · total.
+            var skip = clamp(floor((goal - side) / p), 0.0, members - 1.0);
+            if (!front) { skip = clamp(members - ceil((goal - side) / p), 0.0, members - 1.0); }
+            var a = 0;
+            var b = cols - 1;
+            for (var it = 0; it < ${rounds}; it = it + 1) {
+              let mid = (a + b) / 2;
+              ${pass('upTo', '0.0', 'if (c <= mid && k == lo && isKept(c, k, kKey, kIdx)) { upToPart = upToPart + 1.0; }', 'reduceSum')}
+              if (a < b) { if (upTo >= skip + 1.0) { b = mid; } else { a = mid + 1; } }
+            }
+            id = a;
+            slp = (z[base + id] / T - top) - log(total);
           }
-          var a = 0;
-          var b = cols - 1;
-          for (var it = 0; it < ${rounds}; it = it + 1) {
-            let mid = (a + b) / 2;
-            ${pass('upTo', '0.0', 'if (c <= mid && k == vKey && isKept(c, k, kKey, kIdx)) { upToPart = upToPart + 1.0; }', 'reduceSum')}
-            if (a < b) { if (upTo >= skip + 1.0) { b = mid; } else { a = mid + 1; } }
-          }
-          id = a;
-          slp = (z[base + id] / T - top) - log(total);
         }
         if (live && lane == 0) {
           result[row] = id;
