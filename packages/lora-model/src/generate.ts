@@ -380,10 +380,13 @@ async function sampleOnDevice(
       disposeCache(cache);
     }
     for (let step = 0; step < maxNew; step++) {
-      const u = new Float32Array(n);
-      if (temperature > 0) for (let r = 0; r < n; r++) u[r] = (rngs[r] as SeededRng).next();
+      // Each row's uniform as its 32 bits (next() is k / 2^32: exact on the device too).
+      const u = new Int32Array(n);
+      if (temperature > 0) {
+        for (let r = 0; r < n; r++) u[r] = ((rngs[r] as SeededRng).next() * 4294967296) | 0;
+      }
       const drawn = tidyNested(() =>
-        ops.sampleTokens(logits as tf.Tensor2D, tf.tensor1d(u), { temperature, topK }),
+        ops.sampleTokens(logits as tf.Tensor2D, tf.tensor1d(u, 'int32'), { temperature, topK }),
       );
       logits.dispose();
       logits = undefined;

@@ -89,10 +89,12 @@ describe.runIf(gpu.ok)('the GPU sampler against sampleToken', () => {
       const host = Array.from({ length: rows }, (_, r) => new SeededRng(1000 + r));
       const dev = Array.from({ length: rows }, (_, r) => new SeededRng(1000 + r));
       for (let round = 0; round < 3; round++) {
-        const u = Float32Array.from(dev, (g) => (opts.temperature > 0 ? g.next() : 0));
+        const u = Int32Array.from(dev, (g) =>
+          opts.temperature > 0 ? (g.next() * 2 ** 32) | 0 : 0,
+        );
         const before = tf.memory().numTensors;
         const logits = tf.tensor2d(z, [rows, V]);
-        const uT = tf.tensor1d(u);
+        const uT = tf.tensor1d(u, 'int32');
         const { ids, record } = sample!(logits, uT, {
           temperature: opts.temperature,
           topK: opts.topK ?? 0,
