@@ -24,7 +24,7 @@ import {
 } from '@poad/envs-datascicoding';
 import { ProgressBar, parseArgsWithConfig } from '@poad/run-kit';
 import { readPrograms } from './programs.js';
-import { dataSciApp, datasetOf, sandboxLimits, TIMEOUT_OPTION } from './spec.js';
+import { dataSciApp, datasetOf, runScript, sandboxLimits, TIMEOUT_OPTION } from './spec.js';
 
 /**
  * The expected largest of k values drawn without replacement from `values` (all draws equally
@@ -378,12 +378,4 @@ async function main(argv: readonly string[]): Promise<void> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  main(process.argv.slice(2)).catch((err) => {
-    if (err instanceof OptionError) {
-      process.stderr.write(`error: ${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  });
-}
+runScript(import.meta.url, main);

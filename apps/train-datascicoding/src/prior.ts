@@ -23,7 +23,7 @@ import {
 import { ProgressBar, parseArgsWithConfig } from '@poad/run-kit';
 import { createLmAgent, releaseBackend, resolveModelPath } from '@poad/trainer';
 import { chosenEstimator } from './programs.js';
-import { dataSciApp, datasetOf, sandboxLimits, TIMEOUT_OPTION } from './spec.js';
+import { dataSciApp, datasetOf, runScript, sandboxLimits, TIMEOUT_OPTION } from './spec.js';
 
 /** The CSV the measurements use besides the built-in datasets. */
 export const PLANT_HEALTH = {
@@ -225,12 +225,4 @@ async function main(argv: readonly string[]): Promise<void> {
   await releaseBackend();
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  main(process.argv.slice(2)).catch((err) => {
-    if (err instanceof OptionError) {
-      process.stderr.write(`error: ${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  });
-}
+runScript(import.meta.url, main);

@@ -207,3 +207,18 @@ export const dataSciApp: AppSpec = {
     'npm run train:datascicoding -- --dataset kiln_batches   # a quarter of its rows held out from the reward',
   ],
 };
+
+/**
+ * Runs a script's `main` when the file is the process's entry point: a bad option prints its
+ * message and exits with status 2; any other error is thrown.
+ */
+export function runScript(url: string, main: (argv: string[]) => Promise<unknown>): void {
+  if (url !== `file://${process.argv[1]}`) return;
+  main(process.argv.slice(2)).catch((err) => {
+    if (err instanceof OptionError) {
+      process.stderr.write(`error: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  });
+}
