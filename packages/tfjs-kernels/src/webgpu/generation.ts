@@ -20,6 +20,9 @@ const SAMPLER_HELPERS = `
       var<workgroup> sortedKey : array<u32, ${SORTED}>;
       var<workgroup> sortedIdx : array<i32, ${SORTED}>;
       var<workgroup> fill : atomic<u32>;
+      var<workgroup> hist : array<atomic<u32>, 256>;
+      var<workgroup> chosen : u32;
+      var<workgroup> chosenNeed : u32;
       fn ranksBefore(i : i32, j : i32) -> bool {
         return sortedKey[i] > sortedKey[j] || (sortedKey[i] == sortedKey[j] && sortedIdx[i] < sortedIdx[j]);
       }
@@ -33,11 +36,68 @@ const SAMPLER_HELPERS = `
         return k > kKey || (k == kKey && c <= kIdx);
       }`;
 
-/** Rounds of a bisection over the indices 0 .. cols − 1. */
-function indexRounds(cols: number): number {
-  let r = 1;
-  while (1 << (r - 1) < cols) r++;
-  return r;
+/** Base-256 digits of the indices 0 .. cols − 1. */
+function indexDigits(cols: number): number {
+  let d = 1;
+  while (256 ** d < cols) d++;
+  return d;
+}
+
+/**
+ * WGSL of a radix selection over 8-bit digits, most significant first, each digit one pass over
+ * the row counting into a 256-bin histogram in workgroup memory (integer counts: the same in
+ * every run) and a scan of the bins by one invocation. It finds the `need`-th value of `value`
+ * (a u32 of a logit: its key `k`, or its index `u32(c)`) among the logits where `cond` holds,
+ * largest first (`descending`) or smallest first; `out` gets the value and `outNeed` how many
+ * logits of that value complete the count. Every invocation runs the same rounds and barriers.
+ */
+function radixSelect(o: {
+  value: string;
+  cond: string;
+  need: string;
+  digits: number;
+  descending: boolean;
+  out: string;
+  outNeed: string;
+}): string {
+  const scan = o.descending
+    ? 'for (var b = 255; b >= 0; b = b - 1)'
+    : 'for (var b = 0; b < 256; b = b + 1)';
+  return `
+            var ${o.out} = 0u;
+            var ${o.outNeed} = ${o.need};
+            for (var d = 0; d < ${o.digits}; d = d + 1) {
+              let shift = u32(8 * (${o.digits} - 1 - d));
+              for (var i = lane; i < 256; i = i + WG) { atomicStore(&hist[i], 0u); }
+              workgroupBarrier();
+              for (var c = lane; c < cols; c = c + WG) {
+                let k = sortKey(z[base + c]);
+                let v = ${o.value};
+                // The digits above this one are those chosen so far.
+                if ((${o.cond}) && (d == 0 || (v >> (shift + 8u)) == (${o.out} >> (shift + 8u)))) {
+                  atomicAdd(&hist[(v >> shift) & 255u], 1u);
+                }
+              }
+              workgroupBarrier();
+              if (lane == 0) {
+                var cum = 0u;
+                var bin = 0u;
+                ${scan} {
+                  let h = atomicLoad(&hist[b]);
+                  if (cum + h >= ${o.outNeed}) {
+                    bin = u32(b);
+                    break;
+                  }
+                  cum = cum + h;
+                }
+                chosen = ${o.out} | (bin << shift);
+                chosenNeed = ${o.outNeed} - cum;
+              }
+              workgroupBarrier();
+              ${o.out} = chosen;
+              ${o.outNeed} = chosenNeed;
+              workgroupBarrier();
+            }`;
 }
 
 /**
@@ -53,22 +113,23 @@ function indexRounds(cols: number): number {
  * accurate: for u < ½ the mass before a token is compared with u · total, for u ≥ ½ the mass
  * after it with (1 − u) · total, 1 − u computed exactly from k (a mass summed from the small end
  * has the error of its own size, not of the total's). So the draw differs from the host's only
- * when u falls within float32 rounding of a boundary between two tokens. With rounds of one pass
- * over the row and one workgroup sum each (the same rounds and barriers in every invocation):
- * - the k-th token: the largest key with at least k logits at or above it (32 rounds over the
- *   keys), then among the logits of that key the index where the count reaches k (index rounds);
+ * when u falls within float32 rounding of a boundary between two tokens. In passes over the row
+ * that every invocation of the workgroup runs alike (same rounds, same barriers):
+ * - the k-th token by radix selection ({@link radixSelect}): its key in 4 passes, then among the
+ *   logits of that key the index where the count reaches k (a pass per 8 bits of the index);
  * - at most {@link SORTED} kept tokens (top-k, or a small vocabulary): gathered into workgroup
  *   memory, sorted by rank (bitonic) and walked by one invocation with compensated sums, from
  *   the front (u < ½) or from the back;
- * - more: bisection over the keys for the tie group (equal logits, equal p) the draw falls in,
- *   the largest key whose mass at or above it exceeds u · total (or whose mass below it stays
- *   under (1 − u) · total), then the member within the group from the mass before (after) it,
- *   found by bisection over the indices.
+ * - more: bisection over the keys (32 passes, each a workgroup sum of float32 masses, whose
+ *   order is fixed) for the tie group (equal logits, equal p) the draw falls in, the largest key
+ *   whose mass at or above it exceeds u · total (or whose mass below it stays under
+ *   (1 − u) · total), then the member within the group from the mass before (after) it, found
+ *   by radix selection over the indices.
  * Writes int32 [3·rows]: the ids, then bitcast log π(id) under the full vocabulary at temperature
  * 1, then bitcast log-probability of the id under the kept, tempered distribution (0 for greedy).
  */
 export function sampleTokensProgram(rows: number, cols: number): GpuProgram {
-  const rounds = indexRounds(cols);
+  const digits = indexDigits(cols);
   // One pass over the row: `init` per lane, `each` per logit x (key k, index c), then combined
   // over the workgroup with `reduce` into `name`.
   const pass = (name: string, init: string, each: string, reduce: 'reduceSum' | 'reduceMax') => `
@@ -80,7 +141,7 @@ export function sampleTokensProgram(rows: number, cols: number): GpuProgram {
           }
           let ${name} = ${reduce}(${name}Part);`;
   return perRow(
-    `poad_sample_tokens_${rounds}`,
+    `poad_sample_tokens_${digits}`,
     ['z', 'u'],
     [3 * rows],
     rows,
@@ -113,24 +174,10 @@ export function sampleTokensProgram(rows: number, cols: number): GpuProgram {
           var kKey = 0u;
           var kIdx = cols;
           if (kept < cols) {
-            var lo = 0u;
-            var hi = 0xffffffffu;
-            for (var it = 0; it < 32; it = it + 1) {
-              let mid = lo + (hi - lo) / 2u + 1u;
-              ${pass('atLeast', '0.0', 'if (k >= mid) { atLeastPart = atLeastPart + 1.0; }', 'reduceSum')}
-              if (lo < hi) { if (atLeast >= f32(kept)) { lo = mid; } else { hi = mid - 1u; } }
-            }
-            kKey = lo;
-            ${pass('above', '0.0', 'if (k > kKey) { abovePart = abovePart + 1.0; }', 'reduceSum')}
-            let need = f32(kept) - above;
-            var a = 0;
-            var b = cols - 1;
-            for (var it = 0; it < ${rounds}; it = it + 1) {
-              let mid = (a + b) / 2;
-              ${pass('upTo', '0.0', 'if (c <= mid && k == kKey) { upToPart = upToPart + 1.0; }', 'reduceSum')}
-              if (a < b) { if (upTo >= need) { b = mid; } else { a = mid + 1; } }
-            }
-            kIdx = a;
+            ${radixSelect({ value: 'k', cond: 'true', need: 'u32(kept)', digits: 4, descending: true, out: 'kthKey', outNeed: 'ties' })}
+            kKey = kthKey;
+            ${radixSelect({ value: 'u32(c)', cond: 'k == kKey', need: 'ties', digits, descending: false, out: 'kthIdx', outNeed: 'unused' })}
+            kIdx = i32(kthIdx);
           }
           let top = zmax / T;
           if (kept <= SORTED) {
@@ -237,14 +284,8 @@ export function sampleTokensProgram(rows: number, cols: number): GpuProgram {
             // (1 − u) · total.
             var skip = clamp(floor((goal - side) / p), 0.0, members - 1.0);
             if (!front) { skip = clamp(members - ceil((goal - side) / p), 0.0, members - 1.0); }
-            var a = 0;
-            var b = cols - 1;
-            for (var it = 0; it < ${rounds}; it = it + 1) {
-              let mid = (a + b) / 2;
-              ${pass('upTo', '0.0', 'if (c <= mid && k == lo && isKept(c, k, kKey, kIdx)) { upToPart = upToPart + 1.0; }', 'reduceSum')}
-              if (a < b) { if (upTo >= skip + 1.0) { b = mid; } else { a = mid + 1; } }
-            }
-            id = a;
+            ${radixSelect({ value: 'u32(c)', cond: 'k == lo && isKept(c, k, kKey, kIdx)', need: 'u32(skip) + 1u', digits, descending: false, out: 'member', outNeed: 'unusedToo' })}
+            id = i32(member);
             slp = (z[base + id] / T - top) - log(total);
           }
         }
