@@ -723,75 +723,79 @@ describe.runIf(gpu.ok)('webgpu generation ops', () => {
 
   it('cacheAttention over a cache written in place equals attention over the real slots', async () => {
     await initBackend('webgpu', { allowSoftwareAdapter: true });
-    const [rows, slots, heads, kvHeads, hd] = [3, 9, 4, 2, 8];
-    const lens = [2, 5, 7];
-    const before = tf.memory().numTensors;
-    const q = rnd([rows, heads * hd], 31);
-    const kv = rnd([rows, slots, kvHeads * hd], 32);
-    const vv = rnd([rows, slots, kvHeads * hd], 33);
-    // The cache: zeros, then each row's slots written one by one as generation writes them.
-    const kc = tf.zeros([rows, slots, kvHeads * hd]) as tf.Tensor3D;
-    const vc = tf.zeros([rows, slots, kvHeads * hd]) as tf.Tensor3D;
-    const write = webGpuFusedOps.writeCacheRows!;
-    for (let s = 0; s < slots; s++) {
-      const at = lens.map((l) => Math.min(s, l));
-      const k2 = tf.tidy(() =>
-        tf.reshape(
-          tf.gather(
-            tf.reshape(kv, [rows * slots, -1]),
-            at.map((a, r) => r * slots + a),
+    // One tile of keys; then several tiles, and more columns than a workgroup has invocations.
+    for (const [rows, slots, heads, kvHeads, hd, lens] of [
+      [3, 9, 4, 2, 8, [2, 5, 7]],
+      [2, 150, 2, 1, 80, [70, 130]],
+    ] as const) {
+      const before = tf.memory().numTensors;
+      const q = rnd([rows, heads * hd], 31);
+      const kv = rnd([rows, slots, kvHeads * hd], 32);
+      const vv = rnd([rows, slots, kvHeads * hd], 33);
+      // The cache: zeros, then each row's slots written one by one as generation writes them.
+      const kc = tf.zeros([rows, slots, kvHeads * hd]) as tf.Tensor3D;
+      const vc = tf.zeros([rows, slots, kvHeads * hd]) as tf.Tensor3D;
+      const write = webGpuFusedOps.writeCacheRows!;
+      for (let s = 0; s < slots; s++) {
+        const at = lens.map((l) => Math.min(s, l));
+        const k2 = tf.tidy(() =>
+          tf.reshape(
+            tf.gather(
+              tf.reshape(kv, [rows * slots, -1]),
+              at.map((a, r) => r * slots + a),
+            ),
+            [rows, -1],
           ),
-          [rows, -1],
-        ),
-      ) as tf.Tensor2D;
-      const v2 = tf.tidy(() =>
-        tf.reshape(
-          tf.gather(
-            tf.reshape(vv, [rows * slots, -1]),
-            at.map((a, r) => r * slots + a),
+        ) as tf.Tensor2D;
+        const v2 = tf.tidy(() =>
+          tf.reshape(
+            tf.gather(
+              tf.reshape(vv, [rows * slots, -1]),
+              at.map((a, r) => r * slots + a),
+            ),
+            [rows, -1],
           ),
-          [rows, -1],
-        ),
-      ) as tf.Tensor2D;
-      write(kc, k2, at);
-      write(vc, v2, at);
-      tf.dispose([k2, v2]);
-    }
-    const lensT = tf.tensor1d(
-      lens.map((l) => l - 1),
-      'int32',
-    );
-    const out = webGpuFusedOps.cacheAttention!(q as tf.Tensor2D, kc, vc, lensT, {
-      heads,
-      extra: 1,
-    });
-    const got = await out.data();
-    const [qh, kh, vh] = await Promise.all([q.data(), kv.data(), vv.data()]);
-    const want = new Float32Array(rows * heads * hd);
-    for (let r = 0; r < rows; r++) {
-      for (let h = 0; h < heads; h++) {
-        const g = Math.floor(h / (heads / kvHeads));
-        const s = Array.from({ length: lens[r]! }, (_, j) => {
-          let d = 0;
+        ) as tf.Tensor2D;
+        write(kc, k2, at);
+        write(vc, v2, at);
+        tf.dispose([k2, v2]);
+      }
+      const lensT = tf.tensor1d(
+        lens.map((l) => l - 1),
+        'int32',
+      );
+      const out = webGpuFusedOps.cacheAttention!(q as tf.Tensor2D, kc, vc, lensT, {
+        heads,
+        extra: 1,
+      });
+      const got = await out.data();
+      const [qh, kh, vh] = await Promise.all([q.data(), kv.data(), vv.data()]);
+      const want = new Float32Array(rows * heads * hd);
+      for (let r = 0; r < rows; r++) {
+        for (let h = 0; h < heads; h++) {
+          const g = Math.floor(h / (heads / kvHeads));
+          const s = Array.from({ length: lens[r]! }, (_, j) => {
+            let d = 0;
+            for (let c = 0; c < hd; c++) {
+              d += qh[(r * heads + h) * hd + c]! * kh[((r * slots + j) * kvHeads + g) * hd + c]!;
+            }
+            return d / Math.sqrt(hd);
+          });
+          const m = Math.max(...s);
+          const e = s.map((x) => Math.exp(x - m));
+          const sum = e.reduce((a, b) => a + b, 0);
           for (let c = 0; c < hd; c++) {
-            d += qh[(r * heads + h) * hd + c]! * kh[((r * slots + j) * kvHeads + g) * hd + c]!;
+            let acc = 0;
+            for (let j = 0; j < e.length; j++) {
+              acc += (e[j]! / sum) * vh[((r * slots + j) * kvHeads + g) * hd + c]!;
+            }
+            want[(r * heads + h) * hd + c] = acc;
           }
-          return d / Math.sqrt(hd);
-        });
-        const m = Math.max(...s);
-        const e = s.map((x) => Math.exp(x - m));
-        const sum = e.reduce((a, b) => a + b, 0);
-        for (let c = 0; c < hd; c++) {
-          let acc = 0;
-          for (let j = 0; j < e.length; j++) {
-            acc += (e[j]! / sum) * vh[((r * slots + j) * kvHeads + g) * hd + c]!;
-          }
-          want[(r * heads + h) * hd + c] = acc;
         }
       }
+      close(got, want, 2e-5, `cached attention, ${slots} slots, head size ${hd}`);
+      tf.dispose([q, kv, vv, kc, vc, lensT, out]);
+      expect(tf.memory().numTensors).toBe(before);
     }
-    close(got, want, 2e-5, 'cached attention');
-    tf.dispose([q, kv, vv, kc, vc, lensT, out]);
-    expect(tf.memory().numTensors).toBe(before);
   });
 });

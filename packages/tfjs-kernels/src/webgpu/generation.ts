@@ -1,4 +1,4 @@
-import { type GpuProgram, perRow } from './programs.js';
+import { type GpuProgram, perRow, workgroupReduce } from './programs.js';
 
 /*
  * Programs of token-by-token generation on the device: drawing the next token of each row from
@@ -308,50 +308,89 @@ export interface CacheAttentionDims {
   hd: number;
 }
 
+/** Keys per tile of {@link cacheAttentionProgram}: one per invocation of its workgroup. */
+const CACHE_TILE = 64;
+
 /**
  * Attention of one new query per row over a preallocated cache: q [rows, heads·hd] (rotated),
  * k and v [rows, slots, kvHeads·hd] (slot s of row r holds the key of position s), lens int32
  * [rows]; row r reads slots 0 .. lens[r] + extra − 1 (uniform `extra`), the rest of its slots
- * are never read. Out [rows, heads·hd]. One invocation per (row, head), an online softmax over the
- * row's keys in registers; forward only (generation).
+ * are never read. Out [rows, heads·hd]. One workgroup per (row, head) walks the keys in tiles of
+ * {@link CACHE_TILE}, one key per invocation (its score), with an online softmax over the tiles
+ * (workgroup max and sum), each invocation accumulating its own columns of the output; forward
+ * only (generation).
  */
 export function cacheAttentionProgram(d: CacheAttentionDims): GpuProgram {
-  const n = d.rows * d.heads;
+  const own = Math.ceil(d.hd / CACHE_TILE);
   return {
     variableNames: ['q', 'kc', 'vc', 'lens'],
     outputShape: [d.rows, d.heads * d.hd],
     shaderKey: `poad_cache_attn_${d.hd}`,
     dispatchLayout: { x: [0, 1] },
-    dispatch: [Math.ceil(n / 64), 1, 1],
-    workgroupSize: [64, 1, 1],
+    dispatch: [d.rows * d.heads, 1, 1],
+    workgroupSize: [CACHE_TILE, 1, 1],
     uniforms: 'slots : i32, heads : i32, group : i32, extra : i32, scale : f32,',
     getUserCode: () => `
       const HD : i32 = ${d.hd};
+      const WG : i32 = ${CACHE_TILE};
+      const OWN : i32 = ${own};
+      var<workgroup> partial : array<f32, ${CACHE_TILE}>;
+      var<workgroup> total : f32;
+      var<workgroup> probs : array<f32, ${CACHE_TILE}>;
+      var<workgroup> qs : array<f32, ${d.hd}>;
+      ${workgroupReduce('reduceSum', (a, b) => `${a} + ${b}`)}
+      ${workgroupReduce('reduceMax', (a, b) => `max(${a}, ${b})`)}
       fn main(index : i32) {
-        if (index >= uniforms.outShape[0] * uniforms.heads) { return; }
-        let h = index % uniforms.heads;
-        let r = index / uniforms.heads;
+        let lane = i32(localId.x);
+        let wgIndex = index / WG;
+        let h = wgIndex % uniforms.heads;
+        let r = wgIndex / uniforms.heads;
         let kvh = h / uniforms.group;
         let KW = (uniforms.heads / uniforms.group) * HD;
         let keys = min(lens[r] + uniforms.extra, uniforms.slots);
-        var qr : array<f32, ${d.hd}>;
-        var acc : array<f32, ${d.hd}>;
         let qAt = r * uniforms.heads * HD + h * HD;
-        for (var c = 0; c < HD; c = c + 1) { qr[c] = q[qAt + c] * uniforms.scale; acc[c] = 0.0; }
+        for (var c = lane; c < HD; c = c + WG) { qs[c] = q[qAt + c] * uniforms.scale; }
+        workgroupBarrier();
+        var acc : array<f32, ${own}>;
+        for (var o = 0; o < OWN; o = o + 1) { acc[o] = 0.0; }
         var m = -3.402823e+38;
         var l = 0.0;
-        for (var j = 0; j < keys; j = j + 1) {
-          let at = (r * uniforms.slots + j) * KW + kvh * HD;
-          var dot = 0.0;
-          for (var c = 0; c < HD; c = c + 1) { dot = dot + qr[c] * kc[at + c]; }
-          let mNew = max(m, dot);
-          let corr = exp(m - mNew);
-          let p = exp(dot - mNew);
-          l = l * corr + p;
-          for (var c = 0; c < HD; c = c + 1) { acc[c] = acc[c] * corr + p * vc[at + c]; }
-          m = mNew;
+        for (var t0 = 0; t0 < uniforms.slots; t0 = t0 + WG) {
+          let j = t0 + lane;
+          var s = -3.402823e+38;
+          if (j < keys) {
+            let at = (r * uniforms.slots + j) * KW + kvh * HD;
+            var dot = 0.0;
+            for (var c = 0; c < HD; c = c + 1) { dot = dot + qs[c] * kc[at + c]; }
+            s = dot;
+          }
+          let mNew = max(m, reduceMax(s));
+          var p = 0.0;
+          if (j < keys) { p = exp(s - mNew); }
+          probs[lane] = p;
+          let tileSum = reduceSum(p);
+          if (t0 < keys) {
+            let corr = exp(m - mNew);
+            l = l * corr + tileSum;
+            let n = min(WG, keys - t0);
+            for (var o = 0; o < OWN; o = o + 1) {
+              let c = lane + o * WG;
+              if (c < HD) {
+                var a = acc[o] * corr;
+                for (var jj = 0; jj < n; jj = jj + 1) {
+                  a = a + probs[jj] * vc[(r * uniforms.slots + t0 + jj) * KW + kvh * HD + c];
+                }
+                acc[o] = a;
+              }
+            }
+            m = mNew;
+          }
+          workgroupBarrier();
         }
-        for (var c = 0; c < HD; c = c + 1) { result[qAt + c] = acc[c] / l; }
+        for (var o = 0; o < OWN; o = o + 1) {
+          let c = lane + o * WG;
+          if (c < HD) { result[qAt + c] = acc[o] / l; }
+        }
       }`,
   };
 }

@@ -66,7 +66,7 @@ function rowWorkgroup(cols: number): number {
  * the workgroup array `partial`); every invocation gets the result. Every invocation must call it
  * the same number of times (it holds barriers).
  */
-function workgroupReduce(name: string, combine: (a: string, b: string) => string): string {
+export function workgroupReduce(name: string, combine: (a: string, b: string) => string): string {
   return `fn ${name}(v : f32) -> f32 {
         let lane = i32(localId.x);
         partial[lane] = v;
