@@ -63,24 +63,24 @@ export interface FusedOps {
   ): { ids: tf.Tensor1D; record: tf.Tensor1D };
   /**
    * Attention of one new query per row over a preallocated cache (generation): q
-   * [rows, heads·hd] (rotated), k and v [rows, slots, kvHeads·hd], `lens` int32 [rows]; row r
-   * attends to its slots 0 .. lens[r] + extra − 1. Returns [rows, heads·hd]. Forward only.
-   * Optional.
+   * [rows, heads·hd] (rotated), k and v [slots, rows, kvHeads·hd], slot-major (the first
+   * `prompt` slots the right-padded prompts, slot prompt + t every row's token t after its
+   * prompt), `lens` int32 [rows]; row r attends to its slots 0 .. lens[r] − 1 and
+   * prompt .. prompt + extra − 1. Returns [rows, heads·hd]. Forward only. Optional.
    */
   cacheAttention?(
     q: tf.Tensor2D,
     k: tf.Tensor3D,
     v: tf.Tensor3D,
     lens: tf.Tensor1D,
-    opts: { heads: number; extra: number },
+    opts: { heads: number; prompt: number; extra: number },
   ): tf.Tensor2D;
   /**
-   * Writes row r of `rows` [rows, width] into slot `slots[r]` of row r of `cache`
-   * [rows, slotCount, width] in place (buffer copies, no program). The cache must be a tensor no
-   * one else holds: TF.js treats tensors as immutable, and every tensor sharing its data sees the
-   * write. Optional.
+   * Writes `rows` [rows, width] into slot `slot` of `cache` [slots, rows, width] in place (one
+   * buffer copy, no program). The cache must be a tensor no one else holds: TF.js treats tensors
+   * as immutable, and every tensor sharing its data sees the write. Optional.
    */
-  writeCacheRows?(cache: tf.Tensor3D, rows: tf.Tensor2D, slots: ArrayLike<number>): void;
+  writeCacheSlot?(cache: tf.Tensor3D, rows: tf.Tensor2D, slot: number): void;
   /** Log-probability of each row's target and the softmax entropy, differentiable. */
   logProbStats(
     logits: tf.Tensor2D,

@@ -721,64 +721,57 @@ describe.runIf(gpu.ok)('webgpu generation ops', () => {
     }
   });
 
-  it('cacheAttention over a cache written in place equals attention over the real slots', async () => {
+  it('cacheAttention over a cache written in place equals attention over each row’s real slots', async () => {
     await initBackend('webgpu', { allowSoftwareAdapter: true });
     // One tile of keys; then several tiles, and more columns than a workgroup has invocations.
-    for (const [rows, slots, heads, kvHeads, hd, lens] of [
-      [3, 9, 4, 2, 8, [2, 5, 7]],
-      [2, 150, 2, 1, 80, [70, 130]],
+    for (const [heads, kvHeads, hd, lens, prompt, extra] of [
+      [4, 2, 8, [2, 5, 7], 7, 3],
+      [2, 1, 80, [70, 130], 130, 40],
     ] as const) {
+      const rows = lens.length;
+      const slots = prompt + extra + 2;
+      const kw = kvHeads * hd;
       const before = tf.memory().numTensors;
-      const q = rnd([rows, heads * hd], 31);
-      const kv = rnd([rows, slots, kvHeads * hd], 32);
-      const vv = rnd([rows, slots, kvHeads * hd], 33);
-      // The cache: zeros, then each row's slots written one by one as generation writes them.
-      const kc = tf.zeros([rows, slots, kvHeads * hd]) as tf.Tensor3D;
-      const vc = tf.zeros([rows, slots, kvHeads * hd]) as tf.Tensor3D;
-      const write = webGpuFusedOps.writeCacheRows!;
-      for (let s = 0; s < slots; s++) {
-        const at = lens.map((l) => Math.min(s, l));
-        const k2 = tf.tidy(() =>
-          tf.reshape(
-            tf.gather(
-              tf.reshape(kv, [rows * slots, -1]),
-              at.map((a, r) => r * slots + a),
-            ),
-            [rows, -1],
-          ),
-        ) as tf.Tensor2D;
-        const v2 = tf.tidy(() =>
-          tf.reshape(
-            tf.gather(
-              tf.reshape(vv, [rows * slots, -1]),
-              at.map((a, r) => r * slots + a),
-            ),
-            [rows, -1],
-          ),
-        ) as tf.Tensor2D;
-        write(kc, k2, at);
-        write(vc, v2, at);
+      let seed = 3;
+      const next = () => {
+        seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+        return seed / 2 ** 32 - 0.5;
+      };
+      const q = Float32Array.from({ length: rows * heads * hd }, next);
+      // Keys and values: the prompts (padding slots hold garbage), and the slots after them
+      // (garbage too, until written below).
+      const kh = Float32Array.from({ length: slots * rows * kw }, () => 4 * next());
+      const vh = Float32Array.from({ length: slots * rows * kw }, () => 4 * next());
+      const kc = tf.tensor3d(kh, [slots, rows, kw]);
+      const vc = tf.tensor3d(vh, [slots, rows, kw]);
+      const write = webGpuFusedOps.writeCacheSlot!;
+      for (let t = 0; t < extra; t++) {
+        const at = (prompt + t) * rows * kw;
+        for (const h of [kh, vh]) {
+          for (let i = 0; i < rows * kw; i++) h[at + i] = next();
+        }
+        const k2 = tf.tensor2d(kh.slice(at, at + rows * kw), [rows, kw]);
+        const v2 = tf.tensor2d(vh.slice(at, at + rows * kw), [rows, kw]);
+        write(kc, k2, prompt + t);
+        write(vc, v2, prompt + t);
         tf.dispose([k2, v2]);
       }
-      const lensT = tf.tensor1d(
-        lens.map((l) => l - 1),
-        'int32',
-      );
-      const out = webGpuFusedOps.cacheAttention!(q as tf.Tensor2D, kc, vc, lensT, {
-        heads,
-        extra: 1,
-      });
+      const qT = tf.tensor2d(q, [rows, heads * hd]);
+      const lensT = tf.tensor1d([...lens], 'int32');
+      const out = webGpuFusedOps.cacheAttention!(qT, kc, vc, lensT, { heads, prompt, extra });
       const got = await out.data();
-      const [qh, kh, vh] = await Promise.all([q.data(), kv.data(), vv.data()]);
       const want = new Float32Array(rows * heads * hd);
       for (let r = 0; r < rows; r++) {
+        const real = [
+          ...Array.from({ length: lens[r]! }, (_, j) => j),
+          ...Array.from({ length: extra }, (_, t) => prompt + t),
+        ];
         for (let h = 0; h < heads; h++) {
           const g = Math.floor(h / (heads / kvHeads));
-          const s = Array.from({ length: lens[r]! }, (_, j) => {
+          const at = (j: number, c: number) => (j * rows + r) * kw + g * hd + c;
+          const s = real.map((j) => {
             let d = 0;
-            for (let c = 0; c < hd; c++) {
-              d += qh[(r * heads + h) * hd + c]! * kh[((r * slots + j) * kvHeads + g) * hd + c]!;
-            }
+            for (let c = 0; c < hd; c++) d += q[(r * heads + h) * hd + c]! * kh[at(j, c)]!;
             return d / Math.sqrt(hd);
           });
           const m = Math.max(...s);
@@ -786,15 +779,15 @@ describe.runIf(gpu.ok)('webgpu generation ops', () => {
           const sum = e.reduce((a, b) => a + b, 0);
           for (let c = 0; c < hd; c++) {
             let acc = 0;
-            for (let j = 0; j < e.length; j++) {
-              acc += (e[j]! / sum) * vh[((r * slots + j) * kvHeads + g) * hd + c]!;
-            }
+            real.forEach((j, i) => {
+              acc += (e[i]! / sum) * vh[at(j, c)]!;
+            });
             want[(r * heads + h) * hd + c] = acc;
           }
         }
       }
       close(got, want, 2e-5, `cached attention, ${slots} slots, head size ${hd}`);
-      tf.dispose([q, kv, vv, kc, vc, lensT, out]);
+      tf.dispose([qT, kc, vc, lensT, out]);
       expect(tf.memory().numTensors).toBe(before);
     }
   });

@@ -241,24 +241,19 @@ const KERNELS: Record<string, Run> = {
     copy(backend, [{ from: record, fromOffset: 0, to: ids, toOffset: 0, count: rows }]);
     return [ids, record];
   },
-  [GPU_KERNELS.cacheAttention]: ({ q, k, v, lens }, b, { heads, extra }) => {
-    const [rows, slots, kvWidth] = k!.shape as number[];
+  [GPU_KERNELS.cacheAttention]: ({ q, k, v, lens }, b, { heads, prompt, extra }) => {
+    const [, rows, kvWidth] = k!.shape as number[];
     const hd = (q!.shape[1] as number) / (heads as number);
     const kvHeads = kvWidth! / hd;
     return b.runWebGPUProgram(
-      cacheAttentionProgram({
-        rows: rows!,
-        slots: slots!,
-        heads: heads as number,
-        kvHeads,
-        hd,
-      }),
+      cacheAttentionProgram({ rows: rows!, heads: heads as number, kvHeads, hd }),
       [q!, k!, v!, lens!],
       'float32',
       [
-        { type: 'int32', data: [slots!] },
+        { type: 'int32', data: [rows!] },
         { type: 'int32', data: [heads as number] },
         { type: 'int32', data: [(heads as number) / kvHeads] },
+        { type: 'int32', data: [prompt as number] },
         { type: 'int32', data: [extra as number] },
         { type: 'float32', data: [1 / Math.sqrt(hd)] },
       ],
@@ -608,9 +603,9 @@ export const webGpuFusedOps: FusedOps = {
       }) as unknown as [tf.Tensor1D, tf.Tensor1D];
     return { ids, record };
   },
-  cacheAttention(q, k, v, lens, { heads, extra }) {
+  cacheAttention(q, k, v, lens, { heads, prompt, extra }) {
     const [rows = 0, width = 0] = q.shape;
-    const [kRows = 0, slots = 0, kvWidth = 0] = k.shape;
+    const [slots = 0, kRows = 0, kvWidth = 0] = k.shape;
     const hd = width / heads;
     if (
       !Number.isInteger(hd) ||
@@ -620,41 +615,35 @@ export const webGpuFusedOps: FusedOps = {
       v.shape.join() !== k.shape.join() ||
       lens.shape[0] !== rows ||
       lens.dtype !== 'int32' ||
-      slots < 1
+      !Number.isInteger(prompt) ||
+      !Number.isInteger(extra) ||
+      prompt < 0 ||
+      extra < 0 ||
+      prompt + extra > slots
     ) {
       throw new RangeError(
-        `cacheAttention: q [${q.shape}], cache [${k.shape}] / [${v.shape}] and lens ${lens.dtype} [${lens.shape}] do not fit (q [rows, heads·hd], k and v [rows, slots, kvHeads·hd] with kvHeads dividing heads, lens int32 [rows])`,
+        `cacheAttention: q [${q.shape}], cache [${k.shape}] / [${v.shape}], lens ${lens.dtype} [${lens.shape}], prompt ${prompt} and extra ${extra} do not fit (q [rows, heads·hd], k and v [slots, rows, kvHeads·hd] with kvHeads dividing heads, lens int32 [rows], prompt + extra ≤ slots)`,
       );
     }
-    return run(GPU_KERNELS.cacheAttention, { q, k, v, lens }, { heads, extra }) as tf.Tensor2D;
+    return run(
+      GPU_KERNELS.cacheAttention,
+      { q, k, v, lens },
+      { heads, prompt, extra },
+    ) as tf.Tensor2D;
   },
-  writeCacheRows(cache, rows, slots) {
-    const [n = 0, slotCount = 0, width = 0] = cache.shape;
-    if (
-      cache.dtype !== rows.dtype ||
-      rows.shape[0] !== n ||
-      rows.shape[1] !== width ||
-      slots.length !== n
-    ) {
+  writeCacheSlot(cache, rows, slot) {
+    const [slots = 0, n = 0, width = 0] = cache.shape;
+    if (cache.dtype !== rows.dtype || rows.shape[0] !== n || rows.shape[1] !== width) {
       throw new RangeError(
-        `writeCacheRows: rows ${rows.dtype} [${rows.shape}] and ${slots.length} slots do not fit the cache ${cache.dtype} [${cache.shape}]`,
+        `writeCacheSlot: rows ${rows.dtype} [${rows.shape}] do not fit a slot of the cache ${cache.dtype} [${cache.shape}]`,
       );
     }
-    const moves = Array.from(slots, (s, r) => {
-      if (!Number.isInteger(s) || s < 0 || s >= slotCount) {
-        throw new RangeError(
-          `writeCacheRows: slot ${s} of row ${r} is outside 0 .. ${slotCount - 1}`,
-        );
-      }
-      return {
-        from: rows,
-        fromOffset: r * width,
-        to: cache,
-        toOffset: (r * slotCount + s) * width,
-        count: width,
-      };
-    });
-    copy(tf.backend() as unknown as Backend, moves);
+    if (!Number.isInteger(slot) || slot < 0 || slot >= slots) {
+      throw new RangeError(`writeCacheSlot: slot ${slot} is outside 0 .. ${slots - 1}`);
+    }
+    copy(tf.backend() as unknown as Backend, [
+      { from: rows, fromOffset: 0, to: cache, toOffset: slot * n * width, count: n * width },
+    ]);
   },
   logProbStats(logits, targets) {
     const n = logits.shape[0];

@@ -302,7 +302,6 @@ export function sampleTokensProgram(rows: number, cols: number): GpuProgram {
 /** Sizes of a cached attention call (see {@link cacheAttentionProgram}). */
 export interface CacheAttentionDims {
   rows: number;
-  slots: number;
   heads: number;
   kvHeads: number;
   hd: number;
@@ -313,9 +312,11 @@ const CACHE_TILE = 64;
 
 /**
  * Attention of one new query per row over a preallocated cache: q [rows, heads·hd] (rotated),
- * k and v [rows, slots, kvHeads·hd] (slot s of row r holds the key of position s), lens int32
- * [rows]; row r reads slots 0 .. lens[r] + extra − 1 (uniform `extra`), the rest of its slots
- * are never read. Out [rows, heads·hd]. One workgroup per (row, head) walks the keys in tiles of
+ * k and v [slots, rows, kvHeads·hd], slot-major: the first `prompt` slots hold the right-padded
+ * prompts, slot prompt + t every row's token t after its prompt. Row r reads its lens[r] prompt
+ * slots (lens int32 [rows]) and slots prompt .. prompt + extra − 1 (uniforms `prompt`, `extra`);
+ * its padding and later slots are never read. Out [rows, heads·hd]. One workgroup per (row,
+ * head) walks the keys in tiles of
  * {@link CACHE_TILE}, one key per invocation (its score), with an online softmax over the tiles
  * (workgroup max and sum), each invocation accumulating its own columns of the output; forward
  * only (generation).
@@ -329,7 +330,7 @@ export function cacheAttentionProgram(d: CacheAttentionDims): GpuProgram {
     dispatchLayout: { x: [0, 1] },
     dispatch: [d.rows * d.heads, 1, 1],
     workgroupSize: [CACHE_TILE, 1, 1],
-    uniforms: 'slots : i32, heads : i32, group : i32, extra : i32, scale : f32,',
+    uniforms: 'rows : i32, heads : i32, group : i32, prompt : i32, extra : i32, scale : f32,',
     getUserCode: () => `
       const HD : i32 = ${d.hd};
       const WG : i32 = ${CACHE_TILE};
@@ -347,7 +348,8 @@ export function cacheAttentionProgram(d: CacheAttentionDims): GpuProgram {
         let r = wgIndex / uniforms.heads;
         let kvh = h / uniforms.group;
         let KW = (uniforms.heads / uniforms.group) * HD;
-        let keys = min(lens[r] + uniforms.extra, uniforms.slots);
+        let own = lens[r];
+        let end = uniforms.prompt + uniforms.extra;
         let qAt = r * uniforms.heads * HD + h * HD;
         for (var c = lane; c < HD; c = c + WG) { qs[c] = q[qAt + c] * uniforms.scale; }
         workgroupBarrier();
@@ -355,30 +357,35 @@ export function cacheAttentionProgram(d: CacheAttentionDims): GpuProgram {
         for (var o = 0; o < OWN; o = o + 1) { acc[o] = 0.0; }
         var m = -3.402823e+38;
         var l = 0.0;
-        for (var t0 = 0; t0 < uniforms.slots; t0 = t0 + WG) {
+        for (var t0 = 0; t0 < end; t0 = t0 + WG) {
           let j = t0 + lane;
+          let real = j < own || (j >= uniforms.prompt && j < end);
           var s = -3.402823e+38;
-          if (j < keys) {
-            let at = (r * uniforms.slots + j) * KW + kvh * HD;
+          if (real) {
+            let at = (j * uniforms.rows + r) * KW + kvh * HD;
             var dot = 0.0;
             for (var c = 0; c < HD; c = c + 1) { dot = dot + qs[c] * kc[at + c]; }
             s = dot;
           }
           let mNew = max(m, reduceMax(s));
           var p = 0.0;
-          if (j < keys) { p = exp(s - mNew); }
+          if (real) { p = exp(s - mNew); }
           probs[lane] = p;
           let tileSum = reduceSum(p);
-          if (t0 < keys) {
+          // A tile of the row's padding only leaves everything as it is.
+          if (tileSum > 0.0) {
             let corr = exp(m - mNew);
             l = l * corr + tileSum;
-            let n = min(WG, keys - t0);
+            let n = min(WG, end - t0);
             for (var o = 0; o < OWN; o = o + 1) {
               let c = lane + o * WG;
               if (c < HD) {
                 var a = acc[o] * corr;
                 for (var jj = 0; jj < n; jj = jj + 1) {
-                  a = a + probs[jj] * vc[(r * uniforms.slots + t0 + jj) * KW + kvh * HD + c];
+                  let pj = probs[jj];
+                  if (pj > 0.0) {
+                    a = a + pj * vc[((t0 + jj) * uniforms.rows + r) * KW + kvh * HD + c];
+                  }
                 }
                 acc[o] = a;
               }
