@@ -20,13 +20,17 @@ export type KVCache = KVEntry[];
 
 /**
  * A key/value cache preallocated for a whole generation and written in place (webgpu): per
- * layer, keys and values [batch, slots, kvHeads·headDim], slot s of row b holding position s,
- * and `lens`, int32 [batch], each row's prompt length. TF.js tensors are immutable to everyone
- * else, so such a cache belongs to the generation loop alone and is never handed out.
+ * layer, keys and values [slots, batch, kvHeads·headDim], slot-major: slots 0 .. prompt − 1 hold
+ * the right-padded prompts (row b's first `lens[b]` are real), slot prompt + t every row's t-th
+ * token after its prompt, so one step writes one contiguous slot. `lens` is int32 [batch]. TF.js
+ * tensors are immutable to everyone else, so such a cache belongs to the generation loop alone
+ * and is never handed out.
  */
 export interface SlotCache {
   layers: { k: tf.Tensor3D; v: tf.Tensor3D }[];
   lens: tf.Tensor1D;
+  /** Slots of the prompts (the longest prompt's length). */
+  prompt: number;
 }
 
 /** Input of one decoder pass. */
@@ -60,10 +64,10 @@ export interface DecoderInput {
   wantCache?: boolean;
   /**
    * One token per row (seq 1) into a {@link SlotCache}, `step` tokens after the prompt: row b's
-   * token sits at position `lens[b] + step` (`positions`, the same numbers on the host), its key
-   * and value are written into that slot, and it attends to slots 0 .. lens[b] + step. Needs
-   * the fused `cacheAttention` and `writeCacheRows` (webgpu); excludes `past`, `sharedPast`,
-   * `wantCache` and `outputRows`.
+   * token sits at position `lens[b] + step` (`positions`, the same numbers on the host), the
+   * keys and values of all rows are written into slot prompt + step, and row b attends to its
+   * prompt and its tokens up to this one. Needs the fused `cacheAttention` and `writeCacheSlot`
+   * (webgpu); excludes `past`, `sharedPast`, `wantCache` and `outputRows`.
    */
   slotStep?: { cache: SlotCache; step: number; positions: ArrayLike<number> };
   /**
@@ -192,8 +196,8 @@ export function decoderForward(
         'decoderForward: slotStep takes one token per row, without past, sharedPast, wantCache or outputRows',
       );
     }
-    if (!slotOps?.cacheAttention || !slotOps.writeCacheRows) {
-      throw new Error('decoderForward: slotStep needs the fused cacheAttention and writeCacheRows');
+    if (!slotOps?.cacheAttention || !slotOps.writeCacheSlot) {
+      throw new Error('decoderForward: slotStep needs the fused cacheAttention and writeCacheSlot');
     }
   }
   const pastLen = (shared ? shared.cache[0]?.k.shape[2] : input.past?.[0]?.k.shape[2]) ?? 0;
@@ -230,12 +234,14 @@ export function decoderForward(
     const kNew = applyRope(kIn, c.numKVHeads, c.headDim, rope);
     let attn: tf.Tensor2D;
     const slotLayer = slot?.cache.layers[i];
-    if (slot && slotOps?.cacheAttention && slotOps.writeCacheRows) {
+    if (slot && slotOps?.cacheAttention && slotOps.writeCacheSlot) {
       if (!slotLayer) throw new Error(`decoder: the slot cache lacks layer ${i}`);
-      slotOps.writeCacheRows(slotLayer.k, kNew, positions);
-      slotOps.writeCacheRows(slotLayer.v, vNew, positions);
+      const at = slot.cache.prompt + slot.step;
+      slotOps.writeCacheSlot(slotLayer.k, kNew, at);
+      slotOps.writeCacheSlot(slotLayer.v, vNew, at);
       attn = slotOps.cacheAttention(q, slotLayer.k, slotLayer.v, slot.cache.lens, {
         heads: c.numHeads,
+        prompt: slot.cache.prompt,
         extra: slot.step + 1,
       });
     } else if (fusedAttention && mask3) {

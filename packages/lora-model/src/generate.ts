@@ -167,11 +167,11 @@ type LoopOptions = SamplingOptions &
   };
 
 /** The fused ops of the device loop, when the active backend has them all and `opts` allow it. */
-type DeviceOps = Required<Pick<FusedOps, 'sampleTokens' | 'cacheAttention' | 'writeCacheRows'>>;
+type DeviceOps = Required<Pick<FusedOps, 'sampleTokens' | 'cacheAttention' | 'writeCacheSlot'>>;
 function deviceOps(opts: LoopOptions): DeviceOps | null {
   if (opts.sampleOnDevice === false || (opts.topP ?? 1) < 1) return null;
   const ops = activeFusedOps();
-  if (!ops?.sampleTokens || !ops.cacheAttention || !ops.writeCacheRows) return null;
+  if (!ops?.sampleTokens || !ops.cacheAttention || !ops.writeCacheSlot) return null;
   return ops as DeviceOps;
 }
 
@@ -353,7 +353,7 @@ async function sampleOnDevice(
   const pending: tf.Tensor1D[] = [];
   try {
     // Prefill as on the host path, then the cache moved into slots for the whole generation:
-    // [batch, kvHeads, width, hd] → [batch, width + maxNew − 1, kvHeads·hd] (the last token
+    // [batch, kvHeads, width, hd] → [width + maxNew − 1, batch, kvHeads·hd] (the last token
     // drawn is never fed back).
     const flat = new Int32Array(n * width);
     prompts.forEach((p, r) => {
@@ -376,6 +376,7 @@ async function sampleOnDevice(
       slots = tidyNested(() => ({
         layers: cache.map((e) => ({ k: toSlots(e.k, maxNew - 1), v: toSlots(e.v, maxNew - 1) })),
         lens: tf.tensor1d(lens, 'int32'),
+        prompt: width,
       }));
       disposeCache(cache);
     }
@@ -427,19 +428,19 @@ async function sampleOnDevice(
   return results;
 }
 
-/** A prefill cache entry [batch, kvHeads, len, hd] as slots [batch, len + more, kvHeads·hd]. */
+/** A prefill cache entry [batch, kvHeads, len, hd] as slots [len + more, batch, kvHeads·hd]. */
 function toSlots(t: tf.Tensor4D, more: number): tf.Tensor3D {
   const [batch, kvHeads, len, hd] = t.shape;
-  const rows = tf.reshape(tf.transpose(t, [0, 2, 1, 3]), [batch, len, kvHeads * hd]);
+  const slots = tf.reshape(tf.transpose(t, [2, 0, 1, 3]), [len, batch, kvHeads * hd]);
   // A fresh tensor in every case (a pad of nothing could hand back its input).
   return (
     more > 0
-      ? tf.pad(rows, [
-          [0, 0],
+      ? tf.pad(slots, [
           [0, more],
           [0, 0],
+          [0, 0],
         ])
-      : tf.clone(rows)
+      : tf.clone(slots)
   ) as tf.Tensor3D;
 }
 
