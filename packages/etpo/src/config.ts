@@ -19,6 +19,7 @@ const SHARED = [
   'maxNewTokens',
   'temperature',
   'topK',
+  'stopCheckEvery',
   'epochs',
   'numMinibatches',
   'lr',

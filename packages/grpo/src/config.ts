@@ -18,6 +18,7 @@ const SHARED = [
   'maxNewTokens',
   'temperature',
   'topK',
+  'stopCheckEvery',
   'epochs',
   'numMinibatches',
   'clip',

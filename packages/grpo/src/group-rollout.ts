@@ -107,6 +107,7 @@ export async function collectGroupRollout(args: {
         maxNewTokens: config.maxNewTokens,
         temperature: config.temperature,
         topK: config.topK,
+        stopCheckEvery: config.stopCheckEvery,
         rng,
       },
     );

@@ -77,6 +77,7 @@ export type RolloutConfig = Pick<
   | 'maxNewTokens'
   | 'temperature'
   | 'topK'
+  | 'stopCheckEvery'
 >;
 
 /** Inputs of {@link collectRollout}. */

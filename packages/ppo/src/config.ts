@@ -107,6 +107,14 @@ export const ppoConfigSchema = defineSchema({
     min: 0,
     description: 'Open action spaces: top-k filter when sampling (0 = off)',
   },
+  stopCheckEvery: {
+    type: 'integer',
+    default: 8,
+    min: 1,
+    max: 2048,
+    description:
+      'Open action spaces on webgpu: tokens generated between two reads of the drawn ids (stop detection; the tokens are the same for any value)',
+  },
 
   // ---- update ----
   epochs: { type: 'integer', default: 1, min: 1, description: 'PPO epochs per rollout' },

@@ -59,6 +59,11 @@ export interface GenerateOptions {
   readonly greedy: boolean;
   /** The trainer's seeded uniform generator in [0, 1); use it for every random choice. */
   readonly random: () => number;
+  /**
+   * Tokens to generate between two reads of the drawn ids where sampling runs on the device
+   * (`stopCheckEvery`); a policy may ignore it. It must not change the tokens.
+   */
+  readonly stopCheckEvery?: number;
 }
 
 /** A generated action for an open action space. */

@@ -25,6 +25,8 @@ export interface SelectOptions {
   readonly maxNewTokens: number;
   readonly temperature: number;
   readonly topK: number;
+  /** Generation on webgpu: tokens between two reads of the drawn ids (default: the policy's). */
+  readonly stopCheckEvery?: number;
   /** The seeded generator of every sample. */
   readonly rng: SeededRng;
 }
@@ -211,6 +213,7 @@ export async function selectActions(
       topK: options.topK,
       greedy: options.greedy,
       random: () => rng.float(),
+      ...(options.stopCheckEvery === undefined ? {} : { stopCheckEvery: options.stopCheckEvery }),
     };
     let generated: GeneratedAction[] = [];
     if (policy.generateBatch) {

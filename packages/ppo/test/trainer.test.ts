@@ -634,6 +634,44 @@ describe('rollouts', () => {
     });
     await expect(rollout(short)).rejects.toThrow(/generateBatch.*returned 0 actions for 3 prompts/);
   });
+
+  it("passes the config's stopCheckEvery to generation (default 8), which changes no token", async () => {
+    const policy = new TinyPolicy({ words: [...task.words, 'k1', 'f1'], seed: 1 });
+    live.push(policy);
+    const seen: (number | undefined)[] = [];
+    const batched: TokenPolicy = Object.assign(Object.create(policy) as TinyPolicy, {
+      generate: () => {
+        throw new Error('generate must not be called when generateBatch exists');
+      },
+      generateBatch: (
+        ps: readonly Int32Array[],
+        o: { maxTokens: number; random: () => number; stopCheckEvery?: number },
+      ) => {
+        seen.push(o.stopCheckEvery);
+        return ps.map(() => ({
+          tokenIds: Int32Array.of(1 + Math.floor(o.random() * 3)),
+          text: 'g',
+        }));
+      },
+    });
+    const rollout = async (extra: { stopCheckEvery?: number }) => {
+      const env = new TruncatingVecEnv(2, 5, { open: true });
+      const config = resolveConfig({ numSteps: 2, maxNewTokens: 4, ...extra });
+      const { buffer } = await collectRollout({
+        policy: batched,
+        env,
+        steps: await env.reset(),
+        config,
+        rng: new SeededRng(3),
+      });
+      return Array.from({ length: buffer.size }, (_, i) => Array.from(buffer.action(i)));
+    };
+    const byDefault = await rollout({});
+    expect(seen.splice(0)).toEqual([8, 8]);
+    expect(await rollout({ stopCheckEvery: 3 })).toEqual(byDefault);
+    expect(seen).toEqual([3, 3]);
+    expect(() => resolveConfig({ stopCheckEvery: 0 })).toThrow(/stopCheckEvery/);
+  });
 });
 
 describe('configuration errors', () => {

@@ -7,7 +7,8 @@ import type { AppSpec } from './app.js';
 export type SamplerConfig = Pick<
   RolloutConfig,
   'candidateNormalisation' | 'tokenSpace' | 'maxNewTokens' | 'temperature' | 'topK'
->;
+> &
+  Partial<Pick<RolloutConfig, 'stopCheckEvery'>>;
 
 /**
  * How evaluation and `play` choose actions: the sampler settings of the run's resolved config
@@ -25,6 +26,7 @@ export function samplerOptions(
     maxNewTokens: config.maxNewTokens,
     temperature: config.temperature,
     topK: config.topK,
+    ...(config.stopCheckEvery === undefined ? {} : { stopCheckEvery: config.stopCheckEvery }),
     greedy,
     rng,
   };

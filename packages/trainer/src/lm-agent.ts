@@ -81,9 +81,10 @@ export class LmPolicy implements TokenPolicy {
   private format: PromptFormat = { kind: 'plain' };
   /**
    * Tokens generated between two reads of the drawn ids on webgpu (`stopCheckEvery` of
-   * `generateBatch`, default 1: a read per token). A larger value waits for the GPU less often
-   * and costs at most that many − 1 decoder steps after the last row stops; the tokens are the
-   * same for every value. cpu and wasm sample on the host and ignore it.
+   * `generateBatch`) when a call does not say (training passes the run option `stopCheckEvery`,
+   * default 8); 1 reads after every token. A larger value waits for the GPU less often and costs
+   * at most that many − 1 decoder steps after the last row stops; the tokens are the same for
+   * every value. cpu and wasm sample on the host and ignore it.
    */
   stopCheckEvery = 1;
 
@@ -123,7 +124,7 @@ export class LmPolicy implements TokenPolicy {
         topK: options.topK,
         stopTokenIds: [...this.stopTokenIds],
         seeds,
-        stopCheckEvery: this.stopCheckEvery,
+        stopCheckEvery: options.stopCheckEvery ?? this.stopCheckEvery,
       },
     );
     return Promise.all(
