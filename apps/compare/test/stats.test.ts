@@ -185,9 +185,9 @@ print(json.dumps([ps, [power(*p) for p in powers]]))
     });
     expect(run.status, run.stderr).toBe(0);
     const [ps, pw] = JSON.parse(run.stdout) as [number[], number[]];
-    tables.forEach(([x, n, y, m], i) =>
-      expect(fisherExact({ successes: x, of: n }, { successes: y, of: m })).toBeCloseTo(ps[i]!, 10),
-    );
-    powers.forEach(([n, m, a, b], i) => expect(fisherPower(n, m, a, b)).toBeCloseTo(pw[i]!, 10));
+    for (const [i, [x, n, y, m]] of tables.entries())
+      expect(fisherExact({ successes: x, of: n }, { successes: y, of: m })).toBeCloseTo(ps[i]!, 10);
+    for (const [i, [n, m, a, b]] of powers.entries())
+      expect(fisherPower(n, m, a, b)).toBeCloseTo(pw[i]!, 10);
   }, 60_000);
 });
