@@ -175,6 +175,23 @@ function deviceOps(opts: LoopOptions): DeviceOps | null {
   return ops as DeviceOps;
 }
 
+/** What both sampling loops start from: stop ids, one generator per row, the adapter, empty results. */
+function loopStart(
+  model: CausalLM,
+  prompts: readonly (readonly number[])[],
+  opts: LoopOptions,
+  seeds: readonly number[],
+) {
+  return {
+    stops: new Set(opts.stopTokenIds ?? []),
+    rngs: seeds.map((s) => new SeededRng(s)),
+    adapter: model.useAdapter(opts),
+    results: prompts.map(
+      (): GenerateResult => ({ tokens: [], logProbs: [], samplerLogProbs: [], stopped: false }),
+    ),
+  };
+}
+
 /** The batched sampling loop of {@link generateBatch} on checked input. */
 async function sampleBatch(
   model: CausalLM,
@@ -185,15 +202,7 @@ async function sampleBatch(
 ): Promise<GenerateResult[]> {
   const ops = deviceOps(opts);
   if (ops) return sampleOnDevice(model, prompts, opts, maxNew, seeds, ops);
-  const stops = new Set(opts.stopTokenIds ?? []);
-  const rngs = seeds.map((s) => new SeededRng(s));
-  const adapter = model.useAdapter(opts);
-  const results: GenerateResult[] = prompts.map(() => ({
-    tokens: [],
-    logProbs: [],
-    samplerLogProbs: [],
-    stopped: false,
-  }));
+  const { stops, rngs, adapter, results } = loopStart(model, prompts, opts, seeds);
   if (maxNew === 0 || prompts.length === 0) return results;
   // `rows[r]` is the prompt whose sequence sits in batch row r; `valid[r]` its cached length.
   let rows = prompts.map((_, i) => i);
@@ -330,15 +339,7 @@ async function sampleOnDevice(
   seeds: readonly number[],
   ops: DeviceOps,
 ): Promise<GenerateResult[]> {
-  const stops = new Set(opts.stopTokenIds ?? []);
-  const rngs = seeds.map((s) => new SeededRng(s));
-  const adapter = model.useAdapter(opts);
-  const results: GenerateResult[] = prompts.map(() => ({
-    tokens: [],
-    logProbs: [],
-    samplerLogProbs: [],
-    stopped: false,
-  }));
+  const { stops, rngs, adapter, results } = loopStart(model, prompts, opts, seeds);
   const n = prompts.length;
   if (maxNew === 0 || n === 0) return results;
   const every = opts.stopCheckEvery ?? 1;
