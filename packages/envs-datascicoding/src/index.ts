@@ -12,6 +12,7 @@ export type {
 export {
   assertSplittable,
   BUILTIN_DATASETS,
+  checkDatasetSpec,
   DEFAULT_MAX_ROWS,
   datasetName,
   loadDataset,

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   assertSplittable,
+  checkDatasetSpec,
   checkPython,
   DataSciOptionError,
   DatasetError,
@@ -75,6 +76,18 @@ print(json.dumps(splits))
     await expect(loadDataset('mnist' as 'iris', PYTHON)).rejects.toThrow(
       /iris, wine, breast_cancer, digits/,
     );
+  });
+
+  it('checkDatasetSpec checks a spec without loading it, naming the bad field', () => {
+    expect(() => checkDatasetSpec('iris')).not.toThrow();
+    expect(() => checkDatasetSpec({ csv: 'any.csv', target: 'y' })).not.toThrow();
+    expect(() => checkDatasetSpec('mnist' as 'iris')).toThrow(DatasetError);
+    expect(() => checkDatasetSpec({ csv: 'any.csv', target: 'y', maxRows: 0 })).toThrow(
+      DataSciOptionError,
+    );
+    expect(() =>
+      checkDatasetSpec({ csv: 'any.csv', target: 'y', holdout: { fraction: 2 } }),
+    ).toThrow(/dataset\.holdout\.fraction/);
   });
 });
 
