@@ -12,7 +12,8 @@ import { createRng, type Rng } from '@poad/envs-core';
 export const KILN_BATCHES_ROWS = 1200;
 export const FERRY_CROSSINGS_ROWS = 1600;
 
-function normalOf(rng: Rng): () => number {
+/** Standard normal draws from `rng` by Box–Muller (two uniforms a draw, the cosine branch). */
+export function normalOf(rng: Rng): () => number {
   return () => {
     // Box–Muller
     const u = 1 - rng.float();
@@ -20,7 +21,8 @@ function normalOf(rng: Rng): () => number {
   };
 }
 
-const round = (x: number, digits: number) => Number(x.toFixed(digits));
+/** `x` rounded to `digits` decimals, as the CSVs write it. */
+export const round = (x: number, digits: number) => Number(x.toFixed(digits));
 const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
 
 /** Glaze families and the peak temperature (°C) at which each matures. */

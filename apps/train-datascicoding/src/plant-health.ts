@@ -6,18 +6,14 @@
 // The code model never saw this dataset's name or shape (apps/default-model/src/code-corpus.ts).
 import { writeFileSync } from 'node:fs';
 import { createRng } from '@poad/envs-core';
+import { normalOf, round } from './make-datasets.js';
 
 export const PLANT_HEALTH_ROWS = 600;
 
 /** The CSV text, deterministic for a seed. */
 export function plantHealthCsv(seed = 7, rows = PLANT_HEALTH_ROWS): string {
   const rng = createRng(seed);
-  const normal = () => {
-    // Box–Muller
-    const u = 1 - rng.float();
-    return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rng.float());
-  };
-  const round = (x: number, digits: number) => Number(x.toFixed(digits));
+  const normal = normalOf(rng);
   const header = [
     'soil_ph',
     'moisture',
