@@ -508,12 +508,14 @@ async function writeReport(
     }
   }
   const reused = reusedFrom(groups.flatMap((g) => g.runDirs));
+  // Computed once for summary.json and report.md (exact tests can enumerate ~10⁶ splits each).
+  const differences = pairwiseDifferences(summaries);
   writeJsonAtomicSync(join(dir, 'summary.json'), {
     env,
     command,
     optimum,
     summaries,
-    differences: pairwiseDifferences(summaries),
+    differences,
     reused,
     programs,
     ...(prior ? { prior } : {}),
@@ -521,8 +523,16 @@ async function writeReport(
   });
   writeFileAtomicSync(
     join(dir, 'report.md'),
-    markdown(`Comparison on ${env}`, command, summaries, optimum, reused, programs, prior) +
-      failedSection,
+    markdown(
+      `Comparison on ${env}`,
+      command,
+      summaries,
+      optimum,
+      reused,
+      programs,
+      prior,
+      differences,
+    ) + failedSection,
   );
   process.stderr.write(`\nreport: ${join(dir, 'report.md')}\n`);
 }

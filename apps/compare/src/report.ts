@@ -600,7 +600,7 @@ function differencesMarkdown(pairs: readonly PairDifference[]): string[] {
   ];
 }
 
-/** The report as Markdown. */
+/** The report as Markdown (`differences`: the pairwise tests, when the caller has them already). */
 export function markdown(
   title: string,
   command: string,
@@ -609,6 +609,7 @@ export function markdown(
   reused: Readonly<Record<string, string>> = {},
   programs: readonly ProgramSummary[] = [],
   prior?: PriorReference,
+  differences: readonly PairDifference[] = pairwiseDifferences(summaries),
 ): string {
   const pct = (x: number) => `${fixed(100 * x, 1)}%`;
   // DataSciCoding: an episode has no success and no optimum; its programs are the measure.
@@ -628,7 +629,7 @@ export function markdown(
       ),
     );
     lines.push(...programsMarkdown(programs, prior));
-    lines.push(...differencesMarkdown(pairwiseDifferences(summaries)));
+    lines.push(...differencesMarkdown(differences));
   } else {
     // Credit tasks: a column of credit accuracy (mean ρ over iterations, mean ± std over seeds).
     const credit = summaries.some((s) => s.creditAccuracy !== null);
@@ -656,7 +657,7 @@ export function markdown(
         return `| ${s.label} | ${s.seeds} | ${fixed(s.finalReturn[0], 3)} ± ${fixed(s.finalReturn[1], 3)} | ${pct(s.finalSuccess[0])} ± ${pct(s.finalSuccess[1])} | ${steps} |${c}`;
       }),
     );
-    lines.push(...differencesMarkdown(pairwiseDifferences(summaries)));
+    lines.push(...differencesMarkdown(differences));
     lines.push(...programsMarkdown(programs));
   }
   const tasks = [...new Set(summaries.flatMap((s) => Object.keys(s.generalisation)))];
