@@ -43,3 +43,4 @@ export {
 } from './webgpu/counters.js';
 export { webGpuFusedOps } from './webgpu/fused-ops.js';
 export { MULTI_TENSOR_KERNELS } from './webgpu/multi-tensor.js';
+export { PPO_LOSS_KERNELS } from './webgpu/ppo-loss.js';

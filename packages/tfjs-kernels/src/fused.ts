@@ -48,6 +48,34 @@ export interface FusedOps {
     mask: tf.Tensor,
   ): tf.Tensor2D;
   /**
+   * q, k and v of a fused q|k|v projection's output `y` [rows, q + k + v]: each part plus
+   * `scale` × its LoRA update (`lows.q` [rows, q], …; a missing one adds nothing), then q and k
+   * rotated by the rotate-half rotary embedding with per-row tables cos/sin [rows, headDim/2].
+   * Differentiable in y and the updates. Optional.
+   */
+  splitQkv?(
+    y: tf.Tensor2D,
+    lows: { q?: tf.Tensor2D; k?: tf.Tensor2D; v?: tf.Tensor2D },
+    scale: number,
+    cos: tf.Tensor2D,
+    sin: tf.Tensor2D,
+    widths: { q: number; k: number; v: number },
+  ): [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D];
+  /**
+   * Forward-only attention over packed rows (several sequences one after another, no padding;
+   * scoring, no gradient): row r's queries see the key rows `ranges[4r] .. ranges[4r+1]` and
+   * `ranges[4r+2] .. ranges[4r+3]` (half-open; e.g. its prompt's rows, then its own rows up to
+   * itself). q [rows, heads·hd] (rotated), k and v [rows, kvHeads·hd], ranges int32 [4·rows];
+   * returns [rows, heads·hd], zeros for a row that sees no key. Optional.
+   */
+  rangeAttention?(
+    q: tf.Tensor2D,
+    k: tf.Tensor2D,
+    v: tf.Tensor2D,
+    ranges: tf.Tensor1D,
+    opts: { kvHeads: number },
+  ): tf.Tensor2D;
+  /**
    * One token per row of logits [rows, vocab], drawn on the device as `@poad/lora-model`'s host
    * sampler draws it (temperature, top-k; greedy at temperature 0), with one uniform
    * u = k / 2³² in [0, 1) per row given as the bits of k, int32 [rows] (k = 2³² · u exactly for

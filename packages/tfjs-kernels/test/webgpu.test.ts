@@ -231,6 +231,69 @@ describe.runIf(gpu.ok)('webgpu fused ops = TF.js compositions', () => {
     tf.dispose([x, angles, cos, sin]);
   });
 
+  it('q|k|v cut, LoRA updates and rotations in one program: values and gradients', async () => {
+    const split = webGpuFusedOps.splitQkv;
+    if (!split) throw new Error('the webgpu fused ops lack splitQkv');
+    const [rows, heads, kvHeads, half, scale] = [7, 4, 2, 4, 1.75];
+    const widths = { q: heads * 2 * half, k: kvHeads * 2 * half, v: kvHeads * 2 * half };
+    const y = rnd([rows, widths.q + widths.k + widths.v], 51);
+    const angles = tf.tidy(() => tf.mul(rnd([rows, half], 52), 3));
+    const cos = tf.cos(angles) as tf.Tensor2D;
+    const sin = tf.sin(angles) as tf.Tensor2D;
+    const lows = {
+      q: rnd([rows, widths.q], 53),
+      k: rnd([rows, widths.k], 54),
+      v: rnd([rows, widths.v], 55),
+    };
+    // The composition the decoder runs without the op: slices, scaled additions, two rotations.
+    const plain = (yy: tf.Tensor, l: Partial<Record<'q' | 'k' | 'v', tf.Tensor>>) => {
+      const [q, k, v] = tf.split(yy, [widths.q, widths.k, widths.v], 1) as tf.Tensor2D[];
+      const add = (p: tf.Tensor2D, low?: tf.Tensor) =>
+        low ? (tf.add(p, tf.mul(low, scale)) as tf.Tensor2D) : p;
+      return tf.concat(
+        [
+          rotaryRef(add(q!, l.q), cos, sin, heads),
+          rotaryRef(add(k!, l.k), cos, sin, kvHeads),
+          add(v!, l.v),
+        ],
+        1,
+      );
+    };
+    const fused = (yy: tf.Tensor, l: Partial<Record<'q' | 'k' | 'v', tf.Tensor2D>>) =>
+      tf.concat(split(yy as tf.Tensor2D, l, scale, cos, sin, widths), 1);
+    // LoRA on q and v (the default targets), on all three, and on none.
+    const sets: ('q' | 'k' | 'v')[][] = [['q', 'v'], ['q', 'k', 'v'], []];
+    for (const which of sets) {
+      const xs = [y, ...which.map((m) => lows[m])];
+      const pick = (a: tf.Tensor[]) => Object.fromEntries(which.map((m, i) => [m, a[i + 1]]));
+      await compare(
+        (...a) => fused(a[0]!, pick(a) as Partial<Record<'q' | 'k' | 'v', tf.Tensor2D>>),
+        (...a) => plain(a[0]!, pick(a)),
+        xs,
+      );
+    }
+    const before = gpuCounters()!;
+    const out = split(
+      y as tf.Tensor2D,
+      { q: lows.q as tf.Tensor2D, v: lows.v as tf.Tensor2D },
+      scale,
+      cos,
+      sin,
+      widths,
+    );
+    expect(gpuCountersSince(before, gpuCounters()!).programs).toBe(1);
+    expect(out.map((t) => t.shape)).toEqual([
+      [rows, widths.q],
+      [rows, widths.k],
+      [rows, widths.v],
+    ]);
+    tf.dispose(out);
+    expect(() => split(y as tf.Tensor2D, {}, scale, cos, sin, { ...widths, v: 3 })).toThrow(
+      /splitQkv: /,
+    );
+    tf.dispose([y, angles, cos, sin, ...Object.values(lows)]);
+  });
+
   it('flash attention: causal, grouped-query, padded; values and q/k/v gradients', async () => {
     // Shapes that leave workgroups and shared tiles part-filled, several row blocks (seq 70 >
     // 64), a head size of 64 (smaller tiles), and plain multi-head (group 1).
@@ -289,6 +352,70 @@ describe.runIf(gpu.ok)('webgpu fused ops = TF.js compositions', () => {
     // tf.grads runs the forward again: 1 + stats + dq + dk + dv.
     expect(programsOf(() => tf.dispose(tf.grads(f)([q, k, v], dy)))).toBe(1 + 4);
     tf.dispose([q, k, v, mask, dy, y]);
+  });
+
+  it("ranged attention over packed rows equals a softmax over each row's key ranges", async () => {
+    await initBackend('webgpu', { allowSoftwareAdapter: true });
+    const ranged = webGpuFusedOps.rangeAttention;
+    if (!ranged) throw new Error('the webgpu fused ops lack rangeAttention');
+    const [rows, heads, kvHeads, hd] = [13, 4, 2, 16];
+    const qA = rnd([rows, heads * hd], 41);
+    const kA = rnd([rows, kvHeads * hd], 42);
+    const vA = rnd([rows, kvHeads * hd], 43);
+    // Rows 0-5 a prompt (causal), rows 6-8 and 9-11 two candidates continuing it, row 12 sees
+    // nothing (zeros); ranges written as (from, to, from, to).
+    const ranges: number[] = [];
+    for (let r = 0; r < 6; r++) ranges.push(0, r + 1, 0, 0);
+    for (const own of [6, 9]) for (let k = 0; k < 3; k++) ranges.push(0, 6, own, own + k + 1);
+    ranges.push(0, 0, 5, 5);
+    const rangesT = tf.tensor1d(ranges, 'int32');
+    const before = tf.memory().numTensors;
+    const got = ranged(qA as tf.Tensor2D, kA as tf.Tensor2D, vA as tf.Tensor2D, rangesT, {
+      kvHeads,
+    });
+    const out = await got.data();
+    got.dispose();
+    expect(tf.memory().numTensors).toBe(before);
+    const [q, k, v] = await Promise.all([qA.data(), kA.data(), vA.data()]);
+    const want = new Float32Array(rows * heads * hd);
+    for (let r = 0; r < rows; r++) {
+      const keys: number[] = [];
+      for (let j = ranges[4 * r]!; j < ranges[4 * r + 1]!; j++) keys.push(j);
+      for (let j = ranges[4 * r + 2]!; j < ranges[4 * r + 3]!; j++) keys.push(j);
+      for (let h = 0; h < heads; h++) {
+        const kvh = Math.floor(h / (heads / kvHeads));
+        const s = keys.map((j) => {
+          let dot = 0;
+          for (let c = 0; c < hd; c++)
+            dot += q[r * heads * hd + h * hd + c]! * k[j * kvHeads * hd + kvh * hd + c]!;
+          return dot / Math.sqrt(hd);
+        });
+        const m = Math.max(...s);
+        const e = s.map((x) => Math.exp(x - m));
+        const z = e.reduce((a, b) => a + b, 0);
+        for (let c = 0; c < hd; c++) {
+          let acc = 0;
+          keys.forEach((j, n) => {
+            acc += (e[n]! / z) * v[j * kvHeads * hd + kvh * hd + c]!;
+          });
+          want[r * heads * hd + h * hd + c] = keys.length ? acc : 0;
+        }
+      }
+    }
+    close(out, want, 2e-5, 'ranged attention');
+    expect(Array.from(out.subarray(12 * heads * hd))).toEqual(new Array(heads * hd).fill(0));
+    expect(() =>
+      ranged(
+        qA as tf.Tensor2D,
+        kA as tf.Tensor2D,
+        vA as tf.Tensor2D,
+        tf.tensor1d([0, 1], 'int32'),
+        {
+          kvHeads,
+        },
+      ),
+    ).toThrow(/rangeAttention: .*ranges int32 of 4·rows values/);
+    tf.dispose([qA, kA, vA, rangesT]);
   });
 
   it('prefix-shared attention (forward only) equals attention over prefix + own keys', async () => {

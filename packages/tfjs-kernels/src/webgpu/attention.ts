@@ -460,3 +460,65 @@ export function prefixAttentionProgram(d: PrefixAttentionDims): GpuProgram {
       }`,
   };
 }
+
+/** Sizes of a ranged attention call (see {@link rangeAttentionProgram}). */
+export interface RangeAttentionDims {
+  rows: number;
+  heads: number;
+  kvHeads: number;
+  hd: number;
+  scale: number;
+}
+
+/**
+ * Forward-only attention over packed rows (several sequences one after another, no padding):
+ * row r's queries see the key rows of two half-open ranges, `ranges[4r] .. ranges[4r+1]` and
+ * `ranges[4r+2] .. ranges[4r+3]` (e.g. its prompt, then its own tokens up to itself). q is
+ * [rows, heads·hd], k and v [rows, kvHeads·hd], ranges int32 [4·rows]; out [rows, heads·hd]. One
+ * invocation per (row, head), an online softmax over the keys in registers; no gradient (scoring).
+ */
+export function rangeAttentionProgram(d: RangeAttentionDims): GpuProgram {
+  const n = d.rows * d.heads;
+  return {
+    variableNames: ['q', 'k', 'v', 'ranges'],
+    outputShape: [d.rows, d.heads * d.hd],
+    shaderKey: `poad_range_attn_${d.hd}`,
+    dispatchLayout: { x: [0, 1] },
+    dispatch: [Math.ceil(n / 64), 1, 1],
+    workgroupSize: [64, 1, 1],
+    uniforms: 'rows : i32, heads : i32, group : i32, scale : f32,',
+    getUserCode: () => `
+      const HD : i32 = ${d.hd};
+      fn main(index : i32) {
+        if (index >= uniforms.rows * uniforms.heads) { return; }
+        let h = index % uniforms.heads;
+        let r = index / uniforms.heads;
+        let kvh = h / uniforms.group;
+        let KW = (uniforms.heads / uniforms.group) * HD;
+        var qr : array<f32, ${d.hd}>;
+        var acc : array<f32, ${d.hd}>;
+        let qAt = r * uniforms.heads * HD + h * HD;
+        for (var c = 0; c < HD; c = c + 1) { qr[c] = q[qAt + c] * uniforms.scale; acc[c] = 0.0; }
+        var m = -3.402823e+38;
+        var l = 0.0;
+        for (var part = 0; part < 2; part = part + 1) {
+          let lo = ranges[4 * r + 2 * part];
+          let hi = ranges[4 * r + 2 * part + 1];
+          for (var j = lo; j < hi; j = j + 1) {
+            let at = j * KW + kvh * HD;
+            var dot = 0.0;
+            for (var c = 0; c < HD; c = c + 1) { dot = dot + qr[c] * k[at + c]; }
+            let mNew = max(m, dot);
+            let corr = exp(m - mNew);
+            let p = exp(dot - mNew);
+            l = l * corr + p;
+            for (var c = 0; c < HD; c = c + 1) { acc[c] = acc[c] * corr + p * v[at + c]; }
+            m = mNew;
+          }
+        }
+        // A row that sees no key (an empty range pair) gets zeros, not 0 / 0.
+        let inv = select(0.0, 1.0 / l, l > 0.0);
+        for (var c = 0; c < HD; c = c + 1) { result[qAt + c] = acc[c] * inv; }
+      }`,
+  };
+}

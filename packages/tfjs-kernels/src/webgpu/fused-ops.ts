@@ -9,6 +9,7 @@ import {
   attentionStatsProgram,
   attentionUniforms,
   prefixAttentionProgram,
+  rangeAttentionProgram,
 } from './attention.js';
 import { cacheAttentionProgram, sampleTokensProgram } from './generation.js';
 import { type Backend, copy, registerMultiTensorKernels } from './multi-tensor.js';
@@ -20,6 +21,7 @@ import {
   randomPackedProgram,
   unpackProgram,
 } from './packed.js';
+import { registerPpoLossKernels } from './ppo-loss.js';
 import {
   addScaledProgram,
   type GpuProgram,
@@ -38,6 +40,7 @@ import {
   swiGluJoinedProgram,
   swiGluProgram,
 } from './programs.js';
+import { registerQkvKernels, splitQkv } from './qkv.js';
 
 /*
  * The model's fused ops on the webgpu backend: each op is a TF.js kernel running one WGSL program
@@ -73,6 +76,7 @@ export const GPU_KERNELS = {
   scale: 'PoadGpuScale',
   attention: 'PoadGpuAttention',
   prefixAttention: 'PoadGpuPrefixAttention',
+  rangeAttention: 'PoadGpuRangeAttention',
   attentionStats: 'PoadGpuAttentionStats',
   attentionGradQ: 'PoadGpuAttentionGradQ',
   attentionGradK: 'PoadGpuAttentionGradK',
@@ -221,6 +225,22 @@ const KERNELS: Record<string, Run> = {
         { type: 'int32', data: [d.heads] },
         { type: 'int32', data: [d.heads / d.kvHeads] },
         { type: 'float32', data: [d.scale] },
+      ],
+    );
+  },
+  [GPU_KERNELS.rangeAttention]: ({ q, k, v, ranges }, b, { kvHeads }) => {
+    const [rows, width] = q!.shape as number[];
+    const hd = (k!.shape[1] as number) / (kvHeads as number);
+    const heads = width! / hd;
+    return b.runWebGPUProgram(
+      rangeAttentionProgram({ rows: rows!, heads, kvHeads: kvHeads as number, hd, scale: 1 }),
+      [q!, k!, v!, ranges!],
+      'float32',
+      [
+        { type: 'int32', data: [rows!] },
+        { type: 'int32', data: [heads] },
+        { type: 'int32', data: [heads / (kvHeads as number)] },
+        { type: 'float32', data: [1 / Math.sqrt(hd)] },
       ],
     );
   },
@@ -383,6 +403,8 @@ export function registerWebGpuKernels(): void {
   registered = true;
   boundedAddN();
   registerMultiTensorKernels();
+  registerPpoLossKernels();
+  registerQkvKernels();
   for (const [kernelName, f] of Object.entries(KERNELS)) {
     if (tf.getKernel(kernelName, 'webgpu')) continue;
     tf.registerKernel({
@@ -578,6 +600,28 @@ export const webGpuFusedOps: FusedOps = {
       );
     }
     return run(GPU_KERNELS.prefixAttention, { q, kOwn, vOwn, kPre, vPre, mask }) as tf.Tensor2D;
+  },
+  splitQkv,
+  rangeAttention(q, k, v, ranges, { kvHeads }) {
+    const [rows = 0, width = 0] = q.shape;
+    const kw = k.shape[1] ?? 0;
+    if (
+      !Number.isInteger(kvHeads) ||
+      kvHeads < 1 ||
+      kw % kvHeads !== 0 ||
+      width % (kw / kvHeads) !== 0 ||
+      (width / (kw / kvHeads)) % kvHeads !== 0 ||
+      k.shape[0] !== rows ||
+      v.shape[0] !== rows ||
+      v.shape[1] !== kw ||
+      ranges.dtype !== 'int32' ||
+      ranges.size !== 4 * rows
+    ) {
+      throw new RangeError(
+        `rangeAttention: q [${q.shape}], k [${k.shape}], v [${v.shape}] and ranges ${ranges.dtype} [${ranges.shape}] do not fit (q [rows, heads·hd], k and v [rows, kvHeads·hd] with ${kvHeads} kv heads dividing the heads, ranges int32 of 4·rows values)`,
+      );
+    }
+    return run(GPU_KERNELS.rangeAttention, { q, k, v, ranges }, { kvHeads }) as tf.Tensor2D;
   },
   sampleTokens(logits, u, { temperature, topK }) {
     const [rows = 0, vocab = 0] = logits.shape;

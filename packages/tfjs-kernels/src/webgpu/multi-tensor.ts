@@ -115,6 +115,15 @@ function pack(b: Backend, xs: readonly tf.TensorInfo[]): tf.TensorInfo {
   return out;
 }
 
+/** `flat` cut into float32 tensors of `shapes`, in order, by buffer copies (no GPU program). */
+export function unpackInto(
+  b: Backend,
+  flat: tf.TensorInfo,
+  shapes: readonly number[][],
+): tf.TensorInfo[] {
+  return unpack(b, flat, shapes);
+}
+
 function unpack(b: Backend, flat: tf.TensorInfo, shapes: readonly number[][]): tf.TensorInfo[] {
   checkFloat(MULTI_TENSOR_KERNELS.unpack, [flat]);
   const total = shapes.reduce((s, sh) => s + sizeOf(sh), 0);
