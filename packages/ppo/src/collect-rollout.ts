@@ -4,7 +4,7 @@ import type { PpoConfig } from './config.js';
 import { PolicyContractError } from './errors.js';
 import { nextTokenSets, openActionSpaceError } from './label-tokens.js';
 import { toPadded } from './padding.js';
-import type { TokenPolicy } from './policy.js';
+import type { TokenBatch, TokenPolicy } from './policy.js';
 import { readFloats } from './read-floats.js';
 import type { SeededRng } from './rng.js';
 import { type RolloutBuffer, RolloutBuilder, type StepRecord } from './rollout-buffer.js';
@@ -180,6 +180,48 @@ async function readPending(pending: PendingValues[]): Promise<void> {
   }
 }
 
+/** A step whose values are computed when the rollout ends (`valuesAtRolloutEnd`). */
+interface DeferredValues {
+  readonly batch: TokenBatch;
+  /** The step's padded `[N, batch.width]` values, filled after the read. */
+  readonly into: Float32Array;
+}
+
+/**
+ * The values of every deferred step in one batch: their rows are prepared and evaluated at once
+ * and the padded result joins `pending`; the returned function copies it into each step's array
+ * once `pending` has been read.
+ */
+async function deferredValues(
+  policy: TokenPolicy,
+  steps: DeferredValues[],
+  pending: PendingValues[],
+): Promise<() => void> {
+  if (steps.length === 0) return () => {};
+  const prompts = steps.flatMap((s) => s.batch.prompts);
+  const actions = steps.flatMap((s) => s.batch.actions);
+  const width = Math.max(...steps.map((s) => s.batch.width));
+  const allowed = steps.every((s) => s.batch.allowed)
+    ? steps.flatMap((s) => s.batch.allowed!)
+    : undefined;
+  const batch: TokenBatch = { prompts, actions, width, ...(allowed ? { allowed } : {}) };
+  await policy.prepareValues?.(prompts, actions);
+  const all = new Float32Array(prompts.length * width);
+  pending.push({
+    tensor: tf.tidy(() => toPadded(policy.tokenValues(batch), batch, 'policy.tokenValues')),
+    into: all,
+  });
+  return () => {
+    let row = 0;
+    for (const s of steps) {
+      const w = s.batch.width;
+      for (let i = 0; i < s.batch.prompts.length; i++, row++) {
+        s.into.set(all.subarray(row * width, row * width + w), i * w);
+      }
+    }
+  };
+}
+
 async function collect(args: CollectRolloutArgs, pending: PendingValues[]): Promise<RolloutResult> {
   const { policy, env, config, rng } = args;
   const n = env.size;
@@ -193,6 +235,7 @@ async function collect(args: CollectRolloutArgs, pending: PendingValues[]): Prom
   const builder = new RolloutBuilder(config.numSteps, n);
   const episodes: EpisodeSummary[] = [];
   let current = [...args.steps];
+  const deferred: DeferredValues[] = [];
   let rewardSum = 0;
   let tokens = 0;
   let massSum = 0;
@@ -231,14 +274,19 @@ async function collect(args: CollectRolloutArgs, pending: PendingValues[]): Prom
       width,
       ...(labelSpace ? { allowed: chosenTokenSets(candidateInfo) } : {}),
     };
-    await policy.prepareValues?.(prompts, actionIds);
     // The values stay on the device until the rollout ends, and come back then in one read; the
-    // step records hold views of `vals`, filled before the buffer is built.
-    const valuesTensor = tf.tidy(() =>
-      toPadded(policy.tokenValues(valueBatch), valueBatch, 'policy.tokenValues'),
-    );
+    // step records hold views of `vals`, filled before the buffer is built. A policy that asks
+    // for it gets one batch of every step's rows at the end instead of one batch per step.
     const vals = new Float32Array(n * width);
-    pending.push({ tensor: valuesTensor, into: vals });
+    if (policy.valuesAtRolloutEnd) {
+      deferred.push({ batch: valueBatch, into: vals });
+    } else {
+      await policy.prepareValues?.(prompts, actionIds);
+      const valuesTensor = tf.tidy(() =>
+        toPadded(policy.tokenValues(valueBatch), valueBatch, 'policy.tokenValues'),
+      );
+      pending.push({ tensor: valuesTensor, into: vals });
+    }
 
     const envStart = performance.now();
     valuesMs += envStart - valuesStart;
@@ -333,6 +381,7 @@ async function collect(args: CollectRolloutArgs, pending: PendingValues[]): Prom
 
   const bootStart = performance.now();
   policy.enterPhase?.('values');
+  const scatterDeferred = await deferredValues(policy, deferred, pending);
   // V(o_T) of every environment, read with the rollout's step values in one batch.
   const bootPrompts = await Promise.all(current.map((s) => policy.encodePrompt(s.observation)));
   const bootAllowed = labelSpace
@@ -350,6 +399,7 @@ async function collect(args: CollectRolloutArgs, pending: PendingValues[]): Prom
     });
   }
   await readPending(pending);
+  scatterDeferred();
   valuesMs += performance.now() - bootStart;
   const buffer = builder.build(Float64Array.from(boot));
   const seconds = Math.max(1e-9, (performance.now() - start) / 1000);

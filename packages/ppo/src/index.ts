@@ -40,8 +40,10 @@ export {
   approxKl,
   clipIndicator,
   entropyBonus,
+  fusedTokenLoss,
   huber,
   maskedSum,
+  PPO_TOKEN_LOSS_KERNEL,
   policyLoss,
   valueLoss,
 } from './losses.js';

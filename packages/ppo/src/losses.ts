@@ -77,3 +77,20 @@ export function clipIndicator(logpNew: tf.Tensor, logpOld: tf.Tensor, clip: numb
 export function maskedSum(x: tf.Tensor, mask: tf.Tensor): tf.Scalar {
   return tf.tidy(() => tf.sum(tf.where(tf.cast(mask, 'bool'), x, tf.zerosLike(x))));
 }
+
+/**
+ * Name of the fused token-level policy loss kernel (`@poad/tfjs-kernels` registers it for the
+ * webgpu backend as `PPO_LOSS_KERNELS.tokenLoss`): inputs `{ lpNew, lpOld, adv, ent, mask }`, the
+ * attribute `clip`, and four scalar outputs, the masked sums of {@link policyLoss}, the entropy,
+ * {@link approxKl} and {@link clipIndicator} (entries where the mask is 0 count as 0 whatever they
+ * hold; all four NaN when an entry counted is not finite), differentiable in lpNew and ent.
+ */
+export const PPO_TOKEN_LOSS_KERNEL = 'PoadPpoTokenLoss';
+
+/**
+ * Whether the active backend has the fused token-level loss (webgpu with `@poad/tfjs-kernels`).
+ * Where it has not, the token-level losses compose the same math from the functions above.
+ */
+export function fusedTokenLoss(): boolean {
+  return tf.getKernel(PPO_TOKEN_LOSS_KERNEL, tf.getBackend()) !== undefined;
+}

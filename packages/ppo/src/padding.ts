@@ -3,10 +3,36 @@ import { PolicyContractError } from './errors.js';
 import type { TokenBatch } from './policy.js';
 
 /**
+ * Where each padded slot of a `[b, width]` matrix takes its entry from in the flat rows
+ * (`Σ actions[i].length` entries, then one zero appended at index `total`), and where each flat
+ * entry went in the padded matrix: both mappings are gathers.
+ */
+function paddingIndex(
+  batch: TokenBatch,
+  total: number,
+): { toPadded: Int32Array; toFlat: Int32Array } {
+  const w = batch.width;
+  const toPadded = new Int32Array(batch.actions.length * w).fill(total);
+  const toFlat = new Int32Array(total);
+  let offset = 0;
+  batch.actions.forEach((a, i) => {
+    for (let k = 0; k < a.length; k++) {
+      toPadded[i * w + k] = offset + k;
+      toFlat[offset + k] = i * w + k;
+    }
+    offset += a.length;
+  });
+  return { toPadded, toFlat };
+}
+
+/**
  * A per-token policy output as a padded `[B, width]` matrix. Policies may return either that
  * matrix or the rows concatenated without padding, a flat `[Σ_i actions[i].length]` vector
- * (row i's entries first, in token order); the flat form is padded here with zeros using only
- * Slice, Concat and Pack, whose gradients every TF.js setup registers.
+ * (row i's entries first, in token order); the flat form is padded here with zeros.
+ *
+ * The padding is one gather (after appending the zero), and its gradient is the inverse gather,
+ * so that padding a batch takes the same few GPU programs whatever its number of rows. Both
+ * only copy entries: values and gradients are those of slicing each row and concatenating zeros.
  *
  * @throws PolicyContractError when the shape is neither.
  */
@@ -21,16 +47,20 @@ export function toPadded(t: tf.Tensor, batch: TokenBatch, method: string): tf.Te
       `expected shape [${b}, ${batch.width}] (padded) or [${total}] (flat rows), got [${t.shape}].`,
     );
   }
-  return tf.tidy(() => {
-    const rows: tf.Tensor[] = [];
-    let offset = 0;
-    for (const a of batch.actions) {
-      const row = tf.slice(t, [offset], [a.length]);
-      offset += a.length;
-      rows.push(
-        a.length < batch.width ? tf.concat([row, tf.zeros([batch.width - a.length])]) : row,
-      );
-    }
-    return tf.stack(rows) as tf.Tensor2D;
+  const index = paddingIndex(batch, total);
+  const pad = tf.customGrad((...inputs: (tf.Tensor | tf.GradSaveFunc)[]) => {
+    const x = inputs[0] as tf.Tensor1D;
+    const value = tf.tidy(() =>
+      tf.reshape(tf.gather(tf.pad(x, [[0, 1]]), tf.tensor1d(index.toPadded, 'int32')), [
+        b,
+        batch.width,
+      ]),
+    );
+    return {
+      value,
+      gradFunc: (dy: tf.Tensor) =>
+        tf.gather(tf.reshape(dy, [-1]), tf.tensor1d(index.toFlat, 'int32')),
+    };
   });
+  return pad(t) as tf.Tensor2D;
 }

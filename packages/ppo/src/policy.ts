@@ -133,6 +133,14 @@ export interface TokenPolicy {
    * `ppoUpdate` on their own must call it themselves.
    */
   prepareValues?(prompts: readonly Int32Array[], actions: readonly Int32Array[]): Promise<void>;
+  /**
+   * Optional: true when the rollout may compute the critic's values of all its steps in one
+   * batch when it ends, rather than one batch per step. The policy does not change during a
+   * rollout, so the values are the same numbers up to float rounding (a batch of another shape
+   * may sum in another order); a policy opts in where one large batch saves work, e.g. on a GPU,
+   * where each batch costs a fixed number of programs. Unset: one batch per step.
+   */
+  readonly valuesAtRolloutEnd?: boolean;
   /** Samples an action for an open action space (`actions === null`). Optional otherwise. */
   generate?(
     prompt: Int32Array,

@@ -5,7 +5,9 @@ import {
   approxKl,
   clipIndicator,
   entropyBonus,
+  fusedTokenLoss,
   maskedSum,
+  PPO_TOKEN_LOSS_KERNEL,
   policyLoss,
   valueLoss,
 } from './losses.js';
@@ -112,10 +114,29 @@ export function tokenLevelLosses(
     });
     policyFns.push((logged) => {
       const m = tf.tensor2d(mask, shape);
-      const mb = tf.cast(m, 'bool');
       const scores = policy.scoreTokens(batch);
       const lpRaw = toPadded(scores.logProbs, batch, 'policy.scoreTokens(logProbs)');
       const entRaw = toPadded(scores.entropies, batch, 'policy.scoreTokens(entropies)');
+      if (fusedTokenLoss()) {
+        // One program for the four sums (and two for their gradient) where the backend has it.
+        const [pg, entSum, kl, clipped] = tf.engine().runKernel(
+          PPO_TOKEN_LOSS_KERNEL,
+          {
+            lpNew: lpRaw,
+            lpOld: tf.tensor2d(logpOld, shape),
+            adv: tf.tensor2d(adv, shape),
+            ent: entRaw,
+            mask: m,
+          } as unknown as tf.NamedTensorMap,
+          { clip: config.clip },
+        ) as tf.Scalar[];
+        logged.pg.push(tf.keep(pg!));
+        logged.entropy.push(tf.keep(entSum!));
+        logged.kl.push(tf.keep(kl!));
+        logged.clipped.push(tf.keep(clipped!));
+        return tf.div(tf.add(pg!, entropyBonus(entSum!, config.entropyCoef)), total) as tf.Scalar;
+      }
+      const mb = tf.cast(m, 'bool');
       const lpNew = tf.where(mb, lpRaw, tf.zerosLike(lpRaw));
       const ent = tf.where(mb, entRaw, tf.zerosLike(entRaw));
       const lpOld = tf.tensor2d(logpOld, shape);

@@ -71,4 +71,50 @@ describe('rollout values', () => {
     expect(env.calls).toBe(3);
     expect(tf.memory().numTensors).toBe(before);
   });
+
+  it("a policy that asks for it gets every step's values in one batch at the end, the same numbers", async () => {
+    const rollout = async (atEnd: boolean) => {
+      const policy = new TinyPolicy({ words: task.words, seed: 3 });
+      live.push(policy);
+      const calls: number[] = [];
+      const tokenValues = policy.tokenValues.bind(policy);
+      const prepared: number[] = [];
+      const spy = Object.assign(policy, {
+        valuesAtRolloutEnd: atEnd,
+        tokenValues: (b: Parameters<typeof tokenValues>[0]) => {
+          calls.push(b.prompts.length);
+          return tokenValues(b);
+        },
+        prepareValues: async (p: readonly Int32Array[]) => {
+          prepared.push(p.length);
+        },
+      });
+      const env = new KeyTokenVecEnv(task, 4);
+      const before = tf.memory().numTensors;
+      const { buffer } = await collectRollout({
+        policy: spy,
+        env,
+        steps: await env.reset(),
+        config,
+        rng: new SeededRng(2),
+      });
+      expect(tf.memory().numTensors).toBe(before);
+      return { buffer, calls, prepared };
+    };
+    const perStep = await rollout(false);
+    const atEnd = await rollout(true);
+    // Five steps, then the bootstrap's V(o_T) (this policy's promptValues calls tokenValues).
+    expect(perStep.calls).toEqual([4, 4, 4, 4, 4, 4]);
+    expect(perStep.prepared).toEqual([4, 4, 4, 4, 4, 4]);
+    // One batch of the 5 steps' 20 rows, then the bootstrap's.
+    expect(atEnd.calls).toEqual([20, 4]);
+    expect(atEnd.prepared).toEqual([20, 4]);
+    expect(Array.from(atEnd.buffer.values)).toEqual(Array.from(perStep.buffer.values));
+    expect(Array.from(atEnd.buffer.bootstrapValues)).toEqual(
+      Array.from(perStep.buffer.bootstrapValues),
+    );
+    // The same actions were taken: the values are of the same rows.
+    expect(Array.from(atEnd.buffer.actionIds)).toEqual(Array.from(perStep.buffer.actionIds));
+    expect(atEnd.buffer.values.some((x) => x !== 0)).toBe(true);
+  });
 });
