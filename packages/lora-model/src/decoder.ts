@@ -6,7 +6,7 @@ import { rmsNorm, swiGlu } from './layers.js';
 import { type LinearWeight, linear, trainableMatMul } from './linear.js';
 import type { LoraAdapter } from './lora.js';
 import { MASKED, stepMask } from './mask.js';
-import { applyRope, ropeTables } from './rope.js';
+import { applyRope, type RopeTables, ropeTables } from './rope.js';
 import { FUSED_MODULES, type ModelWeights, type ModuleName, moduleLocation } from './weights.js';
 
 /** Keys and values of one layer for every cached position: [batch, kvHeads, len, headDim]. */
@@ -75,6 +75,15 @@ export interface DecoderInput {
    * serve it (on webgpu, the prefix-shared attention).
    */
   noGrad?: boolean;
+  /**
+   * Rows of several sequences packed one after another, without padding (`batch` 1, `seq` the
+   * number of rows): row r sits at position `positions[r]` of its sequence and attends to the
+   * rows `keys[4r] .. keys[4r+1]` and `keys[4r+2] .. keys[4r+3]` (half-open; e.g. the rows of its
+   * prompt, then its own rows up to itself), so prompts and the candidates continuing them run
+   * in one pass. Forward only (`noGrad`), through the fused `rangeAttention` (webgpu); excludes
+   * `past`, `sharedPast`, `wantCache`, `outputRows` and `slotStep`.
+   */
+  packed?: { positions: ArrayLike<number>; keys: Int32Array };
 }
 
 /** Output of one decoder pass. */
@@ -138,6 +147,51 @@ function projectFused(
   });
 }
 /**
+ * Rotated queries and keys, and values, of one layer: the fused q|k|v projection, each part's
+ * LoRA update, Qwen3's per-head norms of q and k, and the rotary embedding. With an installed
+ * `splitQkv` (webgpu) and no per-head norms, the cut, the updates and the rotations run as one
+ * program; otherwise as slices, scaled additions and two rotations.
+ */
+function queryKeyValue(
+  c: ModelConfig,
+  x: tf.Tensor2D,
+  layer: ModelWeights['layers'][number],
+  i: number,
+  input: DecoderInput,
+  rope: RopeTables,
+): { q: tf.Tensor2D; kNew: tf.Tensor2D; vNew: tf.Tensor2D } {
+  const split = activeFusedOps()?.splitQkv;
+  if (split && rope.fused && !layer.qNorm && !layer.kNorm) {
+    const low = (m: ModuleName) => loraLow(x, i, m, input) ?? undefined;
+    const [q, kNew, vNew] = split(
+      linear(x, layer.qkv),
+      { q: low('q_proj'), k: low('k_proj'), v: low('v_proj') },
+      input.adapter?.scale ?? 1,
+      rope.fused.cos,
+      rope.fused.sin,
+      {
+        q: c.numHeads * c.headDim,
+        k: c.numKVHeads * c.headDim,
+        v: c.numKVHeads * c.headDim,
+      },
+    );
+    return { q, kNew, vNew };
+  }
+  const [qRaw, kRaw, vNew] = projectFused(c, x, layer.qkv, FUSED_MODULES.qkv, i, input) as [
+    tf.Tensor2D,
+    tf.Tensor2D,
+    tf.Tensor2D,
+  ];
+  const qIn = layer.qNorm ? headNorm(qRaw, c.numHeads, c, layer.qNorm) : qRaw;
+  const kIn = layer.kNorm ? headNorm(kRaw, c.numKVHeads, c, layer.kNorm) : kRaw;
+  return {
+    q: applyRope(qIn, c.numHeads, c.headDim, rope),
+    kNew: applyRope(kIn, c.numKVHeads, c.headDim, rope),
+    vNew,
+  };
+}
+
+/**
  * RMSNorm of every head of `x` [n, heads·headDim] on its own (Qwen3's q_norm / k_norm): one
  * [n·heads, headDim] norm, so an installed fused RMSNorm runs it.
  */
@@ -200,12 +254,29 @@ export function decoderForward(
       throw new Error('decoderForward: slotStep needs the fused cacheAttention and writeCacheSlot');
     }
   }
+  const packed = input.packed;
+  const packedOp = packed ? activeFusedOps()?.rangeAttention : undefined;
+  if (packed) {
+    if (batch !== 1 || shared || input.past || input.wantCache || input.outputRows || slot) {
+      throw new Error(
+        'decoderForward: packed rows take batch 1, without past, sharedPast, wantCache, outputRows or slotStep',
+      );
+    }
+    if (!input.noGrad) throw new Error('decoderForward: packed rows are forward only (noGrad)');
+    if (!packedOp) throw new Error('decoderForward: packed rows need the fused rangeAttention');
+    if (packed.positions.length !== seq || packed.keys.length !== 4 * seq) {
+      throw new Error('decoderForward: packed rows need one position and 4 key bounds per row');
+    }
+  }
   const pastLen = (shared ? shared.cache[0]?.k.shape[2] : input.past?.[0]?.k.shape[2]) ?? 0;
-  // A slot step reads its keys by length: it makes no mask (null there; every path reading the
-  // mask is one a slot step does not take).
+  // A slot step and packed rows read their keys by range: they make no mask (null there; every
+  // path reading the mask is one they do not take).
   const { positions, mask } = slot
     ? { positions: Int32Array.from(slot.positions), mask: null }
-    : stepMask(batch, seq, pastLen, input.pastValid ?? null);
+    : packed
+      ? { positions: Int32Array.from(packed.positions), mask: null }
+      : stepMask(batch, seq, pastLen, input.pastValid ?? null);
+  const keyRanges = packed ? tf.tensor1d(packed.keys, 'int32') : null;
   const rope = ropeTables(positions, c.headDim, c.ropeTheta, c.ropeScaling);
   const ids = input.ids instanceof Int32Array ? tf.tensor1d(input.ids, 'int32') : input.ids;
   let h: tf.Tensor2D = w.embedPacked
@@ -215,7 +286,7 @@ export function decoderForward(
   // The fused attention op covers a plain pass (training, full-sequence scoring): no cache in or
   // out, every position kept.
   const fusedAttention =
-    !shared && !slot && pastLen === 0 && !input.wantCache && !input.outputRows
+    !shared && !slot && !packed && pastLen === 0 && !input.wantCache && !input.outputRows
       ? activeFusedOps()?.attention
       : undefined;
   const mask3 = fusedAttention ? (tf.reshape(mask!, [batch, seq, seq]) as tf.Tensor3D) : null;
@@ -223,15 +294,7 @@ export function decoderForward(
     const layer = w.layers[i];
     if (!layer) throw new Error(`decoder: missing weights for layer ${i}`);
     const x = rmsNorm(h, layer.inputNorm, c.rmsNormEps);
-    const [qRaw, kRaw, vNew] = projectFused(c, x, layer.qkv, FUSED_MODULES.qkv, i, input) as [
-      tf.Tensor2D,
-      tf.Tensor2D,
-      tf.Tensor2D,
-    ];
-    const qIn = layer.qNorm ? headNorm(qRaw, c.numHeads, c, layer.qNorm) : qRaw;
-    const kIn = layer.kNorm ? headNorm(kRaw, c.numKVHeads, c, layer.kNorm) : kRaw;
-    const q = applyRope(qIn, c.numHeads, c.headDim, rope);
-    const kNew = applyRope(kIn, c.numKVHeads, c.headDim, rope);
+    const { q, kNew, vNew } = queryKeyValue(c, x, layer, i, input, rope);
     let attn: tf.Tensor2D;
     const slotLayer = slot?.cache.layers[i];
     if (slot && slotOps?.cacheAttention && slotOps.writeCacheSlot) {
@@ -244,6 +307,8 @@ export function decoderForward(
         prompt: slot.cache.prompt,
         extra: slot.step + 1,
       });
+    } else if (packedOp && keyRanges) {
+      attn = packedOp(q, kNew, vNew, keyRanges, { kvHeads: c.numKVHeads });
     } else if (fusedAttention && mask3) {
       attn = fusedAttention(q, kNew, vNew, mask3, {
         batch,

@@ -1,4 +1,4 @@
-import { readTensors, targetLogProbs } from '@poad/tfjs-kernels';
+import { activeFusedOps, readTensors, targetLogProbs } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { checkIds } from './batch.js';
 import type { AdapterOption, CausalLM } from './causal-lm.js';
@@ -223,10 +223,106 @@ async function scoreShared(
   return result;
 }
 
+/** Most packed rows (prompt and candidate tokens) one pass of {@link scorePacked} runs. */
+export const PACKED_SCORING_ROWS = 16_384;
+
+/**
+ * Prompts and their candidates packed into one pass without padding (webgpu's fused
+ * `rangeAttention`): each prompt's rows attend causally to themselves; each candidate's rows
+ * (all its tokens but the last) sit after their prompt's positions and attend to the prompt's
+ * rows and their own up to themselves. So every prompt still runs once, but prompts and
+ * candidates share one pass, and every log-prob comes from one gather of the hidden rows.
+ * Prompts go in chunks of at most {@link PACKED_SCORING_ROWS} rows (a prompt with more runs
+ * alone); all chunks are read back at once.
+ */
+async function scorePacked(
+  model: CausalLM,
+  prompts: readonly (readonly number[])[],
+  cands: readonly (readonly (readonly number[])[])[],
+  opts: ScoreOptions,
+): Promise<number[][][]> {
+  const adapter = model.useAdapter(opts);
+  const rowsOf = (i: number) =>
+    prompts[i]!.length + (cands[i] ?? []).reduce((n, c) => n + c.length - 1, 0);
+  const chunks: number[][] = [];
+  let rowsIn = 0;
+  prompts.forEach((_, i) => {
+    const n = rowsOf(i);
+    if (chunks.length === 0 || rowsIn + n > PACKED_SCORING_ROWS) {
+      chunks.push([]);
+      rowsIn = 0;
+    }
+    chunks.at(-1)!.push(i);
+    rowsIn += n;
+  });
+  const outs: tf.Tensor[] = [];
+  try {
+    for (const chunk of chunks) {
+      const ids: number[] = [];
+      const positions: number[] = [];
+      const keys: number[] = [];
+      const rows: number[] = [];
+      const targets: number[] = [];
+      for (const i of chunk) {
+        const p = prompts[i]!;
+        const start = ids.length;
+        p.forEach((t, k) => {
+          ids.push(t);
+          positions.push(k);
+          keys.push(start, start + k + 1, 0, 0);
+        });
+        for (const c of cands[i] ?? []) {
+          const own = ids.length;
+          rows.push(start + p.length - 1);
+          targets.push(c[0]!);
+          for (let k = 0; k + 1 < c.length; k++) {
+            ids.push(c[k]!);
+            positions.push(p.length + k);
+            keys.push(start, start + p.length, own, own + k + 1);
+            rows.push(own + k);
+            targets.push(c[k + 1]!);
+          }
+        }
+      }
+      outs.push(
+        tf.tidy(() => {
+          const { hidden } = model.forward({
+            ids: Int32Array.from(ids),
+            batch: 1,
+            seq: ids.length,
+            adapter,
+            noGrad: true,
+            packed: { positions, keys: Int32Array.from(keys) },
+          });
+          return gatherLogProbs(model, hidden, Int32Array.from(rows), Int32Array.from(targets));
+        }),
+      );
+    }
+    const values = await readTensors(outs);
+    const result: number[][][] = cands.map(() => []);
+    chunks.forEach((chunk, n) => {
+      const vals = values[n]!;
+      let o = 0;
+      for (const i of chunk) {
+        result[i] = (cands[i] ?? []).map((c) => {
+          const from = o;
+          o += c.length;
+          return Array.from(vals.subarray(from, o));
+        });
+      }
+    });
+    return result;
+  } finally {
+    tf.dispose(outs);
+  }
+}
+
 /**
  * Per-token log-probs of each candidate continuing its prompt: result[i][j][k] is
- * log p(candidate_j[k] | prompt_i, candidate_j[<k]). Each prompt is run once and its KV cache is
- * shared by its candidates; the numbers equal full-sequence scoring.
+ * log p(candidate_j[k] | prompt_i, candidate_j[<k]). Each prompt is run once and its keys and
+ * values are shared by its candidates; the numbers equal full-sequence scoring. On webgpu
+ * prompts and candidates run packed in one pass (one fused attention program per layer over
+ * ranges of rows); elsewhere the prompts run first and their KV cache serves the candidates.
  */
 export async function scoreContinuations(
   model: CausalLM,
@@ -237,6 +333,9 @@ export async function scoreContinuations(
   validate(model, prompts, candidatesPerPrompt);
   if (candidatesPerPrompt.every((c) => c.length === 0)) return candidatesPerPrompt.map(() => []);
   if (opts.prefixSharing === false) return scoreNaive(model, prompts, candidatesPerPrompt, opts);
+  if (activeFusedOps()?.rangeAttention) {
+    return scorePacked(model, prompts, candidatesPerPrompt, opts);
+  }
   return scoreShared(model, prompts, candidatesPerPrompt, opts);
 }
 
