@@ -68,6 +68,14 @@ export class EtpoLmPolicy extends LmPolicy implements EtpoPolicy {
   /** No value head: nothing to prepare. */
   override async prepareValues(): Promise<void> {}
 
+  /**
+   * One batch per step: ETPO's values are soft values over the vocabulary (three adapters'
+   * logits per row), whose size a rollout-wide batch would multiply.
+   */
+  override get valuesAtRolloutEnd(): boolean {
+    return false;
+  }
+
   private logitRows(
     prompts: readonly Int32Array[],
     actions: readonly Int32Array[],

@@ -29,6 +29,30 @@ interface DeviceRows {
 const key = (p: ArrayLike<number>, a: ArrayLike<number>) =>
   `${Array.prototype.join.call(p, ',')}|${Array.prototype.join.call(a, ',')}`;
 
+/** Most padded rows (samples × longest sequence) of one frozen-base pass of `prepareValues`. */
+const FEATURE_PASS_ROWS = 16_384;
+
+/**
+ * `items` in consecutive groups whose padded size (count × longest `length`) stays within
+ * {@link FEATURE_PASS_ROWS}; an item longer than that goes alone.
+ */
+function passes(items: readonly number[], length: (i: number) => number): number[][] {
+  const out: number[][] = [];
+  let longest = 0;
+  for (const i of items) {
+    const last = out.at(-1);
+    const l = length(i);
+    if (last && (last.length + 1) * Math.max(longest, l) <= FEATURE_PASS_ROWS) {
+      last.push(i);
+      longest = Math.max(longest, l);
+    } else {
+      out.push([i]);
+      longest = l;
+    }
+  }
+  return out;
+}
+
 /**
  * How an observation becomes the prompt the policy scores and samples from (`--prompt-format`).
  *
@@ -251,6 +275,16 @@ export class LmPolicy implements TokenPolicy {
     return out.map((perPrompt) => perPrompt.map((lp) => Float32Array.from(lp)));
   }
 
+  /**
+   * On webgpu a rollout's values are computed in one batch when it ends (`valuesAtRolloutEnd` of
+   * `@poad/ppo`): the frozen base runs over all its samples in a few passes instead of one pass
+   * per step, each of which costs the same number of GPU programs whatever its size. CPU backends
+   * keep one batch per step.
+   */
+  get valuesAtRolloutEnd(): boolean {
+    return tf.getBackend() === 'webgpu';
+  }
+
   async prepareValues(
     prompts: readonly Int32Array[],
     actions: readonly Int32Array[],
@@ -265,6 +299,25 @@ export class LmPolicy implements TokenPolicy {
     });
     if (todo.length === 0) return;
     if (this.features.size > 20_000) this.clearFeatureCache();
+    if (onDevice) {
+      // Passes of at most FEATURE_PASS_ROWS padded rows (a rollout's worth at once, bounded).
+      for (const part of passes(todo, (i) => prompts[i]!.length + actions[i]!.length)) {
+        const t = tf.tidy(() =>
+          this.baseRows(
+            part.map((i) => prompts[i]!),
+            part.map((i) => actions[i]!),
+          ),
+        );
+        this.pending.push(t);
+        let row = 0;
+        for (const i of part) {
+          const n = Math.max(1, actions[i]!.length);
+          this.features.set(key(prompts[i]!, actions[i]!), { bank: t, row, n });
+          row += n;
+        }
+      }
+      return;
+    }
     const t = tf.tidy(() =>
       this.baseRows(
         todo.map((i) => prompts[i]!),
@@ -272,16 +325,6 @@ export class LmPolicy implements TokenPolicy {
       ),
     );
     const dim = this.model.config.hiddenSize;
-    if (onDevice) {
-      this.pending.push(t);
-      let row = 0;
-      for (const i of todo) {
-        const n = Math.max(1, actions[i]!.length);
-        this.features.set(key(prompts[i]!, actions[i]!), { bank: t, row, n });
-        row += n;
-      }
-      return;
-    }
     const data = (await t.data()) as Float32Array;
     t.dispose();
     let row = 0;
@@ -309,11 +352,14 @@ export class LmPolicy implements TokenPolicy {
 
   /**
    * Frozen-base features for each row: one per action token (the state before it), or one (the
-   * last prompt token) for an empty action. Cached rows are reused; others are computed now.
+   * last prompt token) for an empty action. Cached rows are reused; others are computed now. Rows
+   * kept on the device are gathered from their tensors with one index (a program or two whatever
+   * the number of samples); host copies are uploaded.
    */
   private featureRows(prompts: readonly Int32Array[], actions: readonly Int32Array[]): tf.Tensor2D {
     const dim = this.model.config.hiddenSize;
-    const missing = prompts.flatMap((p, i) => (this.features.has(key(p, actions[i]!)) ? [] : [i]));
+    const cached = prompts.map((p, i) => this.features.get(key(p, actions[i]!)));
+    const missing = prompts.flatMap((_, i) => (cached[i] === undefined ? [i] : []));
     return tf.tidy(() => {
       const fresh = missing.length
         ? this.baseRows(
@@ -321,13 +367,39 @@ export class LmPolicy implements TokenPolicy {
             missing.map((i) => actions[i]!),
           )
         : null;
+      if (!cached.some((c) => c instanceof Float32Array)) {
+        // Every row is on the device: one gather over the tensors they live in (concatenated
+        // first when there are several), rows in sample order.
+        const sources: tf.Tensor2D[] = [];
+        const start = new Map<tf.Tensor2D, number>();
+        const firstRow = (t: tf.Tensor2D) => {
+          let s = start.get(t);
+          if (s === undefined) {
+            s = sources.reduce((n, x) => n + x.shape[0], 0);
+            start.set(t, s);
+            sources.push(t);
+          }
+          return s;
+        };
+        const index: number[] = [];
+        let freshRow = 0;
+        prompts.forEach((_, i) => {
+          const n = Math.max(1, actions[i]!.length);
+          const c = cached[i] as DeviceRows | undefined;
+          const from = c ? firstRow(c.bank) + c.row : firstRow(fresh!) + freshRow;
+          if (!c) freshRow += n;
+          for (let k = 0; k < n; k++) index.push(from + k);
+        });
+        const all = sources.length === 1 ? sources[0]! : tf.concat(sources, 0);
+        return tf.gather(all, tf.tensor1d(index, 'int32')) as tf.Tensor2D;
+      }
       const parts: tf.Tensor2D[] = [];
       let freshRow = 0;
-      prompts.forEach((p, i) => {
+      prompts.forEach((_, i) => {
         const n = Math.max(1, actions[i]!.length);
-        const cached = this.features.get(key(p, actions[i]!));
-        if (cached instanceof Float32Array) parts.push(tf.tensor2d(cached, [n, dim]));
-        else if (cached) parts.push(tf.slice(cached.bank, [cached.row, 0], [n, dim]));
+        const c = cached[i];
+        if (c instanceof Float32Array) parts.push(tf.tensor2d(c, [n, dim]));
+        else if (c) parts.push(tf.slice(c.bank, [c.row, 0], [n, dim]));
         else {
           parts.push(tf.slice(fresh!, [freshRow, 0], [n, dim]));
           freshRow += n;
