@@ -66,14 +66,16 @@ export interface FusedOps {
    * scoring, no gradient): row r's queries see the key rows `ranges[4r] .. ranges[4r+1]` and
    * `ranges[4r+2] .. ranges[4r+3]` (half-open; e.g. its prompt's rows, then its own rows up to
    * itself). q [rows, heads·hd] (rotated), k and v [rows, kvHeads·hd], ranges int32 [4·rows];
-   * returns [rows, heads·hd], zeros for a row that sees no key. Optional.
+   * returns [rows, heads·hd], zeros for a row that sees no key. Differentiable in q, k and v when
+   * `back` gives, the same way, the query rows that see each key row (two half-open ranges per
+   * key row: the inverse of `ranges`). Optional.
    */
   rangeAttention?(
     q: tf.Tensor2D,
     k: tf.Tensor2D,
     v: tf.Tensor2D,
     ranges: tf.Tensor1D,
-    opts: { kvHeads: number },
+    opts: { kvHeads: number; back?: tf.Tensor1D },
   ): tf.Tensor2D;
   /**
    * One token per row of logits [rows, vocab], drawn on the device as `@poad/lora-model`'s host

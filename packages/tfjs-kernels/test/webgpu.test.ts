@@ -418,6 +418,48 @@ describe.runIf(gpu.ok)('webgpu fused ops = TF.js compositions', () => {
     tf.dispose([qA, kA, vA, rangesT]);
   });
 
+  it('ranged attention: gradients in q, k and v equal the masked composition, with the inverse ranges', async () => {
+    const ranged = webGpuFusedOps.rangeAttention!;
+    const [rows, heads, kvHeads, hd] = [12, 4, 2, 16];
+    // A prompt (rows 0-5) and two candidates continuing it (6-8, 9-11).
+    const ranges: number[] = [];
+    const back: number[] = [];
+    for (let r = 0; r < 6; r++) ranges.push(0, r + 1, 0, 0);
+    for (const own of [6, 9]) for (let k = 0; k < 3; k++) ranges.push(0, 6, own, own + k + 1);
+    for (let j = 0; j < 6; j++) back.push(j, 6, 6, 12);
+    for (const own of [6, 9]) for (let k = 0; k < 3; k++) back.push(own + k, own + 3, 0, 0);
+    const mask = new Float32Array(rows * rows).fill(-1e9);
+    for (let r = 0; r < rows; r++) {
+      for (const part of [0, 1]) {
+        for (let j = ranges[4 * r + 2 * part]!; j < ranges[4 * r + 2 * part + 1]!; j++)
+          mask[r * rows + j] = 0;
+      }
+    }
+    const m3 = tf.tensor3d(mask, [1, rows, rows]);
+    const rangesT = tf.tensor1d(ranges, 'int32');
+    const backT = tf.tensor1d(back, 'int32');
+    const q = rnd([rows, heads * hd], 61);
+    const k = rnd([rows, kvHeads * hd], 62);
+    const v = rnd([rows, kvHeads * hd], 63);
+    await compare(
+      (a, b, c) =>
+        ranged(a as tf.Tensor2D, b as tf.Tensor2D, c as tf.Tensor2D, rangesT, {
+          kvHeads,
+          back: backT,
+        }),
+      (a, b, c) =>
+        attentionRef(a as tf.Tensor2D, b as tf.Tensor2D, c as tf.Tensor2D, m3, 1, heads, kvHeads),
+      [q, k, v],
+    );
+    // Without the inverse ranges there is no gradient, and the error says what to pass.
+    expect(() =>
+      tf.grad((a: tf.Tensor) =>
+        ranged(a as tf.Tensor2D, k as tf.Tensor2D, v as tf.Tensor2D, rangesT, { kvHeads }),
+      )(q),
+    ).toThrow(/pass `back`/);
+    tf.dispose([m3, rangesT, backT, q, k, v]);
+  });
+
   it('prefix-shared attention (forward only) equals attention over prefix + own keys', async () => {
     await initBackend('webgpu', { allowSoftwareAdapter: true });
     const prefix = webGpuFusedOps.prefixAttention;

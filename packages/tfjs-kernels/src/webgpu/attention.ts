@@ -522,3 +522,171 @@ export function rangeAttentionProgram(d: RangeAttentionDims): GpuProgram {
       }`,
   };
 }
+
+/** The key rows `ranges` gives query row r (loop body `body` sees `j`), in WGSL. */
+const overRanges = (ranges: string, r: string, body: string) => `
+        for (var part = 0; part < 2; part = part + 1) {
+          let lo = ${ranges}[4 * ${r} + 2 * part];
+          let hi = ${ranges}[4 * ${r} + 2 * part + 1];
+          for (var j = lo; j < hi; j = j + 1) {
+            ${body}
+          }
+        }`;
+
+/**
+ * The backward pass's row constants of {@link rangeAttentionProgram}: per (row, head) the
+ * log-sum-exp L of its scores and D = dO·out, as [rows·heads·2] (L, then D, per row and head).
+ */
+export function rangeAttentionStatsProgram(d: RangeAttentionDims): GpuProgram {
+  const n = d.rows * d.heads;
+  return {
+    variableNames: ['q', 'k', 'ranges', 'o', 'dy'],
+    outputShape: [n * 2],
+    shaderKey: `poad_range_attn_stats_${d.hd}`,
+    dispatchLayout: { x: [0] },
+    dispatch: [Math.ceil(n / 64), 1, 1],
+    workgroupSize: [64, 1, 1],
+    uniforms: 'rows : i32, heads : i32, group : i32, scale : f32,',
+    getUserCode: () => `
+      const HD : i32 = ${d.hd};
+      fn main(index : i32) {
+        if (index >= uniforms.rows * uniforms.heads) { return; }
+        let h = index % uniforms.heads;
+        let r = index / uniforms.heads;
+        let kvh = h / uniforms.group;
+        let KW = (uniforms.heads / uniforms.group) * HD;
+        let qAt = r * uniforms.heads * HD + h * HD;
+        var qr : array<f32, ${d.hd}>;
+        var dd = 0.0;
+        for (var c = 0; c < HD; c = c + 1) {
+          qr[c] = q[qAt + c] * uniforms.scale;
+          dd = dd + dy[qAt + c] * o[qAt + c];
+        }
+        var m = -3.402823e+38;
+        var l = 0.0;
+        ${overRanges(
+          'ranges',
+          'r',
+          `let at = j * KW + kvh * HD;
+            var s = 0.0;
+            for (var c = 0; c < HD; c = c + 1) { s = s + qr[c] * k[at + c]; }
+            let mNew = max(m, s);
+            l = l * exp(m - mNew) + exp(s - mNew);
+            m = mNew;`,
+        )}
+        result[2 * index] = select(0.0, m + log(l), l > 0.0);
+        result[2 * index + 1] = dd;
+      }`,
+  };
+}
+
+/** dq of {@link rangeAttentionProgram}: Σ_j P_ij (dO·v_j − D) k_j · scale over each row's keys. */
+export function rangeAttentionGradQProgram(d: RangeAttentionDims): GpuProgram {
+  const n = d.rows * d.heads;
+  return {
+    variableNames: ['q', 'k', 'v', 'ranges', 'stats', 'dy'],
+    outputShape: [d.rows, d.heads * d.hd],
+    shaderKey: `poad_range_attn_dq_${d.hd}`,
+    dispatchLayout: { x: [0, 1] },
+    dispatch: [Math.ceil(n / 64), 1, 1],
+    workgroupSize: [64, 1, 1],
+    uniforms: 'rows : i32, heads : i32, group : i32, scale : f32,',
+    getUserCode: () => `
+      const HD : i32 = ${d.hd};
+      fn main(index : i32) {
+        if (index >= uniforms.rows * uniforms.heads) { return; }
+        let h = index % uniforms.heads;
+        let r = index / uniforms.heads;
+        let kvh = h / uniforms.group;
+        let KW = (uniforms.heads / uniforms.group) * HD;
+        let qAt = r * uniforms.heads * HD + h * HD;
+        let L = stats[2 * index];
+        let D = stats[2 * index + 1];
+        var qr : array<f32, ${d.hd}>;
+        var g : array<f32, ${d.hd}>;
+        var acc : array<f32, ${d.hd}>;
+        for (var c = 0; c < HD; c = c + 1) {
+          qr[c] = q[qAt + c] * uniforms.scale;
+          g[c] = dy[qAt + c];
+          acc[c] = 0.0;
+        }
+        ${overRanges(
+          'ranges',
+          'r',
+          `let at = j * KW + kvh * HD;
+            var s = 0.0;
+            var dp = 0.0;
+            for (var c = 0; c < HD; c = c + 1) {
+              s = s + qr[c] * k[at + c];
+              dp = dp + g[c] * v[at + c];
+            }
+            let ds = exp(s - L) * (dp - D);
+            for (var c = 0; c < HD; c = c + 1) { acc[c] = acc[c] + ds * k[at + c]; }`,
+        )}
+        for (var c = 0; c < HD; c = c + 1) { result[qAt + c] = acc[c] * uniforms.scale; }
+      }`,
+  };
+}
+
+/**
+ * dk or dv of {@link rangeAttentionProgram}, [rows, kvHeads·hd]: per key row j and kv head, over
+ * the query rows that see j (`back`: two half-open ranges of query rows per key row, the inverse
+ * of `ranges`) and the group's query heads, dk = Σ dS_ij q_i · scale or dv = Σ P_ij dO_i.
+ */
+export function rangeAttentionGradKVProgram(d: RangeAttentionDims, which: 'k' | 'v'): GpuProgram {
+  const n = d.rows * d.kvHeads;
+  return {
+    variableNames: ['q', 'k', 'v', 'back', 'stats', 'dy'],
+    outputShape: [d.rows, d.kvHeads * d.hd],
+    shaderKey: `poad_range_attn_d${which}_${d.hd}`,
+    dispatchLayout: { x: [0] },
+    dispatch: [Math.ceil(n / 64), 1, 1],
+    workgroupSize: [64, 1, 1],
+    uniforms: 'rows : i32, heads : i32, group : i32, scale : f32,',
+    getUserCode: () => `
+      const HD : i32 = ${d.hd};
+      fn main(index : i32) {
+        let kvHeads = uniforms.heads / uniforms.group;
+        if (index >= uniforms.rows * kvHeads) { return; }
+        let kvh = index % kvHeads;
+        let jr = index / kvHeads;
+        let KW = kvHeads * HD;
+        let kAt = jr * KW + kvh * HD;
+        var kr : array<f32, ${d.hd}>;
+        var vr : array<f32, ${d.hd}>;
+        var dk : array<f32, ${d.hd}>;
+        var dv : array<f32, ${d.hd}>;
+        for (var c = 0; c < HD; c = c + 1) {
+          kr[c] = k[kAt + c];
+          vr[c] = v[kAt + c];
+          dk[c] = 0.0;
+          dv[c] = 0.0;
+        }
+        ${overRanges(
+          'back',
+          'jr',
+          `for (var t = 0; t < uniforms.group; t = t + 1) {
+              let h = kvh * uniforms.group + t;
+              let qAt = j * uniforms.heads * HD + h * HD;
+              let L = stats[2 * (j * uniforms.heads + h)];
+              let D = stats[2 * (j * uniforms.heads + h) + 1];
+              var s = 0.0;
+              var dp = 0.0;
+              for (var c = 0; c < HD; c = c + 1) {
+                s = s + q[qAt + c] * kr[c];
+                dp = dp + dy[qAt + c] * vr[c];
+              }
+              let p = exp(s * uniforms.scale - L);
+              let ds = p * (dp - D);
+              for (var c = 0; c < HD; c = c + 1) {
+                dv[c] = dv[c] + p * dy[qAt + c];
+                dk[c] = dk[c] + ds * q[qAt + c];
+              }
+            }`,
+        )}
+        for (var c = 0; c < HD; c = c + 1) {
+          ${which === 'k' ? 'result[kAt + c] = dk[c] * uniforms.scale;' : 'result[kAt + c] = dv[c];'}
+        }
+      }`,
+  };
+}

@@ -9,7 +9,10 @@ import {
   attentionStatsProgram,
   attentionUniforms,
   prefixAttentionProgram,
+  rangeAttentionGradKVProgram,
+  rangeAttentionGradQProgram,
   rangeAttentionProgram,
+  rangeAttentionStatsProgram,
 } from './attention.js';
 import { cacheAttentionProgram, sampleTokensProgram } from './generation.js';
 import { type Backend, copy, registerMultiTensorKernels } from './multi-tensor.js';
@@ -77,6 +80,9 @@ export const GPU_KERNELS = {
   attention: 'PoadGpuAttention',
   prefixAttention: 'PoadGpuPrefixAttention',
   rangeAttention: 'PoadGpuRangeAttention',
+  rangeAttentionStats: 'PoadGpuRangeAttentionStats',
+  rangeAttentionGradQ: 'PoadGpuRangeAttentionGradQ',
+  rangeAttentionGradKV: 'PoadGpuRangeAttentionGradKV',
   attentionStats: 'PoadGpuAttentionStats',
   attentionGradQ: 'PoadGpuAttentionGradQ',
   attentionGradK: 'PoadGpuAttentionGradK',
@@ -123,6 +129,23 @@ function attentionGrad(program: (d: AttentionDims) => GpuProgram): Run {
       attentionUniforms(d),
     );
   };
+}
+
+/** Sizes of a ranged attention call from q [rows, heads·hd], k [rows, kvHeads·hd], `kvHeads`. */
+function rangeDims(q: tf.TensorInfo, k: tf.TensorInfo, attrs: Attrs) {
+  const kvHeads = attrs.kvHeads as number;
+  const [rows, width] = q.shape as number[];
+  const hd = (k.shape[1] as number) / kvHeads;
+  return { rows: rows!, heads: width! / hd, kvHeads, hd, scale: 1 / Math.sqrt(hd) };
+}
+
+function rangeUniforms(d: ReturnType<typeof rangeDims>): Array<{ type: string; data: number[] }> {
+  return [
+    { type: 'int32', data: [d.rows] },
+    { type: 'int32', data: [d.heads] },
+    { type: 'int32', data: [d.heads / d.kvHeads] },
+    { type: 'float32', data: [d.scale] },
+  ];
 }
 
 const KERNELS: Record<string, Run> = {
@@ -228,20 +251,41 @@ const KERNELS: Record<string, Run> = {
       ],
     );
   },
-  [GPU_KERNELS.rangeAttention]: ({ q, k, v, ranges }, b, { kvHeads }) => {
-    const [rows, width] = q!.shape as number[];
-    const hd = (k!.shape[1] as number) / (kvHeads as number);
-    const heads = width! / hd;
+  // `back` (the inverse ranges, for the gradient) is an input of the op but not of the program.
+  [GPU_KERNELS.rangeAttention]: ({ q, k, v, ranges }, b, attrs) => {
+    const d = rangeDims(q!, k!, attrs);
     return b.runWebGPUProgram(
-      rangeAttentionProgram({ rows: rows!, heads, kvHeads: kvHeads as number, hd, scale: 1 }),
+      rangeAttentionProgram(d),
       [q!, k!, v!, ranges!],
       'float32',
-      [
-        { type: 'int32', data: [rows!] },
-        { type: 'int32', data: [heads] },
-        { type: 'int32', data: [heads / (kvHeads as number)] },
-        { type: 'float32', data: [1 / Math.sqrt(hd)] },
-      ],
+      rangeUniforms(d),
+    );
+  },
+  [GPU_KERNELS.rangeAttentionStats]: ({ q, k, ranges, o, dy }, b, attrs) => {
+    const d = rangeDims(q!, k!, attrs);
+    return b.runWebGPUProgram(
+      rangeAttentionStatsProgram(d),
+      [q!, k!, ranges!, o!, dy!],
+      'float32',
+      rangeUniforms(d),
+    );
+  },
+  [GPU_KERNELS.rangeAttentionGradQ]: ({ q, k, v, ranges, stats, dy }, b, attrs) => {
+    const d = rangeDims(q!, k!, attrs);
+    return b.runWebGPUProgram(
+      rangeAttentionGradQProgram(d),
+      [q!, k!, v!, ranges!, stats!, dy!],
+      'float32',
+      rangeUniforms(d),
+    );
+  },
+  [GPU_KERNELS.rangeAttentionGradKV]: ({ q, k, v, back, stats, dy }, b, attrs) => {
+    const d = rangeDims(q!, k!, attrs);
+    return b.runWebGPUProgram(
+      rangeAttentionGradKVProgram(d, attrs.which as 'k' | 'v'),
+      [q!, k!, v!, back!, stats!, dy!],
+      'float32',
+      rangeUniforms(d),
     );
   },
   [GPU_KERNELS.sampleTokens]: ({ logits, u }, b, { temperature, topK }) => {
@@ -452,6 +496,44 @@ export function registerWebGpuKernels(): void {
     }),
   });
   tf.registerGradient({
+    kernelName: GPU_KERNELS.rangeAttention,
+    inputsToSave: ['q', 'k', 'v', 'ranges', 'back'],
+    outputsToSave: [true],
+    gradFunc: (dy, saved, attrs) => {
+      const [q, k, v, ranges, back, out] = saved as tf.Tensor[];
+      if (!back || !attrs.hasBack) {
+        throw new Error(
+          'rangeAttention: no gradient without the inverse ranges; pass `back` (the query rows that see each key row) to differentiate it',
+        );
+      }
+      const g = dy as tf.Tensor;
+      const stats = run(
+        GPU_KERNELS.rangeAttentionStats,
+        { q: q!, k: k!, ranges: ranges!, o: out!, dy: g },
+        attrs,
+      );
+      // dk and dv are one program each: a thunk runs only for an input that needs a gradient.
+      const gradKV = (which: 'k' | 'v') => () =>
+        run(
+          GPU_KERNELS.rangeAttentionGradKV,
+          { q: q!, k: k!, v: v!, back, stats, dy: g },
+          { ...attrs, which },
+        );
+      return {
+        q: () =>
+          run(
+            GPU_KERNELS.rangeAttentionGradQ,
+            { q: q!, k: k!, v: v!, ranges: ranges!, stats, dy: g },
+            attrs,
+          ),
+        k: gradKV('k'),
+        v: gradKV('v'),
+        ranges: () => tf.zerosLike(ranges!),
+        back: () => tf.zerosLike(back),
+      };
+    },
+  });
+  tf.registerGradient({
     kernelName: GPU_KERNELS.rotary,
     inputsToSave: ['cos', 'sin'],
     gradFunc: (dy, saved, attrs) => {
@@ -602,7 +684,7 @@ export const webGpuFusedOps: FusedOps = {
     return run(GPU_KERNELS.prefixAttention, { q, kOwn, vOwn, kPre, vPre, mask }) as tf.Tensor2D;
   },
   splitQkv,
-  rangeAttention(q, k, v, ranges, { kvHeads }) {
+  rangeAttention(q, k, v, ranges, { kvHeads, back }) {
     const [rows = 0, width = 0] = q.shape;
     const kw = k.shape[1] ?? 0;
     if (
@@ -621,7 +703,17 @@ export const webGpuFusedOps: FusedOps = {
         `rangeAttention: q [${q.shape}], k [${k.shape}], v [${v.shape}] and ranges ${ranges.dtype} [${ranges.shape}] do not fit (q [rows, heads·hd], k and v [rows, kvHeads·hd] with ${kvHeads} kv heads dividing the heads, ranges int32 of 4·rows values)`,
       );
     }
-    return run(GPU_KERNELS.rangeAttention, { q, k, v, ranges }, { kvHeads }) as tf.Tensor2D;
+    if (back && (back.dtype !== 'int32' || back.size !== 4 * rows)) {
+      throw new RangeError(
+        `rangeAttention: back ${back.dtype} [${back.shape}] must be int32 of 4·rows values (two ranges of query rows per key row)`,
+      );
+    }
+    // Without `back` the ranges stand in for it (the gradient then refuses to run).
+    return run(
+      GPU_KERNELS.rangeAttention,
+      { q, k, v, ranges, back: back ?? ranges },
+      { kvHeads, hasBack: back !== undefined },
+    ) as tf.Tensor2D;
   },
   sampleTokens(logits, u, { temperature, topK }) {
     const [rows = 0, vocab = 0] = logits.shape;
