@@ -80,10 +80,12 @@ export interface DecoderInput {
    * number of rows): row r sits at position `positions[r]` of its sequence and attends to the
    * rows `keys[4r] .. keys[4r+1]` and `keys[4r+2] .. keys[4r+3]` (half-open; e.g. the rows of its
    * prompt, then its own rows up to itself), so prompts and the candidates continuing them run
-   * in one pass. Forward only (`noGrad`), through the fused `rangeAttention` (webgpu); excludes
-   * `past`, `sharedPast`, `wantCache`, `outputRows` and `slotStep`.
+   * in one pass, through the fused `rangeAttention` (webgpu). Differentiable when `back` gives,
+   * the same way, the rows that attend to each row (the inverse of `keys`); forward only
+   * (`noGrad`) otherwise. Excludes `past`, `sharedPast`, `wantCache`, `outputRows` and
+   * `slotStep`.
    */
-  packed?: { positions: ArrayLike<number>; keys: Int32Array };
+  packed?: { positions: ArrayLike<number>; keys: Int32Array; back?: Int32Array };
 }
 
 /** Output of one decoder pass. */
@@ -262,9 +264,15 @@ export function decoderForward(
         'decoderForward: packed rows take batch 1, without past, sharedPast, wantCache, outputRows or slotStep',
       );
     }
-    if (!input.noGrad) throw new Error('decoderForward: packed rows are forward only (noGrad)');
+    if (!input.noGrad && !packed.back) {
+      throw new Error('decoderForward: packed rows without `back` are forward only (noGrad)');
+    }
     if (!packedOp) throw new Error('decoderForward: packed rows need the fused rangeAttention');
-    if (packed.positions.length !== seq || packed.keys.length !== 4 * seq) {
+    if (
+      packed.positions.length !== seq ||
+      packed.keys.length !== 4 * seq ||
+      (packed.back && packed.back.length !== 4 * seq)
+    ) {
       throw new Error('decoderForward: packed rows need one position and 4 key bounds per row');
     }
   }
@@ -277,6 +285,7 @@ export function decoderForward(
       ? { positions: Int32Array.from(packed.positions), mask: null }
       : stepMask(batch, seq, pastLen, input.pastValid ?? null);
   const keyRanges = packed ? tf.tensor1d(packed.keys, 'int32') : null;
+  const backRanges = packed?.back ? tf.tensor1d(packed.back, 'int32') : undefined;
   const rope = ropeTables(positions, c.headDim, c.ropeTheta, c.ropeScaling);
   const ids = input.ids instanceof Int32Array ? tf.tensor1d(input.ids, 'int32') : input.ids;
   let h: tf.Tensor2D = w.embedPacked
@@ -308,7 +317,10 @@ export function decoderForward(
         extra: slot.step + 1,
       });
     } else if (packedOp && keyRanges) {
-      attn = packedOp(q, kNew, vNew, keyRanges, { kvHeads: c.numKVHeads });
+      attn = packedOp(q, kNew, vNew, keyRanges, {
+        kvHeads: c.numKVHeads,
+        ...(backRanges ? { back: backRanges } : {}),
+      });
     } else if (fusedAttention && mask3) {
       attn = fusedAttention(q, kNew, vNew, mask3, {
         batch,

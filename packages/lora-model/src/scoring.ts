@@ -223,6 +223,53 @@ async function scoreShared(
   return result;
 }
 
+/**
+ * Prompts `chunk` of `prompts` and their candidates as packed rows (see
+ * `DecoderInput.packed`): each prompt's tokens, then each of its candidates' tokens but the last;
+ * `keys` gives every row the rows it attends to, `back` every row the rows that attend to it (the
+ * inverse, for the gradient); `rows`/`targets` pick, in prompt, candidate, token order, the
+ * hidden row that predicts each candidate token and the token.
+ */
+function packRows(
+  prompts: readonly (readonly number[])[],
+  cands: readonly (readonly (readonly number[])[])[],
+  chunk: readonly number[],
+) {
+  const ids: number[] = [];
+  const positions: number[] = [];
+  const keys: number[] = [];
+  const back: number[] = [];
+  const rows: number[] = [];
+  const targets: number[] = [];
+  for (const i of chunk) {
+    const p = prompts[i]!;
+    const list = cands[i] ?? [];
+    const start = ids.length;
+    const end = start + p.length + list.reduce((n, c) => n + c.length - 1, 0);
+    p.forEach((t, k) => {
+      ids.push(t);
+      positions.push(k);
+      keys.push(start, start + k + 1, 0, 0);
+      // Seen by the prompt's later rows and by every row of its candidates.
+      back.push(start + k, start + p.length, start + p.length, end);
+    });
+    for (const c of list) {
+      const own = ids.length;
+      rows.push(start + p.length - 1);
+      targets.push(c[0]!);
+      for (let k = 0; k + 1 < c.length; k++) {
+        ids.push(c[k]!);
+        positions.push(p.length + k);
+        keys.push(start, start + p.length, own, own + k + 1);
+        back.push(own + k, own + c.length - 1, 0, 0);
+        rows.push(own + k);
+        targets.push(c[k + 1]!);
+      }
+    }
+  }
+  return { ids, positions, keys, back, rows, targets };
+}
+
 /** Most packed rows (prompt and candidate tokens) one pass of {@link scorePacked} runs. */
 export const PACKED_SCORING_ROWS = 16_384;
 
@@ -258,32 +305,7 @@ async function scorePacked(
   const outs: tf.Tensor[] = [];
   try {
     for (const chunk of chunks) {
-      const ids: number[] = [];
-      const positions: number[] = [];
-      const keys: number[] = [];
-      const rows: number[] = [];
-      const targets: number[] = [];
-      for (const i of chunk) {
-        const p = prompts[i]!;
-        const start = ids.length;
-        p.forEach((t, k) => {
-          ids.push(t);
-          positions.push(k);
-          keys.push(start, start + k + 1, 0, 0);
-        });
-        for (const c of cands[i] ?? []) {
-          const own = ids.length;
-          rows.push(start + p.length - 1);
-          targets.push(c[0]!);
-          for (let k = 0; k + 1 < c.length; k++) {
-            ids.push(c[k]!);
-            positions.push(p.length + k);
-            keys.push(start, start + p.length, own, own + k + 1);
-            rows.push(own + k);
-            targets.push(c[k + 1]!);
-          }
-        }
-      }
+      const { ids, positions, keys, rows, targets } = packRows(prompts, cands, chunk);
       outs.push(
         tf.tidy(() => {
           const { hidden } = model.forward({
@@ -343,8 +365,9 @@ export async function scoreContinuations(
  * The differentiable form of {@link scoreContinuations} for a training step: log-probs of every
  * candidate token continuing its prompt, as one flat tensor (prompt-major, then candidate, then
  * token), with gradients through the adapter. Each prompt runs once (its KV cache is shared by
- * its candidates, never copied per row); all candidates run in one more pass. Equals scoring
- * each prompt + candidate sequence in full, to float tolerance. Synchronous: call it inside
+ * its candidates, never copied per row); all candidates run in one more pass (on webgpu, prompts
+ * and candidates run packed in one pass, attention forward and backward as fused programs).
+ * Equals scoring each prompt + candidate sequence in full, to float tolerance. Synchronous: call it inside
  * `tf.variableGrads`/`tf.tidy`; the result belongs to the caller.
  */
 export function candidateTokenLogProbs(
@@ -355,6 +378,35 @@ export function candidateTokenLogProbs(
 ): tf.Tensor1D {
   validate(model, prompts, candidatesPerPrompt);
   const adapter = model.useAdapter(opts);
+  if (activeFusedOps()?.rangeAttention) {
+    // webgpu: prompts and candidates packed in one differentiable pass.
+    const packed = packRows(
+      prompts,
+      candidatesPerPrompt,
+      prompts.map((_, i) => i),
+    );
+    return tf.tidy(() => {
+      if (packed.rows.length === 0) return tf.zeros([0]) as tf.Tensor1D;
+      const { hidden } = model.forward({
+        ids: Int32Array.from(packed.ids),
+        batch: 1,
+        seq: packed.ids.length,
+        adapter,
+        training: opts.training === true,
+        packed: {
+          positions: packed.positions,
+          keys: Int32Array.from(packed.keys),
+          back: Int32Array.from(packed.back),
+        },
+      });
+      return gatherLogProbs(
+        model,
+        hidden,
+        Int32Array.from(packed.rows),
+        Int32Array.from(packed.targets),
+      );
+    });
+  }
   const nP = prompts.length;
   const pSeq = Math.max(...prompts.map((p) => p.length));
   const pIds = new Int32Array(nP * pSeq);

@@ -16,6 +16,8 @@ import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { type CausalLM, createCausalLM } from '../src/causal-lm.js';
 import { SeededRng } from '../src/rng.js';
+import { candidateTokenLogProbs } from '../src/scoring.js';
+import { tokenStats } from '../src/token-stats.js';
 import { qwen3Config, randomIds, tinyConfig } from './helpers.js';
 
 vi.setConfig({ testTimeout: 120_000 });
@@ -90,6 +92,55 @@ describe('packed candidate scoring', () => {
       },
     );
   }
+
+  it.runIf(gpu.ok)(
+    'the differentiable form (a TWOSOME update) equals full-sequence tokenStats: values and LoRA gradients',
+    async () => {
+      await initBackend('webgpu', { allowSoftwareAdapter: true });
+      const model = createCausalLM(tinyConfig({ rope_theta: 300 }), {
+        seed: 21,
+        initStd: 0.2,
+        lora: true,
+      });
+      for (const v of model.adapter!.variables())
+        v.assign(tf.randomNormal(v.shape, 0, 0.1, 'float32', 5));
+      const { prompts, cands } = task(model.config.vocabSize);
+      const rowsP = prompts.flatMap((p, i) => cands[i]!.map(() => p));
+      const rowsA = cands.flat();
+      const weights = tf.randomUniform([rowsA.flat().length], 0, 1, 'float32', 6);
+      const vars = model.adapter!.variables();
+      const f = (lp: () => tf.Tensor1D) =>
+        tf.variableGrads(() => tf.sum(tf.mul(lp(), weights)) as tf.Scalar, vars);
+      const live = tf.memory().numTensors;
+      const packed = f(() => candidateTokenLogProbs(model, prompts, cands));
+      const full = f(() => tokenStats(model, rowsP, rowsA).logProbs as tf.Tensor1D);
+      const [a, b] = await Promise.all([packed.value.data(), full.value.data()]);
+      expect(Math.abs(a[0]! - b[0]!)).toBeLessThan(1e-4);
+      let nonZero = false;
+      for (const v of vars) {
+        const [ga, gb] = await Promise.all([
+          packed.grads[v.name]!.data(),
+          full.grads[v.name]!.data(),
+        ]);
+        let scale = 1;
+        for (const x of gb) scale = Math.max(scale, Math.abs(x));
+        ga.forEach((x, i) => {
+          expect(Math.abs(x - gb[i]!) / scale, `${v.name}[${i}]`).toBeLessThan(1e-4);
+          if (x !== 0) nonZero = true;
+        });
+      }
+      expect(nonZero).toBe(true);
+      tf.dispose([
+        packed.value,
+        full.value,
+        ...Object.values(packed.grads),
+        ...Object.values(full.grads),
+      ]);
+      expect(tf.memory().numTensors).toBe(live);
+      weights.dispose();
+      model.dispose();
+    },
+  );
 
   it.runIf(gpu.ok)(
     'takes one attention program per layer and one read, whatever the candidates',
