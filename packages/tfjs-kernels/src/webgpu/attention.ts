@@ -470,60 +470,7 @@ export interface RangeAttentionDims {
   scale: number;
 }
 
-/**
- * Forward-only attention over packed rows (several sequences one after another, no padding):
- * row r's queries see the key rows of two half-open ranges, `ranges[4r] .. ranges[4r+1]` and
- * `ranges[4r+2] .. ranges[4r+3]` (e.g. its prompt, then its own tokens up to itself). q is
- * [rows, heads·hd], k and v [rows, kvHeads·hd], ranges int32 [4·rows]; out [rows, heads·hd]. One
- * invocation per (row, head), an online softmax over the keys in registers; no gradient (scoring).
- */
-export function rangeAttentionProgram(d: RangeAttentionDims): GpuProgram {
-  const n = d.rows * d.heads;
-  return {
-    variableNames: ['q', 'k', 'v', 'ranges'],
-    outputShape: [d.rows, d.heads * d.hd],
-    shaderKey: `poad_range_attn_${d.hd}`,
-    dispatchLayout: { x: [0, 1] },
-    dispatch: [Math.ceil(n / 64), 1, 1],
-    workgroupSize: [64, 1, 1],
-    uniforms: 'rows : i32, heads : i32, group : i32, scale : f32,',
-    getUserCode: () => `
-      const HD : i32 = ${d.hd};
-      fn main(index : i32) {
-        if (index >= uniforms.rows * uniforms.heads) { return; }
-        let h = index % uniforms.heads;
-        let r = index / uniforms.heads;
-        let kvh = h / uniforms.group;
-        let KW = (uniforms.heads / uniforms.group) * HD;
-        var qr : array<f32, ${d.hd}>;
-        var acc : array<f32, ${d.hd}>;
-        let qAt = r * uniforms.heads * HD + h * HD;
-        for (var c = 0; c < HD; c = c + 1) { qr[c] = q[qAt + c] * uniforms.scale; acc[c] = 0.0; }
-        var m = -3.402823e+38;
-        var l = 0.0;
-        for (var part = 0; part < 2; part = part + 1) {
-          let lo = ranges[4 * r + 2 * part];
-          let hi = ranges[4 * r + 2 * part + 1];
-          for (var j = lo; j < hi; j = j + 1) {
-            let at = j * KW + kvh * HD;
-            var dot = 0.0;
-            for (var c = 0; c < HD; c = c + 1) { dot = dot + qr[c] * k[at + c]; }
-            let mNew = max(m, dot);
-            let corr = exp(m - mNew);
-            let p = exp(dot - mNew);
-            l = l * corr + p;
-            for (var c = 0; c < HD; c = c + 1) { acc[c] = acc[c] * corr + p * v[at + c]; }
-            m = mNew;
-          }
-        }
-        // A row that sees no key (an empty range pair) gets zeros, not 0 / 0.
-        let inv = select(0.0, 1.0 / l, l > 0.0);
-        for (var c = 0; c < HD; c = c + 1) { result[qAt + c] = acc[c] * inv; }
-      }`,
-  };
-}
-
-/** The key rows `ranges` gives query row r (loop body `body` sees `j`), in WGSL. */
+/** The key rows `ranges` gives row `r` (loop body `body` sees `j`), in WGSL. */
 const overRanges = (ranges: string, r: string, body: string) => `
         for (var part = 0; part < 2; part = part + 1) {
           let lo = ${ranges}[4 * ${r} + 2 * part];
@@ -534,28 +481,101 @@ const overRanges = (ranges: string, r: string, body: string) => `
         }`;
 
 /**
- * The backward pass's row constants of {@link rangeAttentionProgram}: per (row, head) the
- * log-sum-exp L of its scores and D = dO·out, as [rows·heads·2] (L, then D, per row and head).
+ * A program of ranged attention: one invocation per (row, head) — per (key row, kv head) with
+ * `kvSide` — in workgroups of 64, `body` seeing `HD`, `KW` (the width of a k row), `kvh` and, on
+ * the query side, `h`, `r` and `qAt` (where row r's head h starts in q), on the key side `jr` and
+ * `kAt` (where key row jr's kv head starts in k).
  */
-export function rangeAttentionStatsProgram(d: RangeAttentionDims): GpuProgram {
-  const n = d.rows * d.heads;
+function rangeProgram(
+  key: string,
+  d: RangeAttentionDims,
+  variableNames: string[],
+  outputShape: number[],
+  kvSide: boolean,
+  body: string,
+): GpuProgram {
+  const n = d.rows * (kvSide ? d.kvHeads : d.heads);
+  const head = kvSide
+    ? `let kvh = index % kvHeads;
+        let jr = index / kvHeads;
+        let kAt = jr * KW + kvh * HD;`
+    : `let h = index % uniforms.heads;
+        let r = index / uniforms.heads;
+        let kvh = h / uniforms.group;
+        let qAt = r * uniforms.heads * HD + h * HD;`;
   return {
-    variableNames: ['q', 'k', 'ranges', 'o', 'dy'],
-    outputShape: [n * 2],
-    shaderKey: `poad_range_attn_stats_${d.hd}`,
-    dispatchLayout: { x: [0] },
+    variableNames,
+    outputShape,
+    shaderKey: `poad_range_attn_${key}_${d.hd}`,
+    dispatchLayout: { x: outputShape.map((_, i) => i) },
     dispatch: [Math.ceil(n / 64), 1, 1],
     workgroupSize: [64, 1, 1],
     uniforms: 'rows : i32, heads : i32, group : i32, scale : f32,',
     getUserCode: () => `
       const HD : i32 = ${d.hd};
       fn main(index : i32) {
-        if (index >= uniforms.rows * uniforms.heads) { return; }
-        let h = index % uniforms.heads;
-        let r = index / uniforms.heads;
-        let kvh = h / uniforms.group;
-        let KW = (uniforms.heads / uniforms.group) * HD;
-        let qAt = r * uniforms.heads * HD + h * HD;
+        let kvHeads = uniforms.heads / uniforms.group;
+        if (index >= uniforms.rows * ${kvSide ? 'kvHeads' : 'uniforms.heads'}) { return; }
+        let KW = kvHeads * HD;
+        ${head}
+        ${body}
+      }`,
+  };
+}
+
+/**
+ * Attention over packed rows (several sequences one after another, no padding): row r's queries
+ * see the key rows of two half-open ranges, `ranges[4r] .. ranges[4r+1]` and
+ * `ranges[4r+2] .. ranges[4r+3]` (e.g. its prompt, then its own tokens up to itself). q is
+ * [rows, heads·hd], k and v [rows, kvHeads·hd], ranges int32 [4·rows]; out [rows, heads·hd]. One
+ * invocation per (row, head), an online softmax over the keys in registers. The backward pass is
+ * {@link rangeAttentionStatsProgram}, {@link rangeAttentionGradQProgram} and
+ * {@link rangeAttentionGradKVProgram}.
+ */
+export function rangeAttentionProgram(d: RangeAttentionDims): GpuProgram {
+  return rangeProgram(
+    'fwd',
+    d,
+    ['q', 'k', 'v', 'ranges'],
+    [d.rows, d.heads * d.hd],
+    false,
+    `
+        var qr : array<f32, ${d.hd}>;
+        var acc : array<f32, ${d.hd}>;
+        for (var c = 0; c < HD; c = c + 1) { qr[c] = q[qAt + c] * uniforms.scale; acc[c] = 0.0; }
+        var m = -3.402823e+38;
+        var l = 0.0;
+        ${overRanges(
+          'ranges',
+          'r',
+          `let at = j * KW + kvh * HD;
+            var dot = 0.0;
+            for (var c = 0; c < HD; c = c + 1) { dot = dot + qr[c] * k[at + c]; }
+            let mNew = max(m, dot);
+            let corr = exp(m - mNew);
+            let p = exp(dot - mNew);
+            l = l * corr + p;
+            for (var c = 0; c < HD; c = c + 1) { acc[c] = acc[c] * corr + p * v[at + c]; }
+            m = mNew;`,
+        )}
+        // A row that sees no key (an empty range pair) gets zeros, not 0 / 0.
+        let inv = select(0.0, 1.0 / l, l > 0.0);
+        for (var c = 0; c < HD; c = c + 1) { result[qAt + c] = acc[c] * inv; }`,
+  );
+}
+
+/**
+ * The backward pass's row constants of {@link rangeAttentionProgram}: per (row, head) the
+ * log-sum-exp L of its scores and D = dO·out, as [rows·heads·2] (L, then D, per row and head).
+ */
+export function rangeAttentionStatsProgram(d: RangeAttentionDims): GpuProgram {
+  return rangeProgram(
+    'stats',
+    d,
+    ['q', 'k', 'ranges', 'o', 'dy'],
+    [d.rows * d.heads * 2],
+    false,
+    `
         var qr : array<f32, ${d.hd}>;
         var dd = 0.0;
         for (var c = 0; c < HD; c = c + 1) {
@@ -575,31 +595,19 @@ export function rangeAttentionStatsProgram(d: RangeAttentionDims): GpuProgram {
             m = mNew;`,
         )}
         result[2 * index] = select(0.0, m + log(l), l > 0.0);
-        result[2 * index + 1] = dd;
-      }`,
-  };
+        result[2 * index + 1] = dd;`,
+  );
 }
 
 /** dq of {@link rangeAttentionProgram}: Σ_j P_ij (dO·v_j − D) k_j · scale over each row's keys. */
 export function rangeAttentionGradQProgram(d: RangeAttentionDims): GpuProgram {
-  const n = d.rows * d.heads;
-  return {
-    variableNames: ['q', 'k', 'v', 'ranges', 'stats', 'dy'],
-    outputShape: [d.rows, d.heads * d.hd],
-    shaderKey: `poad_range_attn_dq_${d.hd}`,
-    dispatchLayout: { x: [0, 1] },
-    dispatch: [Math.ceil(n / 64), 1, 1],
-    workgroupSize: [64, 1, 1],
-    uniforms: 'rows : i32, heads : i32, group : i32, scale : f32,',
-    getUserCode: () => `
-      const HD : i32 = ${d.hd};
-      fn main(index : i32) {
-        if (index >= uniforms.rows * uniforms.heads) { return; }
-        let h = index % uniforms.heads;
-        let r = index / uniforms.heads;
-        let kvh = h / uniforms.group;
-        let KW = (uniforms.heads / uniforms.group) * HD;
-        let qAt = r * uniforms.heads * HD + h * HD;
+  return rangeProgram(
+    'dq',
+    d,
+    ['q', 'k', 'v', 'ranges', 'stats', 'dy'],
+    [d.rows, d.heads * d.hd],
+    false,
+    `
         let L = stats[2 * index];
         let D = stats[2 * index + 1];
         var qr : array<f32, ${d.hd}>;
@@ -623,9 +631,8 @@ export function rangeAttentionGradQProgram(d: RangeAttentionDims): GpuProgram {
             let ds = exp(s - L) * (dp - D);
             for (var c = 0; c < HD; c = c + 1) { acc[c] = acc[c] + ds * k[at + c]; }`,
         )}
-        for (var c = 0; c < HD; c = c + 1) { result[qAt + c] = acc[c] * uniforms.scale; }
-      }`,
-  };
+        for (var c = 0; c < HD; c = c + 1) { result[qAt + c] = acc[c] * uniforms.scale; }`,
+  );
 }
 
 /**
@@ -634,24 +641,13 @@ export function rangeAttentionGradQProgram(d: RangeAttentionDims): GpuProgram {
  * of `ranges`) and the group's query heads, dk = Σ dS_ij q_i · scale or dv = Σ P_ij dO_i.
  */
 export function rangeAttentionGradKVProgram(d: RangeAttentionDims, which: 'k' | 'v'): GpuProgram {
-  const n = d.rows * d.kvHeads;
-  return {
-    variableNames: ['q', 'k', 'v', 'back', 'stats', 'dy'],
-    outputShape: [d.rows, d.kvHeads * d.hd],
-    shaderKey: `poad_range_attn_d${which}_${d.hd}`,
-    dispatchLayout: { x: [0] },
-    dispatch: [Math.ceil(n / 64), 1, 1],
-    workgroupSize: [64, 1, 1],
-    uniforms: 'rows : i32, heads : i32, group : i32, scale : f32,',
-    getUserCode: () => `
-      const HD : i32 = ${d.hd};
-      fn main(index : i32) {
-        let kvHeads = uniforms.heads / uniforms.group;
-        if (index >= uniforms.rows * kvHeads) { return; }
-        let kvh = index % kvHeads;
-        let jr = index / kvHeads;
-        let KW = kvHeads * HD;
-        let kAt = jr * KW + kvh * HD;
+  return rangeProgram(
+    `d${which}`,
+    d,
+    ['q', 'k', 'v', 'back', 'stats', 'dy'],
+    [d.rows, d.kvHeads * d.hd],
+    true,
+    `
         var kr : array<f32, ${d.hd}>;
         var vr : array<f32, ${d.hd}>;
         var dk : array<f32, ${d.hd}>;
@@ -686,7 +682,6 @@ export function rangeAttentionGradKVProgram(d: RangeAttentionDims, which: 'k' | 
         )}
         for (var c = 0; c < HD; c = c + 1) {
           ${which === 'k' ? 'result[kAt + c] = dk[c] * uniforms.scale;' : 'result[kAt + c] = dv[c];'}
-        }
-      }`,
-  };
+        }`,
+  );
 }

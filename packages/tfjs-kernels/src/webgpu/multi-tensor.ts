@@ -251,7 +251,12 @@ function runAndSplit(
   return outs;
 }
 
-type KernelArgs = { inputs: tf.NamedTensorInfoMap; backend: object; attrs?: tf.NamedAttrMap };
+/** What a kernel function of a table receives. */
+export type KernelArgs = {
+  inputs: tf.NamedTensorInfoMap;
+  backend: object;
+  attrs?: tf.NamedAttrMap;
+};
 
 const KERNELS: Record<string, (args: KernelArgs) => tf.TensorInfo | tf.TensorInfo[]> = {
   [MULTI_TENSOR_KERNELS.pack]: ({ inputs, backend }) =>
@@ -308,9 +313,11 @@ const KERNELS: Record<string, (args: KernelArgs) => tf.TensorInfo | tf.TensorInf
   },
 };
 
-/** Registers the multi-tensor kernels for the webgpu backend (idempotent). */
-export function registerMultiTensorKernels(): void {
-  for (const [kernelName, kernelFunc] of Object.entries(KERNELS)) {
+/** Registers a table of kernels for the webgpu backend, skipping names already registered. */
+export function registerWebGpuKernelTable(
+  kernels: Record<string, (args: KernelArgs) => tf.TensorInfo | tf.TensorInfo[]>,
+): void {
+  for (const [kernelName, kernelFunc] of Object.entries(kernels)) {
     if (tf.getKernel(kernelName, 'webgpu')) continue;
     tf.registerKernel({
       kernelName,
@@ -318,4 +325,9 @@ export function registerMultiTensorKernels(): void {
       kernelFunc: kernelFunc as tf.KernelFunc,
     });
   }
+}
+
+/** Registers the multi-tensor kernels for the webgpu backend (idempotent). */
+export function registerMultiTensorKernels(): void {
+  registerWebGpuKernelTable(KERNELS);
 }

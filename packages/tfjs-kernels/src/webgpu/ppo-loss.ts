@@ -1,5 +1,10 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { type Backend, unpackInto } from './multi-tensor.js';
+import {
+  type Backend,
+  type KernelArgs,
+  registerWebGpuKernelTable,
+  unpackInto,
+} from './multi-tensor.js';
 import { elementwise, type GpuProgram, perRow } from './programs.js';
 
 /*
@@ -127,11 +132,9 @@ function gradEntropyProgram(shape: number[]): GpuProgram {
   );
 }
 
-type Args = { inputs: tf.NamedTensorInfoMap; backend: object; attrs?: tf.NamedAttrMap };
-
 const sizeOf = (shape: readonly number[]) => shape.reduce((a, b) => a * b, 1);
 
-const KERNELS: Record<string, (args: Args) => tf.TensorInfo | tf.TensorInfo[]> = {
+const KERNELS: Record<string, (args: KernelArgs) => tf.TensorInfo | tf.TensorInfo[]> = {
   [PPO_LOSS_KERNELS.tokenLoss]: ({ inputs, backend, attrs }) => {
     const { lpNew, lpOld, adv, ent, mask } = inputs as Record<string, tf.TensorInfo>;
     const xs = [lpNew!, lpOld!, adv!, ent!, mask!];
@@ -174,14 +177,7 @@ const KERNELS: Record<string, (args: Args) => tf.TensorInfo | tf.TensorInfo[]> =
 
 /** Registers the fused PPO loss kernels and their gradient for the webgpu backend (idempotent). */
 export function registerPpoLossKernels(): void {
-  for (const [kernelName, kernelFunc] of Object.entries(KERNELS)) {
-    if (tf.getKernel(kernelName, 'webgpu')) continue;
-    tf.registerKernel({
-      kernelName,
-      backendName: 'webgpu',
-      kernelFunc: kernelFunc as tf.KernelFunc,
-    });
-  }
+  registerWebGpuKernelTable(KERNELS);
   if (tf.getGradient(PPO_LOSS_KERNELS.tokenLoss)) return;
   tf.registerGradient({
     kernelName: PPO_LOSS_KERNELS.tokenLoss,

@@ -1,5 +1,10 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { type Backend, unpackInto } from './multi-tensor.js';
+import {
+  type Backend,
+  type KernelArgs,
+  registerWebGpuKernelTable,
+  unpackInto,
+} from './multi-tensor.js';
 import { elementwise, type GpuProgram } from './programs.js';
 
 /*
@@ -45,6 +50,24 @@ const ROTATE = `
         return pre(row, c) * co + pre(row, c - half) * s;
       }`;
 
+/**
+ * `program` with the WGSL function `pre(row, c)` (whose body is `pre`, reading the private
+ * `part` the program sets: 0 q, 1 k, 2 v) and, with `rotate`, {@link ROTATE} over it.
+ */
+function withPre(program: GpuProgram, pre: string, rotate = true): GpuProgram {
+  const body = program.getUserCode();
+  return {
+    ...program,
+    getUserCode: () => `
+      var<private> part : i32;
+      fn pre(row : i32, c : i32) -> f32 {
+        ${pre}
+      }
+      ${rotate ? ROTATE : ''}
+      ${body}`,
+  };
+}
+
 const UNIFORMS = 'rows : i32, qW : i32, kW : i32, vW : i32, half : i32, scale : f32, lows : i32,';
 
 function uniforms(rows: number, a: QkvAttrs): Array<{ type: string; data: number[] }> {
@@ -61,11 +84,12 @@ function uniforms(rows: number, a: QkvAttrs): Array<{ type: string; data: number
 
 /** Forward: [rows·(qW + kW + vW)], q's block, then k's, then v's. */
 function splitProgram(rows: number, width: number): GpuProgram {
-  const program = elementwise(
-    'poad_split_qkv',
-    ['y', 'lq', 'lk', 'lv', 'cosT', 'sinT'],
-    [rows * width],
-    `
+  return withPre(
+    elementwise(
+      'poad_split_qkv',
+      ['y', 'lq', 'lk', 'lv', 'cosT', 'sinT'],
+      [rows * width],
+      `
           let rows = uniforms.rows;
           let qEnd = rows * uniforms.qW;
           let kEnd = qEnd + rows * uniforms.kW;
@@ -81,15 +105,9 @@ function splitProgram(rows: number, width: number): GpuProgram {
             let j = index - kEnd;
             result[index] = pre(j / uniforms.vW, j % uniforms.vW);
           }`,
-    UNIFORMS,
-  );
-  const body = program.getUserCode();
-  return {
-    ...program,
-    getUserCode: () => `
-      var<private> part : i32;
-      fn pre(row : i32, c : i32) -> f32 {
-        let W = uniforms.qW + uniforms.kW + uniforms.vW;
+      UNIFORMS,
+    ),
+    `let W = uniforms.qW + uniforms.kW + uniforms.vW;
         if (part == 0) {
           var x = y[row * W + c];
           if ((uniforms.lows & 1) != 0) { x = x + uniforms.scale * lq[row * uniforms.qW + c]; }
@@ -102,20 +120,18 @@ function splitProgram(rows: number, width: number): GpuProgram {
         }
         var x = y[row * W + uniforms.qW + uniforms.kW + c];
         if ((uniforms.lows & 4) != 0) { x = x + uniforms.scale * lv[row * uniforms.vW + c]; }
-        return x;
-      }
-      ${ROTATE}
-      ${body}`,
-  };
+        return x;`,
+  );
 }
 
 /** The gradient of the projection's output [rows, qW + kW + vW]: each part unrotated, side by side. */
 function gradYProgram(rows: number, width: number): GpuProgram {
-  const program = elementwise(
-    'poad_split_qkv_grad_y',
-    ['dq', 'dk', 'dv', 'cosT', 'sinT'],
-    [rows, width],
-    `
+  return withPre(
+    elementwise(
+      'poad_split_qkv_grad_y',
+      ['dq', 'dk', 'dv', 'cosT', 'sinT'],
+      [rows, width],
+      `
           let W = uniforms.qW + uniforms.kW + uniforms.vW;
           let row = index / W;
           let c = index - row * W;
@@ -129,50 +145,35 @@ function gradYProgram(rows: number, width: number): GpuProgram {
             part = 2;
             result[index] = pre(row, c - uniforms.qW - uniforms.kW);
           }`,
-    UNIFORMS,
-  );
-  const body = program.getUserCode();
-  return {
-    ...program,
-    getUserCode: () => `
-      var<private> part : i32;
-      fn pre(row : i32, c : i32) -> f32 {
-        if (part == 0) { return dq[row * uniforms.qW + c]; }
+      UNIFORMS,
+    ),
+    `if (part == 0) { return dq[row * uniforms.qW + c]; }
         if (part == 1) { return dk[row * uniforms.kW + c]; }
-        return dv[row * uniforms.vW + c];
-      }
-      ${ROTATE}
-      ${body}`,
-  };
+        return dv[row * uniforms.vW + c];`,
+  );
 }
 
 /** The gradient of one part's LoRA update: scale × the part's gradient, unrotated for q and k. */
 function gradLowProgram(rows: number, w: number, rotate: boolean): GpuProgram {
-  const program = elementwise(
-    `poad_split_qkv_grad_low_${rotate ? 'r' : 'p'}`,
-    // Unused bindings are dropped from the pipeline's layout: v's program binds no tables.
-    rotate ? ['d', 'cosT', 'sinT'] : ['d'],
-    [rows, w],
-    `
+  const program = withPre(
+    elementwise(
+      `poad_split_qkv_grad_low_${rotate ? 'r' : 'p'}`,
+      // Unused bindings are dropped from the pipeline's layout: v's program binds no tables.
+      rotate ? ['d', 'cosT', 'sinT'] : ['d'],
+      [rows, w],
+      `
           let row = index / ${w};
           let c = index - row * ${w};
           result[index] = uniforms.scale * ${rotate ? 'rotated(row, c, -1.0)' : 'pre(row, c)'};`,
-    UNIFORMS,
+      UNIFORMS,
+    ),
+    `return d[row * ${w} + c];`,
+    rotate,
   );
-  const body = program.getUserCode();
-  return {
-    ...program,
-    shaderKey: `${program.shaderKey}_${w}`,
-    getUserCode: () => `
-      fn pre(row : i32, c : i32) -> f32 { return d[row * ${w} + c]; }
-      ${rotate ? ROTATE : ''}
-      ${body}`,
-  };
+  return { ...program, shaderKey: `${program.shaderKey}_${w}` };
 }
 
-type Args = { inputs: tf.NamedTensorInfoMap; backend: object; attrs?: tf.NamedAttrMap };
-
-const KERNELS: Record<string, (args: Args) => tf.TensorInfo | tf.TensorInfo[]> = {
+const KERNELS: Record<string, (args: KernelArgs) => tf.TensorInfo | tf.TensorInfo[]> = {
   [QKV_KERNELS.split]: ({ inputs, backend, attrs }) => {
     const { y, lq, lk, lv, cos, sin } = inputs as Record<string, tf.TensorInfo>;
     const a = attrs as unknown as QkvAttrs;
@@ -222,14 +223,7 @@ const run = (name: string, inputs: Record<string, tf.Tensor>, attrs: tf.NamedAtt
 
 /** Registers the q|k|v kernels and their gradient for the webgpu backend (idempotent). */
 export function registerQkvKernels(): void {
-  for (const [kernelName, kernelFunc] of Object.entries(KERNELS)) {
-    if (tf.getKernel(kernelName, 'webgpu')) continue;
-    tf.registerKernel({
-      kernelName,
-      backendName: 'webgpu',
-      kernelFunc: kernelFunc as tf.KernelFunc,
-    });
-  }
+  registerWebGpuKernelTable(KERNELS);
   if (tf.getGradient(QKV_KERNELS.split)) return;
   tf.registerGradient({
     kernelName: QKV_KERNELS.split,
