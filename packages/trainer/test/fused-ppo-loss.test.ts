@@ -12,6 +12,7 @@ import {
   maskedSum,
   PPO_TOKEN_LOSS_KERNEL,
   policyLoss,
+  SeededRng,
 } from '@poad/ppo';
 import {
   gpuCounters,
@@ -34,16 +35,10 @@ afterAll(async () => {
 
 const [B, L, CLIP] = [5, 7, 0.2];
 
-/** A seeded stream in [-1, 1) (mulberry32). */
+/** A seeded stream in [-1, 1). */
 function stream(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 31 - 1;
-  };
+  const rng = new SeededRng(seed);
+  return () => 2 * rng.float() - 1;
 }
 
 function inputs(seed: number) {
