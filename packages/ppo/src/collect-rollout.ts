@@ -180,6 +180,12 @@ async function readPending(pending: PendingValues[]): Promise<void> {
   }
 }
 
+/** The critic's values of `batch`, prepared, evaluated and padded to `[N, batch.width]`. */
+async function paddedValues(policy: TokenPolicy, batch: TokenBatch): Promise<tf.Tensor> {
+  await policy.prepareValues?.(batch.prompts, batch.actions);
+  return tf.tidy(() => toPadded(policy.tokenValues(batch), batch, 'policy.tokenValues'));
+}
+
 /** A step whose values are computed when the rollout ends (`valuesAtRolloutEnd`). */
 interface DeferredValues {
   readonly batch: TokenBatch;
@@ -205,12 +211,8 @@ async function deferredValues(
     ? steps.flatMap((s) => s.batch.allowed!)
     : undefined;
   const batch: TokenBatch = { prompts, actions, width, ...(allowed ? { allowed } : {}) };
-  await policy.prepareValues?.(prompts, actions);
   const all = new Float32Array(prompts.length * width);
-  pending.push({
-    tensor: tf.tidy(() => toPadded(policy.tokenValues(batch), batch, 'policy.tokenValues')),
-    into: all,
-  });
+  pending.push({ tensor: await paddedValues(policy, batch), into: all });
   return () => {
     let row = 0;
     for (const s of steps) {
@@ -281,11 +283,7 @@ async function collect(args: CollectRolloutArgs, pending: PendingValues[]): Prom
     if (policy.valuesAtRolloutEnd) {
       deferred.push({ batch: valueBatch, into: vals });
     } else {
-      await policy.prepareValues?.(prompts, actionIds);
-      const valuesTensor = tf.tidy(() =>
-        toPadded(policy.tokenValues(valueBatch), valueBatch, 'policy.tokenValues'),
-      );
-      pending.push({ tensor: valuesTensor, into: vals });
+      pending.push({ tensor: await paddedValues(policy, valueBatch), into: vals });
     }
 
     const envStart = performance.now();
