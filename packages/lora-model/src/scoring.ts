@@ -230,6 +230,11 @@ async function scoreShared(
  * inverse, for the gradient); `rows`/`targets` pick, in prompt, candidate, token order, the
  * hidden row that predicts each candidate token and the token.
  */
+/** Packed rows of a prompt and its candidates: its tokens and each candidate's but the last. */
+function packedRowCount(prompt: readonly number[], cands: readonly (readonly number[])[]): number {
+  return prompt.length + cands.reduce((n, c) => n + c.length - 1, 0);
+}
+
 function packRows(
   prompts: readonly (readonly number[])[],
   cands: readonly (readonly (readonly number[])[])[],
@@ -245,7 +250,7 @@ function packRows(
     const p = prompts[i]!;
     const list = cands[i] ?? [];
     const start = ids.length;
-    const end = start + p.length + list.reduce((n, c) => n + c.length - 1, 0);
+    const end = start + packedRowCount(p, list);
     p.forEach((t, k) => {
       ids.push(t);
       positions.push(k);
@@ -270,6 +275,37 @@ function packRows(
   return { ids, positions, keys, back, rows, targets };
 }
 
+/**
+ * The log-probs of the candidate tokens of packed rows (in {@link packRows}' order), from one
+ * decoder pass over them; differentiable with `grad` (the inverse ranges go along), forward only
+ * otherwise. Call inside `tf.tidy` or a gradient function.
+ */
+function packedLogProbs(
+  model: CausalLM,
+  packed: ReturnType<typeof packRows>,
+  adapter: ReturnType<CausalLM['useAdapter']>,
+  grad: { training: boolean } | null,
+): tf.Tensor1D {
+  const { hidden } = model.forward({
+    ids: Int32Array.from(packed.ids),
+    batch: 1,
+    seq: packed.ids.length,
+    adapter,
+    ...(grad ? { training: grad.training } : { noGrad: true }),
+    packed: {
+      positions: packed.positions,
+      keys: Int32Array.from(packed.keys),
+      ...(grad ? { back: Int32Array.from(packed.back) } : {}),
+    },
+  });
+  return gatherLogProbs(
+    model,
+    hidden,
+    Int32Array.from(packed.rows),
+    Int32Array.from(packed.targets),
+  );
+}
+
 /** Most packed rows (prompt and candidate tokens) one pass of {@link scorePacked} runs. */
 export const PACKED_SCORING_ROWS = 16_384;
 
@@ -289,8 +325,7 @@ async function scorePacked(
   opts: ScoreOptions,
 ): Promise<number[][][]> {
   const adapter = model.useAdapter(opts);
-  const rowsOf = (i: number) =>
-    prompts[i]!.length + (cands[i] ?? []).reduce((n, c) => n + c.length - 1, 0);
+  const rowsOf = (i: number) => packedRowCount(prompts[i]!, cands[i] ?? []);
   const chunks: number[][] = [];
   let rowsIn = 0;
   prompts.forEach((_, i) => {
@@ -305,20 +340,8 @@ async function scorePacked(
   const outs: tf.Tensor[] = [];
   try {
     for (const chunk of chunks) {
-      const { ids, positions, keys, rows, targets } = packRows(prompts, cands, chunk);
-      outs.push(
-        tf.tidy(() => {
-          const { hidden } = model.forward({
-            ids: Int32Array.from(ids),
-            batch: 1,
-            seq: ids.length,
-            adapter,
-            noGrad: true,
-            packed: { positions, keys: Int32Array.from(keys) },
-          });
-          return gatherLogProbs(model, hidden, Int32Array.from(rows), Int32Array.from(targets));
-        }),
-      );
+      const packed = packRows(prompts, cands, chunk);
+      outs.push(tf.tidy(() => packedLogProbs(model, packed, adapter, null)));
     }
     const values = await readTensors(outs);
     const result: number[][][] = cands.map(() => []);
@@ -385,27 +408,11 @@ export function candidateTokenLogProbs(
       candidatesPerPrompt,
       prompts.map((_, i) => i),
     );
-    return tf.tidy(() => {
-      if (packed.rows.length === 0) return tf.zeros([0]) as tf.Tensor1D;
-      const { hidden } = model.forward({
-        ids: Int32Array.from(packed.ids),
-        batch: 1,
-        seq: packed.ids.length,
-        adapter,
-        training: opts.training === true,
-        packed: {
-          positions: packed.positions,
-          keys: Int32Array.from(packed.keys),
-          back: Int32Array.from(packed.back),
-        },
-      });
-      return gatherLogProbs(
-        model,
-        hidden,
-        Int32Array.from(packed.rows),
-        Int32Array.from(packed.targets),
-      );
-    });
+    return tf.tidy(() =>
+      packed.rows.length === 0
+        ? (tf.zeros([0]) as tf.Tensor1D)
+        : packedLogProbs(model, packed, adapter, { training: opts.training === true }),
+    );
   }
   const nP = prompts.length;
   const pSeq = Math.max(...prompts.map((p) => p.length));
