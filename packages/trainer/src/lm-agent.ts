@@ -352,9 +352,10 @@ export class LmPolicy implements TokenPolicy {
 
   /**
    * Frozen-base features for each row: one per action token (the state before it), or one (the
-   * last prompt token) for an empty action. Cached rows are reused; others are computed now. Rows
-   * kept on the device are gathered from their tensors with one index (a program or two whatever
-   * the number of samples); host copies are uploaded.
+   * last prompt token) for an empty action. Cached rows are reused; others are computed now. The
+   * rows come from a few tensors (the device's banks, the rows computed now, or on CPU backends
+   * each sample's uploaded host copy), concatenated and gathered with one index, a program or two
+   * whatever the number of samples; a concatenation already in order is returned as it is.
    */
   private featureRows(prompts: readonly Int32Array[], actions: readonly Int32Array[]): tf.Tensor2D {
     const dim = this.model.config.hiddenSize;
@@ -367,47 +368,44 @@ export class LmPolicy implements TokenPolicy {
             missing.map((i) => actions[i]!),
           )
         : null;
-      if (!cached.some((c) => c instanceof Float32Array)) {
-        // Every row is on the device: one gather over the tensors they live in (concatenated
-        // first when there are several), rows in sample order.
-        const sources: tf.Tensor2D[] = [];
-        const start = new Map<tf.Tensor2D, number>();
-        const firstRow = (t: tf.Tensor2D) => {
-          let s = start.get(t);
-          if (s === undefined) {
-            s = sources.reduce((n, x) => n + x.shape[0], 0);
-            start.set(t, s);
-            sources.push(t);
-          }
-          return s;
-        };
-        const index: number[] = [];
-        let freshRow = 0;
-        prompts.forEach((_, i) => {
-          const n = Math.max(1, actions[i]!.length);
-          const c = cached[i] as DeviceRows | undefined;
-          const from = c ? firstRow(c.bank) + c.row : firstRow(fresh!) + freshRow;
-          if (!c) freshRow += n;
-          for (let k = 0; k < n; k++) index.push(from + k);
-        });
-        const all = sources.length === 1 ? sources[0]! : tf.concat(sources, 0);
-        return tf.gather(all, tf.tensor1d(index, 'int32')) as tf.Tensor2D;
-      }
-      const parts: tf.Tensor2D[] = [];
+      // The tensors the rows come from, in order of first use, and where each starts in their
+      // concatenation.
+      const sources: tf.Tensor2D[] = [];
+      const start = new Map<tf.Tensor2D, number>();
+      let rowsIn = 0;
+      const firstRow = (t: tf.Tensor2D) => {
+        let s = start.get(t);
+        if (s === undefined) {
+          s = rowsIn;
+          rowsIn += t.shape[0];
+          start.set(t, s);
+          sources.push(t);
+        }
+        return s;
+      };
+      const index: number[] = [];
       let freshRow = 0;
       prompts.forEach((_, i) => {
         const n = Math.max(1, actions[i]!.length);
         const c = cached[i];
-        if (c instanceof Float32Array) parts.push(tf.tensor2d(c, [n, dim]));
-        else if (c) parts.push(tf.slice(c.bank, [c.row, 0], [n, dim]));
-        else {
-          parts.push(tf.slice(fresh!, [freshRow, 0], [n, dim]));
+        let from: number;
+        if (c instanceof Float32Array) {
+          from = firstRow(tf.tensor2d(c, [n, dim]));
+        } else if (c) {
+          from = firstRow(c.bank) + c.row;
+        } else {
+          from = firstRow(fresh!) + freshRow;
           freshRow += n;
         }
+        for (let k = 0; k < n; k++) index.push(from + k);
       });
       // No stop-gradient needed: the base weights are constants, and the critic's gradients are
       // taken w.r.t. the value-head variables only.
-      return (parts.length === 1 ? parts[0]! : tf.concat(parts, 0)) as tf.Tensor2D;
+      const all = sources.length === 1 ? sources[0]! : tf.concat(sources, 0);
+      // A cached bank is never handed out: the caller owns (and disposes) what is returned.
+      const owned = sources.length > 1 || !this.pending.includes(all);
+      const inOrder = index.length === all.shape[0] && index.every((r, k) => r === k);
+      return owned && inOrder ? all : (tf.gather(all, tf.tensor1d(index, 'int32')) as tf.Tensor2D);
     });
   }
 
