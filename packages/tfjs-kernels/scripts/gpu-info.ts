@@ -16,6 +16,9 @@ try {
     );
     console.log(`  features: ${a.features.join(', ') || 'none'}`);
     console.log(`  opened with: ${a.enabledFeatures.join(', ') || 'no optional features'}`);
+    console.log(
+      `  subgroups: ${a.subgroupSize === null ? 'not used (none offered, another layout, or POAD_WEBGPU_SUBGROUPS=0)' : `${a.subgroupSize} lanes, contiguous (the tiled product shuffles through them)`}`,
+    );
     const mb = (n: number) => `${(n / 2 ** 20).toFixed(0)} MiB`;
     console.log(
       `  max buffer ${mb(a.limits.maxBufferSize)}, max storage binding ${mb(a.limits.maxStorageBufferBindingSize)}`,

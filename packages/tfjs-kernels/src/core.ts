@@ -26,6 +26,7 @@ export {
   packedWeightsSupported,
   packWeight,
   randomPackedNormal,
+  tiledMatMul,
   unpackWeight,
 } from './packed.js';
 // Reading many tensors at once
@@ -44,3 +45,4 @@ export {
 export { webGpuFusedOps } from './webgpu/fused-ops.js';
 export { MULTI_TENSOR_KERNELS } from './webgpu/multi-tensor.js';
 export { PPO_LOSS_KERNELS } from './webgpu/ppo-loss.js';
+export { setSubgroupUse, subgroupLayoutSize, subgroupSize } from './webgpu/subgroups.js';

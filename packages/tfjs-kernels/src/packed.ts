@@ -67,6 +67,36 @@ export function packedMatMul(
     .runKernel(PACKED_KERNELS.matMul, { x, w }, { dtype, transposed }) as tf.Tensor2D;
 }
 
+/**
+ * `x · W` (or, `transposed`, `x · Wᵀ`) for a float32 W with the tiled program of
+ * {@link packedMatMul} (64 × 64 output tiles, subgroups where the device has them) instead of
+ * TF.js's matmul (32 × 32 tiles): the same product, for comparing the two per shape on a GPU
+ * (`npm run gpu:bench -- --steps matmul`). Differentiable in x; W is taken as a constant. Webgpu
+ * only.
+ */
+export function tiledMatMul(x: tf.Tensor2D, w: tf.Tensor2D, transposed = false): tf.Tensor2D {
+  if (!packedWeightsSupported()) {
+    throw new RangeError(
+      `tiledMatMul: runs on the webgpu backend only (active: ${tf.getBackend()}); use tf.matMul there`,
+    );
+  }
+  if (w.dtype !== 'float32' || w.rank !== 2) {
+    throw new RangeError(
+      `tiledMatMul: the weight is a float32 [rows, cols] tensor, got ${w.dtype} [${w.shape}] (a packed one goes to packedMatMul)`,
+    );
+  }
+  const [, k] = x.shape;
+  const wk = transposed ? w.shape[1] : w.shape[0];
+  if (k !== wk) {
+    throw new RangeError(
+      `tiledMatMul: x [${x.shape}] has ${k} columns, the ${transposed ? 'transposed ' : ''}weight [${w.shape}] ${wk} rows`,
+    );
+  }
+  return tf
+    .engine()
+    .runKernel(PACKED_KERNELS.matMul, { x, w }, { dtype: 'float32', transposed }) as tf.Tensor2D;
+}
+
 /** Rows `ids` of a packed [vocab, cols] matrix as float32 [ids, cols] (an embedding lookup). */
 export function packedGather(w: tf.Tensor2D, ids: tf.Tensor1D, dtype: PackedDtype): tf.Tensor2D {
   checkPacked('packedGather', w, dtype);

@@ -19,6 +19,9 @@ import {
   randomPackedNormal,
   releaseBackend,
   setFusedOps,
+  setSubgroupUse,
+  subgroupSize,
+  tiledMatMul,
   unpackWeight,
   webGpuFusedOps,
 } from '../src/index.js';
@@ -607,38 +610,79 @@ describe.runIf(gpu.ok)('webgpu packed 16-bit weights', () => {
       expect(tf.memory().numTensors).toBe(before);
     });
 
-    it(`${dtype}: the tiled products x·W and x·Wᵀ equal float32 matmuls, with input gradients`, async () => {
-      await initBackend('webgpu', { allowSoftwareAdapter: true });
-      // 70 rows and 130 columns leave tiles part-filled in both directions.
-      const [m, k, n] = [70, 36, 130];
-      const { values, packed } = randomHalfMatrix(k, n, dtype, 9);
-      const w = tf.tensor2d(packed, [k, n / 2], 'int32');
-      const wf = tf.tensor2d(values, [k, n]);
-      const x = rnd([m, k], 21);
+    for (const subgroups of [true, false]) {
+      it(`${dtype}${subgroups ? ', A tile through subgroup shuffles' : ', A tile in workgroup memory'}: the tiled products x·W and x·Wᵀ equal float32 matmuls, with input gradients`, async () => {
+        await initBackend('webgpu', { allowSoftwareAdapter: true });
+        setSubgroupUse(subgroups);
+        // Under CI, lavapipe offers subgroups (8 lanes, contiguous): the shuffling form must run.
+        if (subgroups && process.env.CI) expect(subgroupSize()).toBe(8);
+        if (!subgroups) expect(subgroupSize()).toBeNull();
+        // 70 rows and 130 columns leave tiles part-filled in both directions.
+        const [m, k, n] = [70, 36, 130];
+        const { values, packed } = randomHalfMatrix(k, n, dtype, 9);
+        const w = tf.tensor2d(packed, [k, n / 2], 'int32');
+        const wf = tf.tensor2d(values, [k, n]);
+        const x = rnd([m, k], 21);
+        await compare(
+          (a) => packedMatMul(a as tf.Tensor2D, w, dtype),
+          (a) => tf.matMul(a as tf.Tensor2D, wf),
+          [x],
+        );
+        // x [m, n] · Wᵀ with W [k, n] packed along n.
+        const xt = rnd([m, n], 22);
+        await compare(
+          (a) => packedMatMul(a as tf.Tensor2D, w, dtype, true),
+          (a) => tf.matMul(a as tf.Tensor2D, wf, false, true),
+          [xt],
+        );
+        // A second shape after the first: the compiled program must not keep the first's tiling.
+        const small = randomHalfMatrix(36, 10, dtype, 10);
+        const w2 = tf.tensor2d(small.packed, [36, 5], 'int32');
+        const w2f = tf.tensor2d(small.values, [36, 10]);
+        await compare(
+          (a) => packedMatMul(a as tf.Tensor2D, w2, dtype),
+          (a) => tf.matMul(a as tf.Tensor2D, w2f),
+          [x],
+        );
+        // Rows a subgroup's lanes load past the end (m = 5: every tile part-filled).
+        const x5 = rnd([5, 36], 23);
+        await compare(
+          (a) => packedMatMul(a as tf.Tensor2D, w2, dtype),
+          (a) => tf.matMul(a as tf.Tensor2D, w2f),
+          [x5],
+        );
+        setSubgroupUse(true);
+        tf.dispose([w, wf, x, xt, w2, w2f, x5]);
+      });
+    }
+  }
+
+  it('float32 weights: the tiled products equal TF.js matmuls, values and input gradients, with and without subgroups', async () => {
+    await initBackend('webgpu', { allowSoftwareAdapter: true });
+    const [m, k, n] = [70, 52, 130];
+    const w = rnd([k, n], 31);
+    const x = rnd([m, k], 32);
+    const xt = rnd([m, n], 33);
+    for (const subgroups of [true, false]) {
+      setSubgroupUse(subgroups);
       await compare(
-        (a) => packedMatMul(a as tf.Tensor2D, w, dtype),
-        (a) => tf.matMul(a as tf.Tensor2D, wf),
+        (a) => tiledMatMul(a as tf.Tensor2D, w as tf.Tensor2D),
+        (a) => tf.matMul(a as tf.Tensor2D, w as tf.Tensor2D),
         [x],
       );
-      // x [m, n] · Wᵀ with W [k, n] packed along n.
-      const xt = rnd([m, n], 22);
       await compare(
-        (a) => packedMatMul(a as tf.Tensor2D, w, dtype, true),
-        (a) => tf.matMul(a as tf.Tensor2D, wf, false, true),
+        (a) => tiledMatMul(a as tf.Tensor2D, w as tf.Tensor2D, true),
+        (a) => tf.matMul(a as tf.Tensor2D, w as tf.Tensor2D, false, true),
         [xt],
       );
-      // A second shape after the first: the compiled program must not keep the first's tiling.
-      const small = randomHalfMatrix(36, 10, dtype, 10);
-      const w2 = tf.tensor2d(small.packed, [36, 5], 'int32');
-      const w2f = tf.tensor2d(small.values, [36, 10]);
-      await compare(
-        (a) => packedMatMul(a as tf.Tensor2D, w2, dtype),
-        (a) => tf.matMul(a as tf.Tensor2D, w2f),
-        [x],
-      );
-      tf.dispose([w, wf, x, xt, w2, w2f]);
-    });
-  }
+    }
+    setSubgroupUse(true);
+    expect(() =>
+      tiledMatMul(x as tf.Tensor2D, tf.zeros([k, n / 2], 'int32') as tf.Tensor2D),
+    ).toThrow(/packedMatMul/);
+    expect(() => tiledMatMul(xt as tf.Tensor2D, w as tf.Tensor2D)).toThrow(/has 130 columns/);
+    tf.dispose([w, x, xt]);
+  });
 
   it('packing on the device rounds to nearest, ties to even, and unpacks to the rounded values', async () => {
     await initBackend('webgpu', { allowSoftwareAdapter: true });

@@ -52,6 +52,12 @@ export interface GpuAdapterReport {
   enabledFeatures: string[];
   /** Buffer limits the device was opened with (the adapter's maxima), in bytes. */
   limits: { maxBufferSize: number; maxStorageBufferBindingSize: number };
+  /**
+   * The subgroup size the package's programs use on this device: subgroups offered and laid out
+   * as contiguous runs of lanes (checked by one program when the device opens). Null where the
+   * adapter offers none, lays them out otherwise, or `POAD_WEBGPU_SUBGROUPS=0` turned them off.
+   */
+  subgroupSize: number | null;
 }
 
 /** Limits requested at the adapter's maximum: an embedding of 32k × 4096 floats is 512 MB. */
@@ -137,6 +143,7 @@ export async function openDevice(
       maxBufferSize: device.limits.maxBufferSize ?? 0,
       maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize ?? 0,
     },
+    subgroupSize: null,
   };
   return { device, report };
 }

@@ -44,6 +44,7 @@ import {
   swiGluProgram,
 } from './programs.js';
 import { registerQkvKernels, splitQkv } from './qkv.js';
+import { subgroupSize } from './subgroups.js';
 
 /*
  * The model's fused ops on the webgpu backend: each op is a TF.js kernel running one WGSL program
@@ -338,9 +339,17 @@ const KERNELS: Record<string, Run> = {
   [PACKED_KERNELS.matMul]: ({ x, w }, b, { dtype, transposed }) => {
     const m = x!.shape[0] as number;
     const k = x!.shape[1] as number;
-    const n = transposed ? (w!.shape[0] as number) : 2 * (w!.shape[1] as number);
+    // Packed [k, n/2] or [n, k/2]; float32 [k, n] or [n, k].
+    const cols = (w!.shape[1] as number) * (dtype === 'float32' ? 1 : 2);
+    const n = transposed ? (w!.shape[0] as number) : cols;
     return b.runWebGPUProgram(
-      packedMatMulProgram(m, n, dtype as PackedDtype, transposed as boolean),
+      packedMatMulProgram(
+        m,
+        n,
+        dtype as PackedDtype | 'float32',
+        transposed as boolean,
+        subgroupSize(),
+      ),
       [x!, w!],
       'float32',
       [

@@ -1,4 +1,5 @@
 import type { GpuProgram } from './programs.js';
+import { SUBGROUP_MARKER } from './subgroups.js';
 
 /*
  * Weights kept in their checkpoint's 16-bit precision on webgpu. A [rows, cols] bfloat16 or
@@ -34,21 +35,54 @@ const WG = 256;
  * - `transposed` false: y [m, n] = x [m, k] · W, W packed [k, n/2];
  * - `transposed` true: y [m, n] = x [m, k] · Wᵀ, W packed [n, k/2] (the input gradient of the
  *   first form, and the tied LM head's logits from a packed embedding).
+ * `dtype` 'float32' reads an unpacked float32 W ([k, n], or [n, k] transposed) the same way, so
+ * that the tiled product can be compared with TF.js's own for float32 weights.
  * Each workgroup computes a 64 × 64 output tile (4 × 4 per invocation) from 64 × 16 and 16 × 64
  * tiles in workgroup memory (8 KiB); TF.js's own matmul uses 32 × 32 tiles. Uniforms `m`, `k`, `n`.
+ *
+ * With `subgroupSize` S (the device's, checked to lay its subgroups out as contiguous runs of
+ * the workgroup's lanes: {@link ./subgroups.ts}), the 64 × 16 input tile skips workgroup memory:
+ * the L = min(S, 16) lanes of one subgroup that share four output rows each load 64 / L of
+ * those rows' values straight into registers, and every lane takes the value it needs at each
+ * reduction step from the lane holding it with `subgroupShuffle`. Half the workgroup memory and
+ * one store pass per reduction tile fewer; the same products in the same order, so the same
+ * results.
  */
 export function packedMatMulProgram(
   m: number,
   n: number,
-  dtype: PackedDtype,
+  dtype: PackedDtype | 'float32',
   transposed: boolean,
+  subgroupSize: number | null = null,
 ): GpuProgram {
   const colTiles = Math.ceil(n / TN);
   const rowTiles = Math.ceil(m / TM);
-  // The weight tile: 16 × 64 values, loaded as 512 words.
-  const loadW = transposed
-    ? // W[n, k]: a word holds two neighbours along k (kk, kk + 1) of one output column.
-      `for (var t = lane; t < ${(TK / 2) * TN}; t = t + ${WG}) {
+  // The weight tile: 16 × 64 values, loaded as 512 words (or, float32, 1,024 values).
+  const loadW =
+    dtype === 'float32'
+      ? transposed
+        ? // W[n, k]: neighbouring lanes read neighbours along k of one output column.
+          `for (var t = lane; t < ${TK * TN}; t = t + ${WG}) {
+          let c = t / ${TK};
+          let kk = t % ${TK};
+          let col = col0 + c;
+          let kr = k0 + kk;
+          var w = 0.0;
+          if (col < uniforms.n && kr < uniforms.k) { w = wp[col * uniforms.k + kr]; }
+          tb[kk * ${TN} + c] = w;
+        }`
+        : `for (var t = lane; t < ${TK * TN}; t = t + ${WG}) {
+          let kk = t / ${TN};
+          let c = t % ${TN};
+          let col = col0 + c;
+          let kr = k0 + kk;
+          var w = 0.0;
+          if (col < uniforms.n && kr < uniforms.k) { w = wp[kr * uniforms.n + col]; }
+          tb[t] = w;
+        }`
+      : transposed
+        ? // W[n, k]: a word holds two neighbours along k (kk, kk + 1) of one output column.
+          `for (var t = lane; t < ${(TK / 2) * TN}; t = t + ${WG}) {
           let p = t / ${TN};
           let c = t % ${TN};
           let col = col0 + c;
@@ -58,8 +92,8 @@ export function packedMatMulProgram(
           tb[(2 * p) * ${TN} + c] = unpackLo(w);
           tb[(2 * p + 1) * ${TN} + c] = unpackHi(w);
         }`
-    : // W[k, n]: a word holds two neighbours along n of one reduction row.
-      `for (var t = lane; t < ${TK * (TN / 2)}; t = t + ${WG}) {
+        : // W[k, n]: a word holds two neighbours along n of one reduction row.
+          `for (var t = lane; t < ${TK * (TN / 2)}; t = t + ${WG}) {
           let kk = t / ${TN / 2};
           let p = t % ${TN / 2};
           let col = col0 + 2 * p;
@@ -69,17 +103,59 @@ export function packedMatMulProgram(
           tb[kk * ${TN} + 2 * p] = unpackLo(w);
           tb[kk * ${TN} + 2 * p + 1] = unpackHi(w);
         }`;
+  const S = subgroupSize;
+  if (S !== null && !(S >= 4 && S <= 128 && (S & (S - 1)) === 0)) {
+    throw new RangeError(`packedMatMulProgram: subgroup size ${S} is not a power of two in 4..128`);
+  }
+  // The input tile: through workgroup memory, or (subgroups) into registers.
+  const L = S === null ? 0 : Math.min(S, 16);
+  const J = S === null ? 0 : TK / L;
+  const declareA =
+    S === null ? `var<workgroup> ta : array<f32, ${TM * TK}>;` : `${SUBGROUP_MARKER}`;
+  const loadA =
+    S === null
+      ? `for (var t = lane; t < ${TM * TK}; t = t + ${WG}) {
+            let r = row0 + t / ${TK};
+            let kx = k0 + t % ${TK};
+            var a = 0.0;
+            if (r < uniforms.m && kx < uniforms.k) { a = x[r * uniforms.k + kx]; }
+            ta[t] = a;
+          }`
+      : // Rows tr..tr+3 at reduction positions g, g + L, …: this lane's share of the tile.
+        `for (var i = 0; i < 4; i = i + 1) {
+            let r = row0 + tr + i;
+            for (var j = 0; j < ${J}; j = j + 1) {
+              let kx = k0 + g + j * ${L};
+              var a = 0.0;
+              if (r < uniforms.m && kx < uniforms.k) { a = x[r * uniforms.k + kx]; }
+              areg[i * ${J} + j] = a;
+            }
+          }`;
+  const readA =
+    S === null
+      ? `for (var i = 0; i < 4; i = i + 1) { a4[i] = ta[(tr + i) * ${TK} + kk]; }`
+      : `let src = base + u32(kk % ${L});
+            for (var i = 0; i < 4; i = i + 1) {
+              a4[i] = subgroupShuffle(areg[i * ${J} + kk / ${L}], src);
+            }`;
+  const laneSetUp =
+    S === null
+      ? ''
+      : `// Subgroups are contiguous runs of ${S} lanes; the ${L} lanes of a run that share tr.
+        let g = lane % ${L};
+        let base = u32(lane % ${S} - g);
+        var areg : array<f32, ${4 * J}>;`;
   return {
     variableNames: ['x', 'wp'],
     outputShape: [m, n],
-    shaderKey: `poad_packed_matmul_${dtype}_${transposed ? 't' : 'n'}`,
+    shaderKey: `poad_packed_matmul_${dtype}_${transposed ? 't' : 'n'}${S === null ? '' : `_sg${S}`}`,
     dispatchLayout: { x: [0, 1] },
     dispatch: [colTiles, rowTiles, 1],
     workgroupSize: [WG, 1, 1],
     uniforms: 'm : i32, k : i32, n : i32,',
     getUserCode: () => `
-      ${unpackFns(dtype)}
-      var<workgroup> ta : array<f32, ${TM * TK}>;
+      ${dtype === 'float32' ? '' : unpackFns(dtype)}
+      ${declareA}
       var<workgroup> tb : array<f32, ${TK * TN}>;
       fn main(index : i32) {
         let lane = i32(localId.x);
@@ -90,21 +166,16 @@ export function packedMatMulProgram(
         let row0 = (tile / colTiles) * ${TM};
         let tr = (lane / 16) * 4;
         let tc = (lane % 16) * 4;
+        ${laneSetUp}
         var acc : array<f32, 16>;
         for (var i = 0; i < 16; i = i + 1) { acc[i] = 0.0; }
         for (var k0 = 0; k0 < uniforms.k; k0 = k0 + ${TK}) {
-          for (var t = lane; t < ${TM * TK}; t = t + ${WG}) {
-            let r = row0 + t / ${TK};
-            let kx = k0 + t % ${TK};
-            var a = 0.0;
-            if (r < uniforms.m && kx < uniforms.k) { a = x[r * uniforms.k + kx]; }
-            ta[t] = a;
-          }
+          ${loadA}
           ${loadW}
           workgroupBarrier();
           for (var kk = 0; kk < ${TK}; kk = kk + 1) {
             var a4 : array<f32, 4>;
-            for (var i = 0; i < 4; i = i + 1) { a4[i] = ta[(tr + i) * ${TK} + kk]; }
+            ${readA}
             for (var j = 0; j < 4; j = j + 1) {
               let b = tb[kk * ${TN} + tc + j];
               for (var i = 0; i < 4; i = i + 1) { acc[i * 4 + j] = acc[i * 4 + j] + a4[i] * b; }

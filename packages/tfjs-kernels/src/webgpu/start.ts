@@ -13,6 +13,11 @@ import {
 } from './adapter.js';
 import { countDeviceWork } from './counters.js';
 import { registerWebGpuKernels, webGpuFusedOps } from './fused-ops.js';
+import {
+  enableSubgroupDirective,
+  probeSubgroupLayout,
+  setDeviceSubgroupSize,
+} from './subgroups.js';
 
 /** `@tensorflow/tfjs-backend-webgpu`'s module, as far as it is used here. */
 export type WebGpuBackendModule = {
@@ -78,6 +83,11 @@ let active: { device: GpuDeviceLike; report: GpuAdapterReport } | null = null;
 async function start(adapter: GpuAdapterLike, source: GpuSource): Promise<GpuAdapterReport> {
   const mod = await source.backendModule();
   const { device, report } = await openDevice(adapter);
+  // Subgroups: the directive for the programs that ask for it, and the layout they assume.
+  const off = typeof process !== 'undefined' && process.env?.POAD_WEBGPU_SUBGROUPS === '0';
+  report.subgroupSize = off ? null : await probeSubgroupLayout(device);
+  if (report.subgroupSize !== null) enableSubgroupDirective(device);
+  setDeviceSubgroupSize(report.subgroupSize);
   // Count the programs and reads TF.js hands the device (gpuCounters), before it sees the device.
   countDeviceWork(device);
   // The package registers a factory of its own when it sees navigator.gpu; ours uses our device.
@@ -153,6 +163,7 @@ export async function stopWebGpu(): Promise<void> {
   if (!active) return;
   const { device } = active;
   active = null;
+  setDeviceSubgroupSize(null);
   setFusedOps(null, 'webgpu');
   if (tf.getBackend() === 'webgpu') {
     await import('@tensorflow/tfjs-backend-cpu');
