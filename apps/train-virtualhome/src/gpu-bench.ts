@@ -34,10 +34,14 @@
  *    shapes, bf16) LoRA step at 4 × 512 against PyTorch bf16, and `8b` (Llama-3.1-8B's shapes,
  *    bf16) forward and LoRA step at 2 × 512 alone, with peak GPU memory;
  * 7. `random1b`: a random `1b` model written in bf16 on the GPU, then 3 iterations of the default
- *    command on it (`--backend webgpu`, weights kept in bf16): seconds per iteration.
+ *    command on it (`--backend webgpu`, weights kept in bf16): seconds per iteration;
+ * 8. `matmul`: the products of the `base`, `1b` and `8b` layers and heads at 8 and 2,048 rows,
+ *    TF.js's float32 matmul against the tiled product (float32 and bf16 weights, with and
+ *    without subgroups): which shapes the tiled product wins (`npm run matmul-bench -w
+ *    @poad/tfjs-kernels`), in matmul.json.
  *
- * `--steps a,b` runs only those steps (default: the first five; `models` and `random1b` take
- * about 6 minutes more: `--steps models,random1b --budget 420`).
+ * `--steps a,b` runs only those steps (default: the first five; `models`, `random1b` and
+ * `matmul` take about 8 minutes more: `--steps models,random1b,matmul --budget 560`).
  *
  * DIR/summary.md then holds the figures and the ratios the targets are about.
  */
@@ -49,7 +53,16 @@ import { resolveModelPath, runCli } from '@poad/trainer';
 import { profileGpuWork, profileTable } from './gpu-profile.js';
 import { virtualHomeApp } from './spec.js';
 
-const STEPS = ['info', 'default', 'base', 'bench', 'counts', 'models', 'random1b'] as const;
+const STEPS = [
+  'info',
+  'default',
+  'base',
+  'bench',
+  'counts',
+  'models',
+  'random1b',
+  'matmul',
+] as const;
 type Step = (typeof STEPS)[number];
 const DEFAULT_STEPS: readonly Step[] = ['info', 'default', 'base', 'bench', 'counts'];
 
@@ -62,6 +75,7 @@ const LIMITS: Record<Step, number> = {
   counts: 90,
   models: 300,
   random1b: 240,
+  matmul: 120,
 };
 
 /** The bench runs of the `models` step (`--quick`: the tiny config in float32 and bf16). */
@@ -241,6 +255,15 @@ async function runStep(step: Step, out: string, quick: boolean): Promise<void> {
       });
       console.log(`# models run ${i + 1}: exit ${code}`);
     }
+  } else if (step === 'matmul') {
+    process.argv = [
+      process.argv[0]!,
+      'matmul-bench',
+      '--out',
+      join(out, 'matmul.json'),
+      ...(quick ? ['--quick'] : []),
+    ];
+    await import('../../../packages/tfjs-kernels/scripts/matmul-bench.js');
   } else if (step === 'random1b') {
     const model = join(out, 'random-1b');
     if (!existsSync(join(model, 'config.json'))) {
@@ -352,6 +375,21 @@ function summary(out: string, outcomes: Record<string, string>): string {
   if (r1b?.perIteration) {
     lines.push(
       `Random 1b model (bf16 weights) on the default command: ${r1b.perIteration.map((x) => x.toFixed(1)).join(', ')} s for iterations 1–${r1b.perIteration.length}.`,
+    );
+  }
+  const mm = existsSync(join(out, 'matmul.json'))
+    ? (JSON.parse(readFileSync(join(out, 'matmul.json'), 'utf8')) as {
+        subgroupSize: number | null;
+        results: { label: string; m: number; speedup: Record<string, number | null> }[];
+      })
+    : null;
+  if (mm) {
+    const wins = (v: string) =>
+      mm.results.filter((r) => (r.speedup[v] ?? 0) > 1).map((r) => `${r.label} at ${r.m} rows`);
+    const f32 = wins('tiled f32');
+    const bf = wins('tiled bf16');
+    lines.push(
+      `Products (matmul.json; subgroups ${mm.subgroupSize === null ? 'not used' : `of ${mm.subgroupSize} lanes`}): the tiled float32 product beats TF.js's in ${f32.length} of ${mm.results.length} shapes${f32.length ? ` (${f32.join(', ')})` : ''}; the tiled bf16 product in ${bf.length}.`,
     );
   }
   lines.push(
