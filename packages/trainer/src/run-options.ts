@@ -101,6 +101,13 @@ export const RUN_OPTIONS = defineSchema({
     min: 0,
     description: 'Episodes per evaluated task at the end of training and in eval mode (0 skips it)',
   },
+  perplexityLines: {
+    type: 'integer',
+    optional: true,
+    min: 0,
+    description:
+      "Held-out texts the model's perplexity is measured on before and after training (perplexity.json): the first N (default: all of them, the embedded models' 200 held-out lines or a model folder's heldout.jsonl); 0 skips both passes, which on a large model or a slow device take longer than a short run",
+  },
   evalEvery: {
     type: 'integer',
     default: 0,

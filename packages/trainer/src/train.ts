@@ -138,7 +138,8 @@ async function trainLocked(
     log(`run directory: ${runDir}`);
   }
   const metrics = MetricsLog.open(runDir, { upToIteration: done });
-  if (!resuming || done === 0) await recordPerplexity(runDir, agent, 'before', o.model);
+  if (!resuming || done === 0)
+    await recordPerplexity(runDir, agent, 'before', o.model, o.perplexityLines);
 
   const interrupts = trapInterrupts((signal) =>
     log(
@@ -268,7 +269,7 @@ async function trainLocked(
     return { runDir, iterations: done, interrupted: true };
   }
   await env.close();
-  await recordPerplexity(runDir, agent, 'after', o.model);
+  await recordPerplexity(runDir, agent, 'after', o.model, o.perplexityLines);
   const results = await evaluateAll(
     spec,
     agent,
@@ -315,14 +316,16 @@ export function heldOutTextsOf(model: string): string[] {
   return samples.length > 0 ? samples.map((s) => s.prompt + s.completion) : heldOutLines();
 }
 
+/** perplexity.json's `before` or `after`, on the first `limit` held-out texts (default all). */
 async function recordPerplexity(
   runDir: string,
   agent: Agent,
   when: 'before' | 'after',
   model: string,
+  limit: number | undefined,
 ): Promise<void> {
   const file = join(runDir, 'perplexity.json');
-  const heldOut = heldOutTextsOf(model);
+  const heldOut = heldOutTextsOf(model).slice(0, limit);
   if (heldOut.length === 0) return;
   const prev = existsSync(file)
     ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>)

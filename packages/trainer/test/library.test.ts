@@ -101,6 +101,32 @@ describe('train()', () => {
     expect(lines.some((l) => l.includes('<- chosen'))).toBe(true);
   });
 
+  it('measures the perplexity on the first perplexityLines held-out texts, and not at all at 0', async () => {
+    const env = (i: number) => new DoorEnv(i);
+    const run = (perplexityLines: number, runName: string) =>
+      train({
+        ...base(),
+        env,
+        envName: 'doors',
+        maxIterations: 1,
+        evalEpisodes: 0,
+        perplexityLines,
+        runName,
+      });
+    const five = await run(5, 'perplexity-5');
+    const p = JSON.parse(readFileSync(join(five.runDir, 'perplexity.json'), 'utf8'));
+    expect(p.lines).toBe(5);
+    expect(p.before).toBeGreaterThan(1);
+    expect(p.after).toBeGreaterThan(1);
+    expect(JSON.parse(readFileSync(join(five.runDir, 'config.json'), 'utf8')).perplexityLines).toBe(
+      5,
+    );
+    const none = await run(0, 'perplexity-0');
+    expect(none.iterations).toBe(1);
+    expect(existsSync(join(none.runDir, 'perplexity.json'))).toBe(false);
+    expect(existsSync(join(none.runDir, 'metrics.csv'))).toBe(true);
+  });
+
   it('passes weightDtype to the model: 16-bit storage off webgpu is refused, naming the fix', async () => {
     await expect(
       train({
