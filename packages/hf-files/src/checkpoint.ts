@@ -39,7 +39,8 @@ export interface Checkpoint {
 }
 
 /** Options for {@link readCheckpoint}. */
-export interface ReadCheckpointOptions extends Pick<ParseSafetensorsOptions, 'maxHeaderBytes'> {
+export interface ReadCheckpointOptions
+  extends Pick<ParseSafetensorsOptions, 'maxHeaderBytes' | 'halfBits'> {
   /** Check names and shapes against the config (default true). */
   validate?: boolean;
 }
@@ -69,7 +70,7 @@ async function readShards(
   const single = join(dir, CHECKPOINT_FILES.weights);
   const tensors = new Map<string, NamedTensor>();
   const owner = new Map<string, string>();
-  const readOpts = { maxHeaderBytes: options.maxHeaderBytes };
+  const readOpts = { maxHeaderBytes: options.maxHeaderBytes, halfBits: options.halfBits };
   if (!(await isFile(indexPath))) {
     if (!(await isFile(single))) {
       const bin = (await isFile(join(dir, 'pytorch_model.bin')))

@@ -71,6 +71,12 @@ function sameBits(a: Float32Array, b: Float32Array): boolean {
   return true;
 }
 
+function sameHalfBits(a: Uint16Array, b: Uint16Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /**
  * Check that `tensors` hold every tensor `config` needs, with the right shapes: a missing tensor,
  * a wrong shape, or an embedding/head whose row count is not `vocab_size` raises a
@@ -80,7 +86,10 @@ function sameBits(a: Float32Array, b: Float32Array): boolean {
  */
 export function validateLlamaTensors(
   config: LlamaConfig,
-  tensors: ReadonlyMap<string, { shape: readonly number[]; data?: Float32Array }>,
+  tensors: ReadonlyMap<
+    string,
+    { shape: readonly number[]; data?: Float32Array; dtype?: string; bits?: Uint16Array }
+  >,
   fileOf: string | ((tensor: string) => string) = 'model.safetensors',
 ): { unexpected: string[] } {
   const where = (name: string): string => (typeof fileOf === 'string' ? fileOf : fileOf(name));
@@ -110,7 +119,11 @@ export function validateLlamaTensors(
       where('lm_head.weight'),
     );
     const e = tensors.get(embed)!;
-    if (head.data !== undefined && e.data !== undefined && !sameBits(head.data, e.data)) {
+    const differ =
+      head.bits && e.bits
+        ? head.dtype !== e.dtype || !sameHalfBits(head.bits, e.bits)
+        : head.data !== undefined && e.data !== undefined && !sameBits(head.data, e.data);
+    if (differ) {
       throw new CheckpointError(
         'invalid_config',
         where('lm_head.weight'),

@@ -8,8 +8,8 @@ import {
   type SafetensorsHeader,
 } from './safetensors-header.js';
 import {
-  decodeTensorData,
   type NamedTensor,
+  namedTensor,
   type ParseSafetensorsOptions,
   type SafetensorsContents,
 } from './safetensors-read.js';
@@ -129,11 +129,7 @@ export async function readSafetensorsFile(
     const tensors = new Map<string, NamedTensor>();
     for (const e of header.entries) {
       const raw = await readExactly(fh, e.end - e.begin, header.dataOffset + e.begin, file);
-      tensors.set(e.name, {
-        dtype: e.dtype,
-        shape: e.shape,
-        data: decodeTensorData(e.dtype, raw, true),
-      });
+      tensors.set(e.name, namedTensor(e.dtype, e.shape, raw, options.halfBits, true));
     }
     return { tensors, metadata: header.metadata };
   } finally {

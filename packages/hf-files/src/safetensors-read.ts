@@ -19,6 +19,12 @@ export interface NamedTensor {
    * 2^24 in magnitude), rounded for F64 and larger integers; BOOL reads as 0 or 1.
    */
   data: Float32Array;
+  /**
+   * With {@link ParseSafetensorsOptions.halfBits}, for F16 and BF16 tensors: the stored 16-bit
+   * values as the file holds them, and `data` is decoded from them only when first read (a
+   * caller that uploads the 16 bits as they are never makes the float32 copy, twice their size).
+   */
+  bits?: Uint16Array;
 }
 
 /** Options for {@link parseSafetensors} and {@link readSafetensorsFile}. */
@@ -27,6 +33,50 @@ export interface ParseSafetensorsOptions {
   fileName?: string;
   /** Largest accepted JSON header in bytes (default 100 000 000, as the reference). */
   maxHeaderBytes?: number;
+  /**
+   * Keep F16 and BF16 tensors as their 16-bit values (`bits`), decoding `data` on first use
+   * (default false: `data` decoded at once, no `bits`).
+   */
+  halfBits?: boolean;
+}
+
+/**
+ * The tensor read from `raw` (stored as `dtype`): `data` decoded at once, or, for F16 and BF16
+ * with `halfBits`, the 16-bit values in `bits` and `data` decoded when first read. `owned` as
+ * for {@link decodeTensorData}.
+ */
+export function namedTensor(
+  dtype: DType,
+  shape: number[],
+  raw: Uint8Array,
+  halfBits = false,
+  owned = false,
+): NamedTensor {
+  if (!halfBits || (dtype !== 'F16' && dtype !== 'BF16')) {
+    return { dtype, shape, data: decodeTensorData(dtype, raw, owned) };
+  }
+  const whole = owned && raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength;
+  const buffer = whole ? raw.buffer : raw.slice().buffer;
+  let bits = new Uint16Array(buffer);
+  if (!LITTLE_ENDIAN) {
+    const dv = new DataView(buffer);
+    bits = Uint16Array.from({ length: bits.length }, (_, i) => dv.getUint16(2 * i, true));
+  }
+  let decoded: Float32Array | undefined;
+  const t: NamedTensor = {
+    dtype,
+    shape,
+    bits,
+    get data(): Float32Array {
+      if (!decoded) {
+        decoded = new Float32Array(bits.length);
+        if (dtype === 'F16') decodeFloat16(bits, decoded);
+        else decodeBfloat16(bits, decoded);
+      }
+      return decoded;
+    },
+  };
+  return t;
 }
 
 /** The contents of a safetensors file. */
@@ -160,7 +210,7 @@ export function parseSafetensors(
   const tensors = new Map<string, NamedTensor>();
   for (const e of entries) {
     const raw = bytes.subarray(dataOffset + e.begin, dataOffset + e.end);
-    tensors.set(e.name, { dtype: e.dtype, shape: e.shape, data: decodeTensorData(e.dtype, raw) });
+    tensors.set(e.name, namedTensor(e.dtype, e.shape, raw, options.halfBits));
   }
   return { tensors, metadata };
 }

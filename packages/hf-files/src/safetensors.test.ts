@@ -108,6 +108,34 @@ describe('parseSafetensors on hand-built files', () => {
     expect(Array.from(t.get('m')!.data)).toEqual([0, 1]);
   });
 
+  it('halfBits keeps F16 and BF16 as their 16 bits and decodes data only when it is read', () => {
+    const bytes = [0x00, 0x3c, 0x00, 0xc0, 0x80, 0x3f, 0x49, 0xc0, 0x00, 0x00, 0x80, 0x3f];
+    const file = build(
+      {
+        h: { dtype: 'F16', shape: [2], data_offsets: [0, 4] },
+        b: { dtype: 'BF16', shape: [1, 2], data_offsets: [4, 8] },
+        f: { dtype: 'F32', shape: [1], data_offsets: [8, 12] },
+      },
+      new Uint8Array(bytes),
+    );
+    const t = parseSafetensors(file, { halfBits: true }).tensors;
+    expect(Array.from(t.get('h')!.bits!)).toEqual([0x3c00, 0xc000]);
+    expect(Array.from(t.get('b')!.bits!)).toEqual([0x3f80, 0xc049]);
+    expect(t.get('f')!.bits).toBeUndefined();
+    expect(Array.from(t.get('f')!.data)).toEqual([1]);
+    // Not decoded yet: the getter is still there; reading it gives the eager decoding's values.
+    expect(Object.getOwnPropertyDescriptor(t.get('b')!, 'data')?.get).toBeTypeOf('function');
+    const eager = parse(file).tensors;
+    for (const k of ['h', 'b']) {
+      expect(Array.from(t.get(k)!.data)).toEqual(Array.from(eager.get(k)!.data));
+      expect(t.get(k)!.data).toBe(t.get(k)!.data); // decoded once
+      expect(eager.get(k)!.bits).toBeUndefined();
+    }
+    // The bits do not alias the file's bytes.
+    file[file.length - 12] = 0xff;
+    expect(t.get('h')!.bits![0]).toBe(0x3c00);
+  });
+
   it('accepts space padding, zero-sized tensors and names like __proto__', () => {
     const file = build(
       '{"__proto__":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},' +
