@@ -100,7 +100,9 @@ export async function loadCausalLM(
   options: LoadCausalLMOptions = {},
 ): Promise<CausalLM> {
   const { folder: dir, source } = await modelFolder(ref, options);
-  const ckpt = await readCheckpoint(dir);
+  // 16-bit tensors come as their bits: a frozen matrix kept in 16 bits is packed from them
+  // without a float32 copy on the host (half the host memory of an 8B checkpoint's load).
+  const ckpt = await readCheckpoint(dir, { halfBits: true });
   const model = causalLMFromTensors(ckpt.config, ckpt.tensors, options);
   try {
     model.source = source;

@@ -33,6 +33,32 @@ export interface HostTensor {
   dtype?: string;
   shape: number[];
   data: Float32Array;
+  /**
+   * An F16 or BF16 tensor's stored 16-bit values (`dtype` says which), as `readCheckpoint`'s
+   * `halfBits` gives them: a frozen matrix kept in that precision is packed from them directly,
+   * without decoding `data`.
+   */
+  bits?: Uint16Array;
+}
+
+/** `t`'s 16-bit values when they are already in `packed`'s format, else null. */
+function halfBitsIn(t: HostTensor, packed: PackedDtype | null): Uint16Array | null {
+  if (!t.bits || !packed) return null;
+  return (t.dtype === 'BF16' && packed === 'bfloat16') ||
+    (t.dtype === 'F16' && packed === 'float16')
+    ? t.bits
+    : null;
+}
+
+/** 16-bit values [rows, cols] (cols even) as a packed int32 [rows, cols/2] tensor, no copy. */
+function packedFromBits(bits: Uint16Array, rows: number, cols: number): tf.Tensor2D {
+  // Little-endian: value 2c is the low half of word c, the packed layout of @poad/tfjs-kernels.
+  const b = bits.byteOffset % 4 === 0 ? bits : bits.slice();
+  return tf.tensor2d(
+    new Int32Array(b.buffer, b.byteOffset, b.length / 2),
+    [rows, cols / 2],
+    'int32',
+  );
 }
 
 /** The fused weight a projection lives in: q/k/v share one matmul, gate/up another. */
@@ -197,9 +223,13 @@ function hasBias(c: ModelConfig, m: ModuleName): boolean {
   return false;
 }
 
-/** Transpose a row-major [rows, cols] matrix on the host. */
-export function transposeHost(data: Float32Array, rows: number, cols: number): Float32Array {
-  const out = new Float32Array(data.length);
+/** Transpose a row-major [rows, cols] matrix on the host (float32 values or 16-bit ones). */
+export function transposeHost<T extends Float32Array | Uint16Array>(
+  data: T,
+  rows: number,
+  cols: number,
+): T {
+  const out = new (data.constructor as new (n: number) => T)(data.length);
   for (let r = 0; r < rows; r++) {
     const base = r * cols;
     for (let c = 0; c < cols; c++) out[c * rows + r] = data[base + c] as number;
@@ -309,8 +339,9 @@ export function buildWeights(
       );
     }
     const n = shape.reduce((a, b) => a * b, 1);
-    if (t.data.length !== n) {
-      throw new WeightShapeError(name, `has ${t.data.length} values, expected ${n}`);
+    const length = (t.bits ?? t.data).length;
+    if (length !== n) {
+      throw new WeightShapeError(name, `has ${length} values, expected ${n}`);
     }
   }
   const get = (name: string): HostTensor => tensors.get(name) as HostTensor;
@@ -341,17 +372,28 @@ export function buildWeights(
     }
     return w;
   };
+  /** A frozen matrix packed from its file's 16-bit rows [outD, inD], or null where it cannot. */
+  const packedFromFile = (parts: HostTensor[], inD: number, outD: number): LinearWeight | null => {
+    const bits = parts.map((t) => halfBitsIn(t, packed));
+    if (!packed || outD % 2 !== 0 || bits.some((b) => b === null)) return null;
+    const rows = bits.length === 1 ? bits[0]! : new Uint16Array(outD * inD);
+    if (bits.length > 1) {
+      let off = 0;
+      for (const b of bits) {
+        rows.set(b!, off);
+        off += b!.length;
+      }
+    }
+    return {
+      kernel: packedFromBits(transposeHost(rows, outD, inD), inD, outD),
+      frozen: true,
+      packed,
+    };
+  };
   const fused = (layer: number, name: FusedName): LinearWeight => {
     const mods = FUSED_MODULES[name];
     const inD = moduleShape(c, mods[0] as ModuleName)[0];
     const outD = mods.reduce((n, m) => n + moduleShape(c, m)[1], 0);
-    const rows = new Float32Array(outD * inD);
-    let off = 0;
-    for (const m of mods) {
-      const t = get(`${modulePath(layer, m)}.weight`).data;
-      rows.set(t, off);
-      off += t.length;
-    }
     let bias: Float32Array | null = null;
     if (hasBias(c, mods[0] as ModuleName)) {
       bias = new Float32Array(outD);
@@ -362,18 +404,40 @@ export function buildWeights(
         bo += t.length;
       }
     }
+    const fromFile = packedFromFile(
+      mods.map((m) => get(`${modulePath(layer, m)}.weight`)),
+      inD,
+      outD,
+    );
+    if (fromFile) {
+      if (bias) fromFile.bias = tf.tensor1d(bias, 'float32');
+      return fromFile;
+    }
+    const rows = new Float32Array(outD * inD);
+    let off = 0;
+    for (const m of mods) {
+      const t = get(`${modulePath(layer, m)}.weight`).data;
+      rows.set(t, off);
+      off += t.length;
+    }
     return upload(rows, inD, outD, bias);
   };
-  const embedData = get('model.embed_tokens.weight').data;
+  const embedHost = get('model.embed_tokens.weight');
   const embedPacked = packed && c.hiddenSize % 2 === 0 ? packed : undefined;
-  const embedT = embedPacked
-    ? packHost(embedData, c.vocabSize, c.hiddenSize, embedPacked)
-    : tf.tensor2d(embedData, [c.vocabSize, c.hiddenSize]);
+  const embedBits = embedPacked ? halfBitsIn(embedHost, embedPacked) : null;
+  const embedT = embedBits
+    ? packedFromBits(embedBits, c.vocabSize, c.hiddenSize)
+    : embedPacked
+      ? packHost(embedHost.data, c.vocabSize, c.hiddenSize, embedPacked)
+      : tf.tensor2d(embedHost.data, [c.vocabSize, c.hiddenSize]);
   const embed = trainable ? toVariable(embedT) : embedT;
   const layers = assembleLayers(c, (name) => vec(name), fused);
   let lmHead: LinearWeight | undefined;
   if (!c.tieWordEmbeddings) {
-    lmHead = upload(get('lm_head.weight').data, c.hiddenSize, c.vocabSize, null);
+    const head = get('lm_head.weight');
+    lmHead =
+      packedFromFile([head], c.hiddenSize, c.vocabSize) ??
+      upload(head.data, c.hiddenSize, c.vocabSize, null);
   } else if (!trainable && !embedPacked) {
     lmHead = { kernel: tf.transpose(embed), kernelT: embed };
   }

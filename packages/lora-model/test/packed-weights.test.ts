@@ -12,7 +12,7 @@ import { readCheckpoint, type StoreDType, writeCheckpoint } from '@poad/hf-files
 import { initBackend, releaseBackend } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { createCausalLM } from '../src/causal-lm.js';
+import { causalLMFromTensors, createCausalLM } from '../src/causal-lm.js';
 import { loadCausalLM, saveAdapter } from '../src/checkpoint.js';
 import type { HFModelConfig } from '../src/config.js';
 import { ModelInputError } from '../src/errors.js';
@@ -173,6 +173,54 @@ describe.runIf(gpu.ok)('packed weights: memory, export, merge, errors', () => {
     const packed = await bytesOf('auto');
     expect(packed / full).toBeLessThanOrEqual(0.55);
     expect(packed / full).toBeGreaterThan(0.4);
+  });
+
+  it("packs a 16-bit checkpoint's matrices from its bits, never decoding them to float32 on the host", async () => {
+    await initBackend('webgpu', { allowSoftwareAdapter: true });
+    for (const [cfg, storeAs, dtype] of [
+      [tinyConfig({ tie_word_embeddings: false, vocab_size: 96 }), 'BF16', 'bfloat16'],
+      [qwen3Config(), 'F16', 'float16'],
+    ] as const) {
+      const dir = await writeModel(cfg, storeAs, 6);
+      const eager = await readCheckpoint(dir);
+      const bits = await readCheckpoint(dir, { halfBits: true });
+      // Every matrix's float32 values may not be read: only its 16 bits.
+      const guarded = new Map(
+        [...bits.tensors].map(([name, t]) => {
+          if (t.shape.length !== 2) return [name, t];
+          expect(t.bits, name).toBeDefined();
+          return [
+            name,
+            {
+              dtype: t.dtype,
+              shape: t.shape,
+              bits: t.bits,
+              get data(): Float32Array {
+                throw new Error(`${name}: decoded to float32 on the host`);
+              },
+            },
+          ];
+        }),
+      );
+      const fromBits = causalLMFromTensors(bits.config, guarded, { weightDtype: 'auto' });
+      const fromFloats = causalLMFromTensors(eager.config, eager.tensors, { weightDtype: dtype });
+      expect(fromBits.weights.layers[0]?.qkv.packed).toBe(dtype);
+      expect(fromBits.weights.embedPacked).toBe(dtype);
+      const batch = [[1, 5, 9, 2, 7, 3]];
+      expect(Array.from(await fromBits.logits(batch))).toEqual(
+        Array.from(await fromFloats.logits(batch)),
+      );
+      // The other 16-bit format than the file's goes through the float32 values.
+      const other = dtype === 'bfloat16' ? 'float16' : 'bfloat16';
+      const converted = causalLMFromTensors(bits.config, bits.tensors, { weightDtype: other });
+      const convertedEager = causalLMFromTensors(eager.config, eager.tensors, {
+        weightDtype: other,
+      });
+      expect(Array.from(await converted.logits(batch))).toEqual(
+        Array.from(await convertedEager.logits(batch)),
+      );
+      for (const m of [fromBits, fromFloats, converted, convertedEager]) m.dispose();
+    }
   });
 
   it('exports the checkpoint values exactly and merges an adapter without changing the logits', async () => {
