@@ -17,7 +17,6 @@ import * as tf from '@tensorflow/tfjs-core';
 import {
   initBackend,
   packedMatMul,
-  packWeight,
   randomPackedNormal,
   releaseBackend,
   setSubgroupUse,
@@ -127,10 +126,10 @@ async function matmulBench(opts: {
       const wRows = s.transposed ? s.n : s.k;
       const wCols = s.transposed ? s.k : s.n;
       const f32Fits = wRows * wCols * 4 <= bindLimit;
-      // The bf16 weight is drawn as float32 and packed on the device, one row block at a time
-      // where the float32 form would not fit one binding.
-      const wf = f32Fits ? tf.randomNormal([wRows, wCols], 0, 0.02, 'float32', 1) : null;
-      const wp = wf ? packWeight(wf as tf.Tensor2D, 'bfloat16') : packedRandom(wRows, wCols);
+      // The weight is drawn on the device in bf16 (no host random numbers for billions of values);
+      // the float32 weight is its exact unpacking, so every variant multiplies the same values.
+      const wp = randomPackedNormal(wRows, wCols, 'bfloat16', { seed: 3, std: 0.02 });
+      const wf = f32Fits ? unpackWeight(wp, 'bfloat16') : null;
       for (const m of opts.rows) {
         const x = tf.randomNormal([m, s.k], 0, 1, 'float32', 2) as tf.Tensor2D;
         const ms: Record<string, number | null> = {};
@@ -180,15 +179,11 @@ async function matmulBench(opts: {
         console.log(formatRow(row));
         x.dispose();
       }
-      tf.dispose([wf, wp].filter((t): t is tf.Tensor => t !== null));
+      wp.dispose();
+      wf?.dispose();
     }
   }
   return out;
-}
-
-/** A packed bf16 [rows, cols] weight too big for a float32 staging copy: drawn on the device. */
-function packedRandom(rows: number, cols: number): tf.Tensor2D {
-  return randomPackedNormal(rows, cols, 'bfloat16', { seed: 3, std: 0.02 });
 }
 
 function formatRow(r: MatMulTiming): string {
