@@ -92,7 +92,7 @@ interface MatMulTiming {
   k: number;
   n: number;
   transposed: boolean;
-  /** Milliseconds per product; null where the weight does not fit one storage binding. */
+  /** Milliseconds per product; null where the weight or the product does not fit one storage binding. */
   ms: Record<string, number | null>;
   /** TF.js float32 time over each other variant's: above 1, that variant is faster. */
   speedup: Record<string, number | null>;
@@ -132,29 +132,30 @@ async function matmulBench(opts: {
       const wf = f32Fits ? unpackWeight(wp, 'bfloat16') : null;
       for (const m of opts.rows) {
         const x = tf.randomNormal([m, s.k], 0, 1, 'float32', 2) as tf.Tensor2D;
+        const outFits = m * s.n * 4 <= bindLimit;
         const ms: Record<string, number | null> = {};
+        // The "no subgroups" variants run the same call with subgroups turned off.
+        const tiledF32 = wf ? () => tiledMatMul(x, wf, s.transposed) : null;
+        const tiledBf16 = () => packedMatMul(x, wp, 'bfloat16', s.transposed);
         const runs: Record<(typeof VARIANTS)[number], (() => tf.Tensor) | null> = {
           'tfjs f32': wf ? () => tf.matMul(x, wf, false, s.transposed) : null,
-          'tiled f32': wf ? () => tiledMatMul(x, wf as tf.Tensor2D, s.transposed) : null,
-          'tiled f32, no subgroups': wf
-            ? () => tiledMatMul(x, wf as tf.Tensor2D, s.transposed)
+          'tiled f32': tiledF32,
+          'tiled f32, no subgroups': tiledF32,
+          'tiled bf16': tiledBf16,
+          'tiled bf16, no subgroups': tiledBf16,
+          'unpack bf16 + tfjs': f32Fits
+            ? () => tf.tidy(() => tf.matMul(x, unpackWeight(wp, 'bfloat16'), false, s.transposed))
             : null,
-          'tiled bf16': () => packedMatMul(x, wp, 'bfloat16', s.transposed),
-          'tiled bf16, no subgroups': () => packedMatMul(x, wp, 'bfloat16', s.transposed),
-          'unpack bf16 + tfjs':
-            m * s.n * 4 <= bindLimit && f32Fits
-              ? () => tf.tidy(() => tf.matMul(x, unpackWeight(wp, 'bfloat16'), false, s.transposed))
-              : null,
         };
         for (const v of VARIANTS) {
           const run = runs[v];
           setSubgroupUse(!v.endsWith('no subgroups'));
-          ms[v] = run && m * s.n * 4 <= bindLimit ? await time(run, opts.reps) : null;
+          ms[v] = run && outFits ? await time(run, opts.reps) : null;
         }
         setSubgroupUse(true);
         let maxRelDiff: number | null = null;
-        if (wf && m * s.n * 4 <= bindLimit) {
-          const a = tiledMatMul(x, wf as tf.Tensor2D, s.transposed);
+        if (wf && outFits) {
+          const a = tiledMatMul(x, wf, s.transposed);
           const b = tf.matMul(x, wf, false, s.transposed);
           maxRelDiff = await relDiff(a, b);
           tf.dispose([a, b]);

@@ -43,6 +43,22 @@ function checkPacked(op: string, w: tf.Tensor, dtype: PackedDtype): void {
   }
 }
 
+/** Throws unless x's columns equal the (transposed) weight's `wk` rows; `weight` describes it. */
+function checkInner(
+  op: string,
+  x: tf.Tensor2D,
+  wk: number,
+  transposed: boolean,
+  weight: string,
+): void {
+  const [, k] = x.shape;
+  if (k !== wk) {
+    throw new RangeError(
+      `${op}: x [${x.shape}] has ${k} columns, the ${transposed ? 'transposed ' : ''}weight ${weight} ${wk} rows`,
+    );
+  }
+}
+
 /**
  * `x · W` for a packed W [k, n] (stored [k, n/2]); with `transposed`, `x · Wᵀ` for a packed
  * W [n, k] (stored [n, k/2]). Differentiable in x (W is a constant): the input gradient is the
@@ -55,13 +71,8 @@ export function packedMatMul(
   transposed = false,
 ): tf.Tensor2D {
   checkPacked('packedMatMul', w, dtype);
-  const [, k] = x.shape;
   const wk = transposed ? 2 * (w.shape[1] as number) : w.shape[0];
-  if (k !== wk) {
-    throw new RangeError(
-      `packedMatMul: x [${x.shape}] has ${k} columns, the ${transposed ? 'transposed ' : ''}weight (stored [${w.shape}]) ${wk} rows`,
-    );
-  }
+  checkInner('packedMatMul', x, wk, transposed, `(stored [${w.shape}])`);
   return tf
     .engine()
     .runKernel(PACKED_KERNELS.matMul, { x, w }, { dtype, transposed }) as tf.Tensor2D;
@@ -85,13 +96,7 @@ export function tiledMatMul(x: tf.Tensor2D, w: tf.Tensor2D, transposed = false):
       `tiledMatMul: the weight is a float32 [rows, cols] tensor, got ${w.dtype} [${w.shape}] (a packed one goes to packedMatMul)`,
     );
   }
-  const [, k] = x.shape;
-  const wk = transposed ? w.shape[1] : w.shape[0];
-  if (k !== wk) {
-    throw new RangeError(
-      `tiledMatMul: x [${x.shape}] has ${k} columns, the ${transposed ? 'transposed ' : ''}weight [${w.shape}] ${wk} rows`,
-    );
-  }
+  checkInner('tiledMatMul', x, transposed ? w.shape[1] : w.shape[0], transposed, `[${w.shape}]`);
   return tf
     .engine()
     .runKernel(PACKED_KERNELS.matMul, { x, w }, { dtype: 'float32', transposed }) as tf.Tensor2D;

@@ -1,5 +1,5 @@
 import type { GpuProgram } from './programs.js';
-import { SUBGROUP_MARKER } from './subgroups.js';
+import { isSubgroupSize, SUBGROUP_MARKER, SUBGROUP_PROBE_LANES } from './subgroups.js';
 
 /*
  * Weights kept in their checkpoint's 16-bit precision on webgpu. A [rows, cols] bfloat16 or
@@ -28,7 +28,8 @@ function unpackFns(dtype: PackedDtype): string {
 const TM = 64;
 const TN = 64;
 const TK = 16;
-const WG = 256;
+// The lanes whose subgroup layout the device's probe checked (the shuffling form relies on it).
+const WG = SUBGROUP_PROBE_LANES;
 
 /**
  * A tiled product with a packed weight, float32 accumulation:
@@ -104,7 +105,7 @@ export function packedMatMulProgram(
           tb[kk * ${TN} + 2 * p + 1] = unpackHi(w);
         }`;
   const S = subgroupSize;
-  if (S !== null && !(S >= 4 && S <= 128 && (S & (S - 1)) === 0)) {
+  if (S !== null && !isSubgroupSize(S)) {
     throw new RangeError(`packedMatMulProgram: subgroup size ${S} is not a power of two in 4..128`);
   }
   // The input tile: through workgroup memory, or (subgroups) into registers.

@@ -15,8 +15,16 @@
 /** A line in a program's WGSL that asks for `enable subgroups;` at the top of its module. */
 export const SUBGROUP_MARKER = '// poad: enable subgroups';
 
-/** The workgroup size of the programs that use subgroups (the tiled product's). */
+/**
+ * The workgroup size the layout is checked for, and so the workgroup size of the programs that
+ * shuffle through subgroups (the tiled product's).
+ */
 export const SUBGROUP_PROBE_LANES = 256;
+
+/** Whether `s` is a subgroup size the programs take: a power of two in 4..128. */
+export function isSubgroupSize(s: number): boolean {
+  return s >= 4 && s <= 128 && (s & (s - 1)) === 0;
+}
 
 interface ShaderDevice {
   createShaderModule(descriptor: { code: string; label?: string }): unknown;
@@ -55,7 +63,7 @@ export function subgroupLayoutSize(lanes: SubgroupLanes): number | null {
   const n = lanes.sizes.length;
   if (n === 0 || lanes.ids.length !== n) return null;
   const s = lanes.sizes[0] as number;
-  if (!(s >= 4 && s <= 128 && (s & (s - 1)) === 0)) return null;
+  if (!isSubgroupSize(s)) return null;
   for (let i = 0; i < n; i++) {
     if (lanes.sizes[i] !== s || lanes.ids[i] !== i % s) return null;
   }
