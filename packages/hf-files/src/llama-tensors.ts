@@ -63,18 +63,19 @@ export function expectedLlamaTensorNames(config: LlamaConfig): string[] {
 const sameShape = (a: readonly number[], b: readonly number[]): boolean =>
   a.length === b.length && a.every((x, i) => x === b[i]);
 
-function sameBits(a: Float32Array, b: Float32Array): boolean {
-  if (a.length !== b.length) return false;
-  const x = new Uint32Array(a.buffer, a.byteOffset, a.length);
-  const y = new Uint32Array(b.buffer, b.byteOffset, b.length);
+/** Whether two arrays of words hold the same words. */
+function sameWords(x: Uint16Array | Uint32Array, y: Uint16Array | Uint32Array): boolean {
+  if (x.length !== y.length) return false;
   for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
   return true;
 }
 
-function sameHalfBits(a: Uint16Array, b: Uint16Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
+/** Whether two float32 arrays hold the same bits (NaNs and signed zeros included). */
+function sameBits(a: Float32Array, b: Float32Array): boolean {
+  return sameWords(
+    new Uint32Array(a.buffer, a.byteOffset, a.length),
+    new Uint32Array(b.buffer, b.byteOffset, b.length),
+  );
 }
 
 /**
@@ -121,7 +122,7 @@ export function validateLlamaTensors(
     const e = tensors.get(embed)!;
     const differ =
       head.bits && e.bits
-        ? head.dtype !== e.dtype || !sameHalfBits(head.bits, e.bits)
+        ? head.dtype !== e.dtype || !sameWords(head.bits, e.bits)
         : head.data !== undefined && e.data !== undefined && !sameBits(head.data, e.data);
     if (differ) {
       throw new CheckpointError(
