@@ -22,6 +22,7 @@ import {
   setSubgroupUse,
   subgroupSize,
   tiledMatMul,
+  timeProduct,
   unpackWeight,
 } from '../src/index.js';
 
@@ -52,26 +53,6 @@ function shapesOf(name: string): Shape[] {
     { label: `${name} down`, k: c.ffn, n: c.d, transposed: false },
     { label: `${name} head (tied)`, k: c.d, n: c.vocab, transposed: true },
   ];
-}
-
-/** Mean milliseconds of `run` over `reps` queued runs, after two warm-up runs. */
-async function time(run: () => tf.Tensor, reps: number): Promise<number> {
-  for (let i = 0; i < 2; i++) {
-    const y = run();
-    await tf.slice(y, [0, 0], [1, 1]).data();
-    y.dispose();
-  }
-  const t0 = performance.now();
-  let last: tf.Tensor | null = null;
-  for (let i = 0; i < reps; i++) {
-    last?.dispose();
-    last = run();
-  }
-  const probe = tf.slice(last!, [0, 0], [1, 1]);
-  await probe.data();
-  const ms = (performance.now() - t0) / reps;
-  tf.dispose([last!, probe]);
-  return ms;
 }
 
 /** Largest |a − b| over max(1, |b|), of two products. */
@@ -150,7 +131,7 @@ async function matmulBench(opts: {
         for (const v of VARIANTS) {
           const run = runs[v];
           setSubgroupUse(!v.endsWith('no subgroups'));
-          ms[v] = run && outFits ? await time(run, opts.reps) : null;
+          ms[v] = run && outFits ? await timeProduct(run, opts.reps) : null;
         }
         setSubgroupUse(true);
         let maxRelDiff: number | null = null;

@@ -29,6 +29,24 @@ export {
   tiledMatMul,
   unpackWeight,
 } from './packed.js';
+// Frozen float32 products: TF.js's matmul or the tiled program, per shape as measured
+export type {
+  ProductChoice,
+  ProductPlan,
+  ProductTiming,
+  ProductWeight,
+  TuneOptions,
+} from './products.js';
+export {
+  DEFAULT_TUNE_ROWS,
+  describeProductPlan,
+  frozenProduct,
+  ProductPlanError,
+  parseProductPlan,
+  timeProduct,
+  tuneProducts,
+  usesTiled,
+} from './products.js';
 // Reading many tensors at once
 export { readTensors } from './read-tensors.js';
 export { registerSegmentSumKernel } from './segment-sum.js';
