@@ -8,6 +8,8 @@
  *   options: --backends wasm-stock,wasm,cpu,webgpu  --configs tiny,small,base,1b,8b
  *            --modes fwd,lora,score,prefix  --reps 9  --warmup 3  --no-torch
  *            --batch N --seq N --weight-dtype float32|bfloat16 (override the configs')
+ *            --matmul auto|tfjs|tiled (webgpu, float32 weights: auto times TF.js's matmul against
+ *            the tiled program per shape before the steps, as a training run does; default auto)
  *   (wasm-stock: stock wasm kernels; wasm: with @poad/tfjs-native when its addon is built;
  *   list wasm-stock before wasm, since native kernels stay registered once loaded; webgpu: Dawn,
  *   a hardware adapter unless POAD_WEBGPU_ALLOW_SOFTWARE=1)
@@ -25,7 +27,12 @@
  * memory of both sides: ours the bytes TF.js's WebGPU buffer pool holds, PyTorch's
  * `torch.cuda.max_memory_allocated`.
  */
-import { type BackendChoice, initBackend, releaseBackend } from '@poad/tfjs-kernels';
+import {
+  type BackendChoice,
+  describeProductPlan,
+  initBackend,
+  releaseBackend,
+} from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { type CausalLM, createCausalLM } from '../src/index.js';
 import { SeededRng } from '../src/rng.js';
@@ -63,6 +70,11 @@ const backends = option('backends', 'wasm-stock,wasm,cpu').split(',');
 const configNames = option('configs', 'tiny,small').split(',');
 const torchPrecision = option('torch-precision', 'fp32');
 const modes = option('modes', 'fwd,lora,score,prefix').split(',');
+const matmul = option('matmul', 'auto');
+if (!['auto', 'tfjs', 'tiled'].includes(matmul)) {
+  console.error(`--matmul ${matmul}: use auto, tfjs or tiled`);
+  process.exit(2);
+}
 const reps = Number(option('reps', full ? '9' : '3'));
 // Untimed steps first: the wasm heap and BLAS buffers grow during the first few steps.
 const warmup = Number(option('warmup', full ? '3' : '1'));
@@ -248,6 +260,19 @@ async function benchModel(
   const c = forBackend(base, backend);
   const useTorch = backend !== 'cpu' ? torch : null;
   const model = build(c);
+  if (backend === 'webgpu' && model.frozenProducts().length > 0) {
+    if (matmul === 'auto') {
+      const t0 = performance.now();
+      // The row counts of the steps below: a token-stats pass and a scoring pass.
+      const plan = await model.tuneProducts({ rows: [SCORE.cands * SCORE.len, c.batch * c.seq] });
+      console.log(
+        `# frozen float32 products: ${describeProductPlan(plan)} (timed in ${((performance.now() - t0) / 1000).toFixed(1)} s)`,
+      );
+    } else {
+      model.useProducts(matmul as 'tfjs' | 'tiled');
+      console.log(`# frozen float32 products: ${describeProductPlan(model.products)}`);
+    }
+  }
   const rng = new SeededRng(2);
   const prompts: number[][] = [];
   const actions: number[][] = [];

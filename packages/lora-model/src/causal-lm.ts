@@ -1,5 +1,14 @@
 import type { ModelSnapshot, TextTokenizer } from '@poad/hf-files';
-import { registerGradients, registerSegmentSumKernel, unpackWeight } from '@poad/tfjs-kernels';
+import {
+  type ProductChoice,
+  type ProductPlan,
+  type ProductWeight,
+  registerGradients,
+  registerSegmentSumKernel,
+  type TuneOptions,
+  tuneProducts,
+  unpackWeight,
+} from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { checkIds } from './batch.js';
 import { type HFModelConfig, type ModelConfig, resolveModelConfig } from './config.js';
@@ -20,7 +29,7 @@ import {
   generate,
   generateBatch,
 } from './generate.js';
-import { frozenWeight } from './linear.js';
+import { frozenWeight, type LinearWeight } from './linear.js';
 import { LoraAdapter, type LoraConfig } from './lora.js';
 import { type ScoreOptions, scoreContinuations } from './scoring.js';
 import { scoreTokens, type TokenStats, type TokenStatsOptions, tokenStats } from './token-stats.js';
@@ -94,6 +103,7 @@ export class CausalLM {
   source: ModelSource | undefined = undefined;
   private seed: number;
   private disposed = false;
+  private productChoice: ProductChoice = 'tfjs';
 
   constructor(config: ModelConfig, weights: ModelWeights, seed = 0) {
     this.config = config;
@@ -272,6 +282,49 @@ export class CausalLM {
   }
 
   /**
+   * The frozen float32 weights whose products may run on the package's tiled program instead of
+   * TF.js's matmul (webgpu; none on CPU backends, and none packed: those always run tiled), each
+   * with the form the model multiplies by it. What `tuneProducts` of `@poad/tfjs-kernels` times.
+   */
+  frozenProducts(): ProductWeight[] {
+    return this.choosable().map((lw) => ({ w: lw.kernel, transposed: lw.transposed === true }));
+  }
+
+  /** How the products of {@link frozenProducts} run now (default `tfjs`). */
+  get products(): ProductChoice {
+    return this.productChoice;
+  }
+
+  /**
+   * Runs the products of {@link frozenProducts} as `choice` says: TF.js's matmul, the tiled
+   * program, or per shape and row count as a measured plan says. Values change only in the last
+   * bits of float32 sums; a run that must repeat exactly keeps its plan (the trainer writes it).
+   */
+  useProducts(choice: ProductChoice): void {
+    this.assertLive();
+    this.productChoice = choice;
+    for (const lw of this.choosable()) lw.products = choice;
+  }
+
+  /**
+   * Times TF.js's matmul against the tiled program for every shape of {@link frozenProducts} on
+   * the active webgpu device, uses the resulting plan and returns it (to save and reuse).
+   */
+  async tuneProducts(opts: TuneOptions = {}): Promise<ProductPlan> {
+    this.assertLive();
+    const plan = await tuneProducts(this.frozenProducts(), opts);
+    this.useProducts(plan);
+    return plan;
+  }
+
+  private choosable(): LinearWeight[] {
+    const w = this.weights;
+    const all = w.layers.flatMap((l) => [l.qkv, l.o, l.gateUp, l.down]);
+    if (w.lmHead) all.push(w.lmHead);
+    return all.filter((lw) => lw.frozen === true && !lw.packed && !lw.kernelT);
+  }
+
+  /**
    * Fold the adapter into the base weights (W ← W + A·B·alpha/r) and drop it. The merged model
    * computes what the adapted model computed. A weight kept in 16-bit storage becomes float32 when
    * merged: rounding W + ΔW back to bfloat16 would lose most of a small LoRA update.
@@ -310,6 +363,7 @@ export class CausalLM {
           lw.kernelT = frozen.kernelT;
           lw.frozen = frozen.frozen;
           delete lw.packed;
+          if (!lw.kernelT) lw.products = this.productChoice;
         }
       }
     });

@@ -1,4 +1,9 @@
-import { type PackedDtype, packedMatMul } from '@poad/tfjs-kernels';
+import {
+  frozenProduct,
+  type PackedDtype,
+  type ProductChoice,
+  packedMatMul,
+} from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 
 /**
@@ -18,6 +23,17 @@ export interface LinearWeight {
    * [in, out/2], two values per element (`@poad/tfjs-kernels`' packed layout).
    */
   packed?: PackedDtype;
+  /**
+   * A frozen float32 `kernel` held as [out, in] (the PyTorch layout), multiplied transposed: a
+   * head tied to the embedding on webgpu, which then needs no transposed copy.
+   */
+  transposed?: boolean;
+  /**
+   * How the products of a frozen float32 weight run on webgpu (`@poad/tfjs-kernels`'
+   * `frozenProduct`): TF.js's matmul (unset, `tfjs`), the tiled program, or per shape as a measured
+   * plan says (`CausalLM.useProducts`).
+   */
+  products?: ProductChoice;
   bias?: tf.Tensor1D;
 }
 
@@ -43,20 +59,6 @@ export function frozenMatMul(x: tf.Tensor2D, w: tf.Tensor2D, wT: tf.Tensor2D): t
       value: tf.matMul(xi, w),
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) =>
         tf.matMul(dy as tf.Tensor2D, saved[0] as tf.Tensor2D),
-    };
-  });
-  return f(x) as tf.Tensor2D;
-}
-
-/** `x · w` for a frozen `w` without a cached transpose: the input gradient is `dy · wᵀ`. */
-function frozenMatMulT(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
-  const f = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
-    const [xi, save] = args as [tf.Tensor2D, tf.GradSaveFunc];
-    save([w]);
-    return {
-      value: tf.matMul(xi, w),
-      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) =>
-        tf.matMul(dy as tf.Tensor2D, saved[0] as tf.Tensor2D, false, true),
     };
   });
   return f(x) as tf.Tensor2D;
@@ -93,7 +95,7 @@ export function linear(x: tf.Tensor2D, w: LinearWeight): tf.Tensor2D {
     : w.kernelT
       ? frozenMatMul(x, w.kernel, w.kernelT)
       : w.frozen
-        ? frozenMatMulT(x, w.kernel)
+        ? frozenProduct(x, w.kernel, w.transposed === true, w.products ?? 'tfjs')
         : trainableMatMul(x, w.kernel);
   return w.bias ? tf.add(y, w.bias) : y;
 }

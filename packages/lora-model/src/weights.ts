@@ -439,7 +439,7 @@ export function buildWeights(
       packedFromFile([head], c.hiddenSize, c.vocabSize) ??
       upload(head.data, c.hiddenSize, c.vocabSize, null);
   } else if (!trainable && !embedPacked) {
-    lmHead = { kernel: tf.transpose(embed), kernelT: embed };
+    lmHead = tiedFrozenHead(embed);
   }
   const weights: ModelWeights = {
     embed,
@@ -472,6 +472,7 @@ export async function exportWeights(
   /** HF [out, in] rows of a weight. */
   const hfRows = async (lw: LinearWeight): Promise<Float32Array> => {
     if (lw.kernelT) return readFloats(lw.kernelT);
+    if (lw.transposed) return readFloats(lw.kernel);
     const [inD, cols] = lw.kernel.shape;
     if (lw.packed) return transposeHost(await unpackHost(lw.kernel, lw.packed), inD, 2 * cols);
     return transposeHost(await readFloats(lw.kernel), inD, cols);
@@ -612,9 +613,20 @@ export function randomDeviceWeights(
     trainable: false,
   };
   if (!c.tieWordEmbeddings) weights.lmHead = matrix(c.hiddenSize, c.vocabSize);
-  else if (!packEmbed) weights.lmHead = { kernel: tf.transpose(embed), kernelT: embed };
+  else if (!packEmbed) weights.lmHead = tiedFrozenHead(embed);
   if (packEmbed) weights.embedPacked = storage;
   return weights;
+}
+
+/**
+ * The LM head of a frozen float32 embedding it is tied to: on webgpu the embedding itself,
+ * multiplied transposed (no copy); on CPU backends, where transposed products are slow, a
+ * transposed copy as the kernel and the embedding as the cached transpose.
+ */
+function tiedFrozenHead(embed: tf.Tensor2D): LinearWeight {
+  return transposedProductsAreFast()
+    ? { kernel: embed, frozen: true, transposed: true }
+    : { kernel: tf.transpose(embed), kernelT: embed };
 }
 
 /** Every tensor owned by the weights (for disposal). */
@@ -631,7 +643,7 @@ export function weightTensors(w: ModelWeights): tf.Tensor[] {
     }
   }
   if (w.lmHead) {
-    all.push(w.lmHead.kernel);
+    if (w.lmHead.kernel !== w.embed) all.push(w.lmHead.kernel);
     if (w.lmHead.kernelT && w.lmHead.kernelT !== w.embed) all.push(w.lmHead.kernelT);
   }
   return all;
