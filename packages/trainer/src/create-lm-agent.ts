@@ -31,7 +31,9 @@ import type { Agent } from './agent.js';
 import { algorithmEntry } from './algorithms/registry.js';
 import type { AlgorithmConfigBase } from './algorithms/types.js';
 import { LmPolicy } from './lm-agent.js';
+import { chooseProducts } from './products.js';
 import { type PromptFormatOption, promptClock, promptDateOf } from './prompt-format.js';
+import type { MatMulOption } from './run-options.js';
 
 /** Options of {@link createLmAgent}. */
 export interface LmAgentOptions {
@@ -46,6 +48,17 @@ export interface LmAgentOptions {
   threads?: number;
   /** Storage of the frozen weights (`@poad/lora-model`'s `WeightDtype`; default `auto`). */
   weightDtype?: WeightDtype;
+  /**
+   * How products with frozen float32 weights run on webgpu (default `auto`: per shape, as measured
+   * on the GPU; see {@link chooseProducts}). The choice is in the agent's `info.products`.
+   */
+  matmul?: MatMulOption;
+  /** The product plan a resumed run recorded (environment.json `model.products`). */
+  recordedProducts?: unknown;
+  /** Folder of product plans measured on this machine (default `productCacheDir()`); false: none. */
+  productCacheDir?: string | false;
+  /** Lines worth showing (a product measurement and how long it took). */
+  log?: (line: string) => void;
   seed: number;
   lora: { r: number; alpha: number };
   /**
@@ -132,7 +145,20 @@ export async function createLmAgent(o: LmAgentOptions): Promise<Agent> {
     ...(o.onProgress ? { onProgress: o.onProgress } : {}),
   });
   try {
-    return await agentOf(o, entry, config, backend, model);
+    const products =
+      backend.backend === 'webgpu'
+        ? await chooseProducts(model, {
+            matmul: o.matmul ?? 'auto',
+            adapter: {
+              description: backend.description,
+              software: backend.adapter?.software === true,
+            },
+            ...(o.recordedProducts === undefined ? {} : { recorded: o.recordedProducts }),
+            ...(o.productCacheDir === undefined ? {} : { cacheDir: o.productCacheDir }),
+            ...(o.log ? { log: o.log } : {}),
+          })
+        : undefined;
+    return await agentOf(o, entry, config, backend, model, products);
   } catch (e) {
     model.dispose();
     throw e;
@@ -145,6 +171,7 @@ async function agentOf(
   config: AlgorithmConfigBase,
   backend: Awaited<ReturnType<typeof initBackend>>,
   model: CausalLM,
+  products: Awaited<ReturnType<typeof chooseProducts>> | undefined,
 ): Promise<Agent> {
   const tokenizer = model.tokenizer;
   if (!tokenizer) {
@@ -199,6 +226,7 @@ async function agentOf(
         : {}),
       promptFormat: prompt.format,
       ...(prompt.format === 'chat' ? { promptDate: prompt.date } : {}),
+      ...(products ? { products: products.choice, productsFrom: products.source } : {}),
       config: model.config,
       trainableActor: count(policy.actorVariables),
       trainableCritic: count(policy.criticVariables),

@@ -24,6 +24,8 @@ export type {
 } from './library.js';
 export { evaluate, play, train } from './library.js';
 export { DEFAULT_MODEL_OPTION, resolveModelPath } from './model-path.js';
+export type { ChooseProductsOptions, ProductSource } from './products.js';
+export { chooseProducts, productCacheDir, productCacheFile } from './products.js';
 export type { RunConfig, ValueSources } from './run-config.js';
 export {
   flatRunConfig,
@@ -31,4 +33,6 @@ export {
   resolveRun,
   runSettings,
 } from './run-config.js';
+export type { MatMulOption } from './run-options.js';
+export { MATMUL_CHOICES } from './run-options.js';
 export { plannedIterations } from './train.js';

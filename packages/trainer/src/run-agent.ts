@@ -7,11 +7,26 @@ import type { Agent } from './agent.js';
 import { createLmAgent } from './create-lm-agent.js';
 import { embeddedStopTokenIds, isHubModelId, resolveModelPath } from './model-path.js';
 import type { RunConfig } from './run-config.js';
+import type { MatMulOption } from './run-options.js';
 
 /** What environment.json records of a Hub model (`model.hub`, written by `createLmAgent`). */
 interface RecordedHubModel {
   repo?: unknown;
   commit?: unknown;
+}
+
+/** What a resumed run's environment.json records under `model.products` (undefined: nothing). */
+function recordedProducts(rc: RunConfig): unknown {
+  const runDir = rc.run.resume;
+  if (runDir === undefined) return undefined;
+  try {
+    const env = JSON.parse(readFileSync(join(runDir, 'environment.json'), 'utf8')) as {
+      model?: { products?: unknown };
+    };
+    return env.model?.products;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -103,6 +118,9 @@ export async function createRunAgent(
       backend: run.backend as BackendChoice,
       threads: run.threads,
       weightDtype: run.weightDtype,
+      matmul: run.matmul as MatMulOption,
+      recordedProducts: recordedProducts(rc),
+      log,
       seed: config.seed,
       lora: { r: run.loraRank, alpha: run.loraAlpha },
       algorithm: rc.algorithm.name,

@@ -47,7 +47,7 @@ export interface ValueSources {
 
 /**
  * Options that may change when resuming: they do not change what is computed (a different
- * `threads` or `backend` changes only the last bits of floating-point sums, so such a resumed
+ * `threads`, `backend` or `matmul` changes only the last bits of floating-point sums, so such a resumed
  * run is no longer bit-identical to an uninterrupted one; `maxNonFiniteSkips` only decides when
  * a run with non-finite values stops).
  */
@@ -59,6 +59,7 @@ export const RESUMABLE_OVERRIDES = [
   'checkpointEvery',
   'backend',
   'threads',
+  'matmul',
   'maxNonFiniteSkips',
 ] as const;
 
@@ -323,6 +324,7 @@ const NOT_SETTINGS = new Set<string>([
   'evalEvery',
   'backend',
   'threads',
+  'matmul',
   'maxNonFiniteSkips',
   // The date a chat template writes (the day a run started): runs of the same settings started
   // on different days are the same experiment.

@@ -9,6 +9,10 @@ import { PROMPT_DATE, PROMPT_FORMATS } from './prompt-format.js';
  * environment's own options they make a training command's flags. `task`, `algo` and `preset`
  * take their choices from the environment ({@link runOptionsSchema}).
  */
+/** The `matmul` run option: how products with frozen float32 weights run on webgpu. */
+export const MATMUL_CHOICES = ['auto', 'tfjs', 'tiled'] as const;
+export type MatMulOption = (typeof MATMUL_CHOICES)[number];
+
 export const RUN_OPTIONS = defineSchema({
   task: { type: 'string', description: 'Task to train on' },
   algo: { type: 'string', default: 'poad', description: 'Algorithm' },
@@ -49,6 +53,13 @@ export const RUN_OPTIONS = defineSchema({
     default: 'auto',
     description:
       "Storage of the model's frozen weights: auto keeps a bf16/f16 checkpoint in 16 bits on webgpu (half the memory, unpacked inside the kernels, float32 accumulation) and float32 on CPU backends; float32 always converts; bfloat16/float16 ask for that storage (webgpu only; a float32 checkpoint is rounded)",
+  },
+  matmul: {
+    type: 'enum',
+    choices: MATMUL_CHOICES,
+    default: 'auto',
+    description:
+      "Products with frozen float32 weights on webgpu: auto times TF.js's matmul against the tiled program (64 × 64 tiles, subgroups) per weight shape and row count on the GPU and runs whichever is faster (the plan is cached per GPU and model shapes under $POAD_CACHE_DIR, else ~/.cache/poad, recorded in environment.json and reused by --resume; a software adapter keeps TF.js's); tfjs and tiled fix the choice. Weights kept in 16 bits always run tiled; CPU backends ignore it",
   },
   threads: {
     type: 'integer',
