@@ -30,7 +30,8 @@
  * 5. `counts`: GPU programs and reads per phase of 2 iterations of the default command (the same
  *    on any GPU; a check that the bundle runs what the repository runs);
  * 6. `models` (real-size models): the bench against PyTorch on the same GPU, `base` in float32
- *    against PyTorch fp32, `base` with bf16 weights against PyTorch bf16, `1b` (Llama-3.2-1B's
+ *    against PyTorch fp32 (frozen products chosen per shape as measured, then all on TF.js's
+ *    matmul for comparison), `base` with bf16 weights against PyTorch bf16, `1b` (Llama-3.2-1B's
  *    shapes, bf16) LoRA step at 4 × 512 against PyTorch bf16, and `8b` (Llama-3.1-8B's shapes,
  *    bf16) forward and LoRA step at 2 × 512 alone, with peak GPU memory;
  * 7. `random1b`: a random `1b` model written in bf16 on the GPU, then 3 iterations of the default
@@ -105,6 +106,9 @@ function modelBenches(quick: boolean): string[][] {
   }
   return [
     [...common, '--configs', 'base', '--modes', 'fwd,lora'],
+    // The same float32 LoRA step with every frozen product on TF.js's matmul (the line above
+    // chooses per shape, as a training run does).
+    [...common, '--configs', 'base', '--modes', 'lora', '--matmul', 'tfjs', '--no-torch'],
     [
       ...common,
       '--configs',
