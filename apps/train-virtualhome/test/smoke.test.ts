@@ -100,9 +100,20 @@ describe('npm run train:virtualhome', () => {
     expect(h.rows('int').length).toBe(saved);
 
     const q = h.spawn(['--resume', run, '--quiet']);
-    await waitFor(
-      join(run, 'checkpoints', `iter-${String(saved + 1).padStart(8, '0')}`, 'meta.json'),
-    );
+    // A checkpoint counts once latest.json names it: its folder is renamed into place first, so
+    // a kill between the two leaves the previous one the latest.
+    const latest = () => {
+      try {
+        return h.json<{ iteration: number }>('int', 'checkpoints/latest.json').iteration as number;
+      } catch {
+        return 0;
+      }
+    };
+    const until = Date.now() + 120_000;
+    while (latest() < saved + 1) {
+      if (Date.now() > until) throw new Error(`latest.json never reached iteration ${saved + 1}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
     q.child.kill('SIGKILL');
     await q.done;
     const after = h.json<{ iteration: number }>('int', 'checkpoints/latest.json')
