@@ -43,6 +43,7 @@ export {
   frozenProduct,
   ProductPlanError,
   parseProductPlan,
+  productProgramsFingerprint,
   timeProduct,
   tuneProducts,
   usesTiled,

@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { packedWeightsSupported, tiledMatMul } from './packed.js';
+import { packedMatMulProgram } from './webgpu/packed.js';
 import { subgroupSize } from './webgpu/subgroups.js';
 
 /*
@@ -288,6 +289,31 @@ export function parseProductPlan(json: unknown, where: string): ProductPlan {
       fail(`timings[${i}] is not {weight: [rows, cols], transposed, rows, tfjsMs, tiledMs, tiled}`);
   });
   return json as ProductPlan;
+}
+
+/**
+ * What a plan's timings depend on besides the GPU and the shapes, as a short hex string: TF.js's
+ * version (its matmul) and the WGSL of the tiled program in both forms as this device would run
+ * it (its subgroup size included). A cache of plans keyed by it never serves a plan measured on
+ * other programs.
+ */
+export function productProgramsFingerprint(): string {
+  const sg = subgroupSize();
+  const text = [
+    tf.version_core,
+    packedMatMulProgram(64, 64, 'float32', false, sg).getUserCode(),
+    packedMatMulProgram(64, 64, 'float32', true, sg).getUserCode(),
+  ].join('\n');
+  // FNV-1a, 32 bits, twice (two offsets) for 64 bits: a cache key, not a security measure.
+  const fnv = (offset: number): string => {
+    let h = offset >>> 0;
+    for (let i = 0; i < text.length; i++) {
+      h ^= text.charCodeAt(i);
+      h = Math.imul(h, 0x01000193) >>> 0;
+    }
+    return h.toString(16).padStart(8, '0');
+  };
+  return fnv(0x811c9dc5) + fnv(0x01234567);
 }
 
 /** In words: how many of the plan's timed forms run tiled, e.g. "tiled for 5 of 12 product shapes". */

@@ -13,7 +13,10 @@ import {
   ProductPlanError,
   type ProductTiming,
   parseProductPlan,
+  productProgramsFingerprint,
   releaseBackend,
+  setSubgroupUse,
+  subgroupSize,
   tuneProducts,
   usesTiled,
 } from '../src/index.js';
@@ -156,6 +159,20 @@ describe.runIf(gpu.ok || process.env.CI)('frozenProduct and tuneProducts on webg
     tf.dispose([tValue, tReference, reference, referenceGrad]);
     expect(tf.memory().numTensors).toBe(before);
     tf.dispose([w, wt, x, dy]);
+  });
+
+  it('the programs fingerprint is stable and changes with the program the device runs', () => {
+    const a = productProgramsFingerprint();
+    expect(a).toMatch(/^[0-9a-f]{16}$/);
+    expect(productProgramsFingerprint()).toBe(a);
+    // lavapipe has subgroups (CI): without them the tiled program's WGSL differs.
+    if (subgroupSize() !== null) {
+      setSubgroupUse(false);
+      const b = productProgramsFingerprint();
+      setSubgroupUse(true);
+      expect(b).not.toBe(a);
+      expect(productProgramsFingerprint()).toBe(a);
+    } else expect(process.env.CI).toBeFalsy();
   });
 
   it('tuneProducts times both forms of each weight shape at each row count, and the plan reads back', async () => {
