@@ -10,7 +10,7 @@ import {
   type ProductPlan,
   ProductPlanError,
   parseProductPlan,
-  subgroupSize,
+  productProgramsFingerprint,
   type TuneOptions,
 } from '@poad/tfjs-kernels';
 import type { MatMulOption } from './run-options.js';
@@ -43,13 +43,21 @@ export function productCacheDir(): string {
   return join(root, 'products');
 }
 
-/** The cache file of the plan for these product shapes on this adapter and subgroup size. */
+/**
+ * The cache file of the plan for these product shapes on this adapter, for the programs that run
+ * now (`productProgramsFingerprint`: TF.js's version and the tiled program's WGSL on this device).
+ */
 export function productCacheFile(dir: string, model: CausalLM, adapter: string): string {
   const forms = model
     .frozenProducts()
     .map((p) => `${p.w.shape.join('x')}${p.transposed ? 'T' : ''}`)
     .sort();
-  const key = JSON.stringify({ version: 1, adapter, subgroups: subgroupSize(), forms });
+  const key = JSON.stringify({
+    version: 1,
+    adapter,
+    programs: productProgramsFingerprint(),
+    forms,
+  });
   return join(dir, `${createHash('sha256').update(key).digest('hex').slice(0, 16)}.json`);
 }
 
