@@ -224,13 +224,18 @@ export async function tuneProducts(
       const tiled = () => tiledMatMul(x, w, transposed);
       let tfjsMs = Number.POSITIVE_INFINITY;
       let tiledMs: number | null = fits && outFits ? Number.POSITIVE_INFINITY : null;
-      for (let round = 0; round < 2; round++) {
-        const first = round === 0;
-        if (tiledMs !== null && !first) tiledMs = Math.min(tiledMs, await timeProduct(tiled, reps));
-        tfjsMs = Math.min(tfjsMs, await timeProduct(tfjs, reps));
-        if (tiledMs !== null && first) tiledMs = Math.min(tiledMs, await timeProduct(tiled, reps));
+      try {
+        for (let round = 0; round < 2; round++) {
+          const first = round === 0;
+          if (tiledMs !== null && !first)
+            tiledMs = Math.min(tiledMs, await timeProduct(tiled, reps));
+          tfjsMs = Math.min(tfjsMs, await timeProduct(tfjs, reps));
+          if (tiledMs !== null && first)
+            tiledMs = Math.min(tiledMs, await timeProduct(tiled, reps));
+        }
+      } finally {
+        x.dispose();
       }
-      x.dispose();
       timings.push({
         weight: [a, b],
         transposed,
