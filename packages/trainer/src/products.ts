@@ -45,9 +45,15 @@ export function productCacheDir(): string {
 
 /**
  * The cache file of the plan for these product shapes on this adapter, for the programs that run
- * now (`productProgramsFingerprint`: TF.js's version and the tiled program's WGSL on this device).
+ * now (`productProgramsFingerprint`: TF.js's version and the tiled program's WGSL on this device)
+ * and the measurement's row counts and margin (unset: the defaults).
  */
-export function productCacheFile(dir: string, model: CausalLM, adapter: string): string {
+export function productCacheFile(
+  dir: string,
+  model: CausalLM,
+  adapter: string,
+  tune: TuneOptions = {},
+): string {
   const forms = model
     .frozenProducts()
     .map((p) => `${p.w.shape.join('x')}${p.transposed ? 'T' : ''}`)
@@ -57,6 +63,8 @@ export function productCacheFile(dir: string, model: CausalLM, adapter: string):
     adapter,
     programs: productProgramsFingerprint(),
     forms,
+    rows: tune.rows ?? null,
+    margin: tune.margin ?? null,
   });
   return join(dir, `${createHash('sha256').update(key).digest('hex').slice(0, 16)}.json`);
 }
@@ -123,7 +131,7 @@ export async function chooseProducts(
   const cacheFile =
     o.cacheDir === false
       ? undefined
-      : productCacheFile(o.cacheDir ?? productCacheDir(), model, adapter);
+      : productCacheFile(o.cacheDir ?? productCacheDir(), model, adapter, o.tune);
   const cached = cacheFile ? cachedPlan(cacheFile, adapter, log) : undefined;
   if (cached) {
     model.useProducts(cached);

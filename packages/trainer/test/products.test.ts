@@ -97,7 +97,7 @@ describe.runIf(gpu.ok || process.env.CI)('chooseProducts', () => {
         /timing TF\.js's matmul against the tiled program for 10 product forms/.test(l),
       ),
     ).toBe(true);
-    const file = productCacheFile(cacheDir, model, GPU.description);
+    const file = productCacheFile(cacheDir, model, GPU.description, TUNE);
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(plan);
 
     // The same shapes on the same adapter: the cached plan, not a new measurement.
@@ -140,6 +140,7 @@ describe.runIf(gpu.ok || process.env.CI)('chooseProducts', () => {
       adapter: GPU,
       cacheDir,
       recorded: { ...recorded, adapter: 'webgpu on the first machine' },
+      tune: TUNE,
       log,
     });
     expect(moved).toEqual({ choice: plan, source: 'cache' });
@@ -155,7 +156,7 @@ describe.runIf(gpu.ok || process.env.CI)('chooseProducts', () => {
   it('a damaged cache file or recorded plan is measured again with a warning, and the cache rewritten', async () => {
     const cacheDir = mkdtempSync(join(tmpdir(), 'poad-products-'));
     const model = tiny();
-    const file = productCacheFile(cacheDir, model, GPU.description);
+    const file = productCacheFile(cacheDir, model, GPU.description, TUNE);
     writeFileSync(file, JSON.stringify({ version: 1, adapter: GPU.description, timings: 'none' }));
     const lines: string[] = [];
     const r = await chooseProducts(model, {
