@@ -10,7 +10,10 @@ import { type CausalLM, createCausalLM } from '@poad/lora-model';
 import { initBackend, type ProductPlan, releaseBackend } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { train } from '../src/index.js';
 import { chooseProducts, productCacheFile } from '../src/products.js';
+import { DoorEnv } from './door-env.js';
+import { tinyModelDir } from './tiny-model.js';
 
 vi.setConfig({ testTimeout: 180_000 });
 
@@ -172,5 +175,30 @@ describe.runIf(gpu.ok || process.env.CI)('chooseProducts', () => {
     expect(existsSync(file)).toBe(true);
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(r.choice);
     model.dispose();
+  });
+
+  it('the matmul option reaches the model through train(), and environment.json records the choice', async () => {
+    process.env.POAD_WEBGPU_ALLOW_SOFTWARE = '1';
+    const model = await tinyModelDir();
+    const runs = mkdtempSync(join(tmpdir(), 'poad-products-run-'));
+    const r = await train({
+      model,
+      env: (i: number) => new DoorEnv(i),
+      envName: 'doors',
+      backend: 'webgpu',
+      matmul: 'tiled',
+      maxIterations: 1,
+      envs: 2,
+      numSteps: 4,
+      numMinibatches: 2,
+      evalEpisodes: 0,
+      perplexityLines: 0,
+      quiet: true,
+      runs,
+      log: () => {},
+    });
+    const env = JSON.parse(readFileSync(join(r.runDir, 'environment.json'), 'utf8'));
+    expect(env.model).toMatchObject({ products: 'tiled', productsFrom: 'fixed' });
+    expect(JSON.parse(readFileSync(join(r.runDir, 'config.json'), 'utf8')).matmul).toBe('tiled');
   });
 });
