@@ -3,7 +3,7 @@
 // most one iteration).
 import { join } from 'node:path';
 import { defaultModelPath as DEFAULT_MODEL } from '@poad/default-model';
-import { TINY_RUN, trainingHarness, waitFor } from '@poad/dev-kit';
+import { TINY_RUN, trainingHarness, waitFor, waitUntil } from '@poad/dev-kit';
 import { describe, expect, it } from 'vitest';
 
 const h = trainingHarness({
@@ -109,11 +109,7 @@ describe('npm run train:virtualhome', () => {
         return 0;
       }
     };
-    const until = Date.now() + 120_000;
-    while (latest() < saved + 1) {
-      if (Date.now() > until) throw new Error(`latest.json never reached iteration ${saved + 1}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitUntil(() => latest() >= saved + 1, `latest.json naming iteration ${saved + 1}`);
     q.child.kill('SIGKILL');
     await q.done;
     const after = h.json<{ iteration: number }>('int', 'checkpoints/latest.json')
