@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { waitUntil } from './waiting.js';
 
 const root = new URL('../../..', import.meta.url).pathname;
 
@@ -34,10 +35,6 @@ export function spawnApp(
 }
 
 /** Resolves once `path` exists (polling), or rejects after `ms`. */
-export async function waitFor(path: string, ms = 120_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!existsSync(path)) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${path}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+export function waitFor(path: string, ms = 120_000): Promise<void> {
+  return waitUntil(() => existsSync(path), path, { timeoutMs: ms, intervalMs: 200 });
 }
