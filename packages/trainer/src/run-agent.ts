@@ -15,39 +15,37 @@ interface RecordedHubModel {
   commit?: unknown;
 }
 
-/** What a resumed run's environment.json records under `model.products` (undefined: nothing). */
-function recordedProducts(rc: RunConfig): unknown {
-  const runDir = rc.run.resume;
-  if (runDir === undefined) return undefined;
+/**
+ * What a resumed run's environment.json records of its model (`createLmAgent`'s `info`): the Hub
+ * model it loaded and how its products ran. Empty for a new run or an unreadable file.
+ */
+function recordedModel(runDir: string | undefined): { hub?: RecordedHubModel; products?: unknown } {
+  if (runDir === undefined) return {};
   try {
     const env = JSON.parse(readFileSync(join(runDir, 'environment.json'), 'utf8')) as {
-      model?: { products?: unknown };
+      model?: { hub?: RecordedHubModel; products?: unknown };
     };
-    return env.model?.products;
+    return env.model ?? {};
   } catch {
-    return undefined;
+    return {};
   }
 }
 
 /**
  * The model a run loads: the `model` option resolved ({@link resolveModelPath}); for a run being
  * resumed (or evaluated) on a Hub model, that repository at the commit its environment.json
- * recorded, `ORG/NAME@<commit>`, which the cache serves without any request even after the
- * branch moved.
+ * recorded (`hub`), `ORG/NAME@<commit>`, which the cache serves without any request even after
+ * the branch moved.
  */
-function modelToLoad(rc: RunConfig, log: (line: string) => void): string {
+function modelToLoad(
+  rc: RunConfig,
+  hub: RecordedHubModel | undefined,
+  log: (line: string) => void,
+): string {
   const model = resolveModelPath(rc.run.model);
   const runDir = rc.run.resume;
   if (runDir === undefined || !isHubModelId(model)) return model;
   const id = parseModelId(model);
-  const file = join(runDir, 'environment.json');
-  let hub: RecordedHubModel | undefined;
-  try {
-    hub = (JSON.parse(readFileSync(file, 'utf8')) as { model?: { hub?: RecordedHubModel } }).model
-      ?.hub;
-  } catch {
-    hub = undefined;
-  }
   if (
     id.kind === 'hub' &&
     hub?.repo === id.repo &&
@@ -57,7 +55,7 @@ function modelToLoad(rc: RunConfig, log: (line: string) => void): string {
     return `${id.repo}@${hub.commit}`;
   }
   log(
-    `warning: ${file} records no commit of ${model}; loading ${model} as it is now, which may differ from the model the run started with`,
+    `warning: ${join(runDir, 'environment.json')} records no commit of ${model}; loading ${model} as it is now, which may differ from the model the run started with`,
   );
   return model;
 }
@@ -109,7 +107,8 @@ export async function createRunAgent(
 ): Promise<{ agent: Agent; rc: RunConfig }> {
   const { run, config } = rc;
   const stopTokenIds = embeddedStopTokenIds(run.model);
-  const model = modelToLoad(rc, log);
+  const recorded = recordedModel(rc.run.resume);
+  const model = modelToLoad(rc, recorded.hub, log);
   const bar = run.quiet || !isHubModelId(model) ? undefined : downloadBar();
   let agent: Agent;
   try {
@@ -119,7 +118,7 @@ export async function createRunAgent(
       threads: run.threads,
       weightDtype: run.weightDtype,
       matmul: run.matmul as MatMulOption,
-      recordedProducts: recordedProducts(rc),
+      ...(recorded.products === undefined ? {} : { recordedProducts: recorded.products }),
       log,
       seed: config.seed,
       lora: { r: run.loraRank, alpha: run.loraAlpha },
