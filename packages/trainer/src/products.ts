@@ -69,6 +69,21 @@ export function productCacheFile(
   return join(dir, `${createHash('sha256').update(key).digest('hex').slice(0, 16)}.json`);
 }
 
+/** `json` as a plan, or undefined after a warning (naming `where`) when it is not one. */
+function planOrWarn(
+  json: unknown,
+  where: string,
+  log: (line: string) => void,
+): ProductPlan | undefined {
+  try {
+    return parseProductPlan(json, where);
+  } catch (e) {
+    if (!(e instanceof ProductPlanError)) throw e;
+    log(`warning: ${e.message}; measuring again`);
+    return undefined;
+  }
+}
+
 /** The plan in `file` if it is one measured on `adapter`; undefined when absent or unreadable. */
 function cachedPlan(
   file: string,
@@ -81,14 +96,8 @@ function cachedPlan(
   } catch {
     return undefined;
   }
-  try {
-    const plan = parseProductPlan(json, file);
-    return plan.adapter === adapter ? plan : undefined;
-  } catch (e) {
-    if (!(e instanceof ProductPlanError)) throw e;
-    log(`warning: ${e.message}; measuring again`);
-    return undefined;
-  }
+  const plan = planOrWarn(json, file, log);
+  return plan?.adapter === adapter ? plan : undefined;
 }
 
 /**
@@ -112,21 +121,17 @@ export async function chooseProducts(
   }
   if (o.adapter.software) return { choice: 'tfjs', source: 'software adapter' };
   const adapter = o.adapter.description;
-  if (o.recorded !== undefined && typeof o.recorded === 'object' && o.recorded !== null) {
-    try {
-      const plan = parseProductPlan(o.recorded, 'environment.json model.products');
-      if (plan.adapter === adapter) {
-        model.useProducts(plan);
-        log(`frozen float32 products: ${describeProductPlan(plan)} (the run's plan)`);
-        return { choice: plan, source: 'run' };
-      }
+  if (typeof o.recorded === 'object' && o.recorded !== null) {
+    const plan = planOrWarn(o.recorded, 'environment.json model.products', log);
+    if (plan?.adapter === adapter) {
+      model.useProducts(plan);
+      log(`frozen float32 products: ${describeProductPlan(plan)} (the run's plan)`);
+      return { choice: plan, source: 'run' };
+    }
+    if (plan)
       log(
         `the run's product plan was measured on ${plan.adapter}, this is ${adapter}: measuring again (results differ from the first run's in the last bits)`,
       );
-    } catch (e) {
-      if (!(e instanceof ProductPlanError)) throw e;
-      log(`warning: ${e.message}; measuring again`);
-    }
   }
   const cacheFile =
     o.cacheDir === false
