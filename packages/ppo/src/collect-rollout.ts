@@ -21,6 +21,12 @@ export interface EpisodeSummary {
   readonly length: number;
   /** Task success, when the environment reports it. */
   readonly success?: boolean;
+  /**
+   * True when the rollout stopped the episode at its step limit before the environment ended it
+   * (group rollouts cut episodes at `numSteps`). Such an episode has not succeeded: its `success`
+   * is false and its return is the discounted sum of the rewards it got.
+   */
+  readonly cut?: boolean;
 }
 
 /** Counters and throughput of one rollout. */
