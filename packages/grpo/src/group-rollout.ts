@@ -61,6 +61,8 @@ function stateOf(step: TextStep): string {
  * from `rng`), so a group's episodes start from one state; every env steps until its episode
  * ends or has taken `numSteps` steps (then it is cut). Actions are chosen as in every rollout
  * (`selectActions` of `@poad/ppo`: the TWOSOME sampler on labels, generation on open spaces).
+ * `stats.episodes` reports every episode: the env's summary of those it ended, and those cut as
+ * not successful (`cut: true`), so the success rate is over all episodes played.
  */
 export async function collectGroupRollout(args: {
   policy: TokenPolicy;
@@ -147,7 +149,19 @@ export async function collectGroupRollout(args: {
         if (ep) summaries.push({ env: i, ...ep });
       } else {
         steps[i] = step;
-        if (cut) running[i] = false;
+        if (cut) {
+          running[i] = false;
+          // A cut episode is reported too, as not successful: leaving it out would count only the
+          // episodes that ended within the limit, and overstate the rollout's success rate.
+          const rewards = records[i]!.map((r) => r.reward);
+          summaries.push({
+            env: i,
+            discountedReturn: rewards.reduceRight((g, r) => r + config.gamma * g, 0),
+            length: rewards.length,
+            success: false,
+            cut: true,
+          });
+        }
       }
     });
   }

@@ -71,8 +71,31 @@ describe('group rollouts', () => {
     }
     expect(r.buffer.size).toBe(samples);
     expect(r.stats.envSteps).toBe(samples);
-    // Finished episodes are reported as in every rollout.
-    expect(r.stats.episodes.length).toBe(r.episodes.filter((e) => e.finished).length);
+    // Every episode is reported: those the env ended with its summary, the cut ones as not
+    // successful, with their discounted return (γ = the config's) and length.
+    expect(r.stats.episodes.length).toBe(6);
+    // Cut after 2 steps: the room ends an episode only on a good action at step 2 or later, so
+    // an episode is cut unless its second action was good.
+    const two = resolveGroupConfig({ groups: 3, groupSize: 2, numSteps: 2, gamma: 0.5 });
+    const c = await collectGroupRollout({ policy, env, config: two, rng: new SeededRng(8) });
+    expect(c.stats.episodes.map((s) => s.env).sort()).toEqual([0, 1, 2, 3, 4, 5]);
+    const cutOnes = c.stats.episodes.filter((s) => !c.episodes[s.env]!.finished);
+    expect(cutOnes.length).toBeGreaterThan(0);
+    for (const s of cutOnes) {
+      const [r0, r1] = c.episodes[s.env]!.rewards as [number, number];
+      expect(s).toEqual({
+        env: s.env,
+        discountedReturn: r0 + 0.5 * r1,
+        length: 2,
+        success: false,
+        cut: true,
+      });
+    }
+    for (const [played, s] of [
+      ...r.stats.episodes.map((s) => [r, s] as const),
+      ...c.stats.episodes.map((s) => [c, s] as const),
+    ])
+      expect(s.cut === true).toBe(!played.episodes[s.env]!.finished);
     await expect(
       collectGroupRollout({
         policy,
