@@ -13,8 +13,15 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fixed, type GroupSummary, type PairDifference, type PairMetric } from '../src/report.js';
-import { holm } from '../src/stats.js';
+import {
+  fixed,
+  type GroupSummary,
+  type PairDifference,
+  type PairMetric,
+  readRows,
+  smoothed,
+} from '../src/report.js';
+import { compareGroups, type Difference, holm } from '../src/stats.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const args = process.argv.slice(2);
@@ -34,15 +41,20 @@ interface Summary {
   differences: PairDifference[];
 }
 
-/** The summary.json of an environment's comparison, or null when it is not archived yet. */
-function load(env: string): Summary | null {
+/** The archived comparison folder of an environment, or null when it is not archived yet. */
+function folderOf(env: string): string | null {
   const dir = join(root, env);
   if (!existsSync(dir)) return null;
   const found = readdirSync(dir)
     .filter((d) => d.startsWith('compare-') && existsSync(join(dir, d, 'summary.json')))
     .sort();
-  if (found.length === 0) return null;
-  return JSON.parse(readFileSync(join(dir, found.at(-1)!, 'summary.json'), 'utf8')) as Summary;
+  return found.length ? join(dir, found.at(-1)!) : null;
+}
+
+/** The summary.json of an environment's comparison, or null when it is not archived yet. */
+function load(env: string): Summary | null {
+  const dir = folderOf(env);
+  return dir ? (JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as Summary) : null;
 }
 
 const loaded = new Map(ALL.map((env) => [env, load(env)]));
@@ -113,13 +125,13 @@ const json: Record<string, unknown> = {};
 
 // Per environment and method: the measures' means over seeds.
 out.push(
-  '| environment | method | seeds | credit accuracy | env steps to 90% sampled success (mean, never-reached runs at their total) | seeds at 90% | final greedy success |',
-  '|---|---|---|---|---|---|---|',
+  '| environment | method | seeds | credit accuracy | env steps to 90% sampled success (mean, never-reached runs at their total) | seeds at 90% | iterations to 90% (mean of the runs that got there) | env steps per iteration (mean) | final greedy success |',
+  '|---|---|---|---|---|---|---|---|---|',
 );
 for (const env of ALL) {
   const s = loaded.get(env);
   if (!s) {
-    out.push(`| ${env} | not yet in | | | | | |`);
+    out.push(`| ${env} | not yet in | | | | | | | |`);
     continue;
   }
   for (const label of METHODS) {
@@ -131,8 +143,22 @@ for (const env of ALL) {
     const credit = g.creditAccuracy
       ? `${fixed(g.creditAccuracy[0], 3)} ± ${fixed(g.creditAccuracy[1], 3)}`
       : '–';
+    // The measure counts env steps; an iteration's size differs between the methods' presets,
+    // so the iterations (updates) it took are shown beside it.
+    const rowsOf = g.runs.map((r) => readRows(join(folderOf(env)!, r.name)));
+    const perIteration =
+      rowsOf.reduce((a, rows) => a + (rows.at(-1)!.envSteps as number) / rows.length, 0) /
+      rowsOf.length;
+    const iterations = g.runs.flatMap((r, i) =>
+      r.sampledSuccessAt[1] === null
+        ? []
+        : [rowsOf[i]!.findIndex((x) => x.envSteps === r.sampledSuccessAt[1]) + 1],
+    );
+    const meanIterations = iterations.length
+      ? fixed(iterations.reduce((a, b) => a + b, 0) / iterations.length, 1)
+      : '–';
     out.push(
-      `| ${env} | ${label} | ${g.seeds} | ${credit} | ${Math.round(mean).toLocaleString('en-US')} | ${reached}/${g.seeds} | ${fixed(100 * g.finalSuccess[0], 0)}% |`,
+      `| ${env} | ${label} | ${g.seeds} | ${credit} | ${Math.round(mean).toLocaleString('en-US')} | ${reached}/${g.seeds} | ${meanIterations} | ${Math.round(perIteration)} | ${fixed(100 * g.finalSuccess[0], 0)}% |`,
     );
   }
 }
@@ -165,6 +191,91 @@ for (const [name, metric, envs] of families) {
         : `| ${r.env} | ${r.other} | undefined: no run of ${r.other} had a value | 1 (counted) | ${fixed(r.holm, 4)} | no |`,
     ),
   );
+}
+
+// Not pre-registered: the speed measure with the episodes a group rollout cut counted as not
+// successful. The runs above were made before group rollouts reported their cut episodes, so a
+// GRPO or GiGPO run's sampled success was over the episodes that ended within the rollout's step
+// limit only. Each of its metrics rows played groups × group-size episodes (config.json), of
+// which `episodes` ended and `successRate` of those succeeded; the corrected success is
+// successRate × episodes / (groups × group-size). POAD's, TWOSOME's and NTPO's rollouts cut no
+// episode (an episode goes on into the next iteration), so their runs are as above.
+/** Env steps to 90% sampled success of a group run, its cut episodes counted as failures. */
+function groupStepsTo90(runDir: string): { at: number | null; total: number; cut: number } {
+  const rows = readRows(runDir);
+  const cfg = JSON.parse(readFileSync(join(runDir, 'config.json'), 'utf8')) as {
+    groups: number;
+    groupSize: number;
+  };
+  const played = cfg.groups * cfg.groupSize;
+  let ended = 0;
+  const corrected = rows.map((r) => {
+    const n = typeof r.episodes === 'number' ? r.episodes : 0;
+    ended += n;
+    const rate = typeof r.successRate === 'number' ? r.successRate : 0;
+    return { ...r, successRate: (rate * n) / played };
+  });
+  const success = smoothed(corrected, 'successRate');
+  const i = success.findIndex((v, j) => j >= 4 && v >= 0.9);
+  return {
+    at: i < 0 ? null : (rows[i]!.envSteps as number),
+    total: rows.at(-1)!.envSteps as number,
+    cut: 1 - ended / (played * rows.length),
+  };
+}
+
+const recount: Record<string, unknown>[] = [];
+out.push(
+  '',
+  "Not pre-registered: env steps to 90% sampled success with a group run's cut episodes counted as not successful, POAD − baseline (the same test; Holm over the same 12 members):",
+  '',
+  '| environment | POAD − | episodes cut (mean over runs) | seeds at 90% | env steps to 90% sampled success [95% interval] | p | Holm |',
+  '|---|---|---|---|---|---|---|',
+);
+{
+  const rows: { env: string; other: string; cut: number; reached: string; d: Difference }[] = [];
+  // The 12 members of family 2, then tomato-salad (exploratory: no Holm).
+  const envs = [...CREDIT, ...FOOD, 'overcooked-tomato-salad'];
+  if (envs.every((e) => loaded.get(e))) {
+    for (const env of envs) {
+      const dir = folderOf(env)!;
+      const poad = loaded
+        .get(env)!
+        .summaries.find((g) => g.label === 'poad')!
+        .runs.map((r) => r.sampledSuccessAt[1] ?? r.envSteps);
+      for (const other of BASELINES) {
+        // In the summary's order of runs, so the bootstrap draws them as the report's test did.
+        const runs = loaded
+          .get(env)!
+          .summaries.find((g) => g.label === other)!
+          .runs.map((r) => groupStepsTo90(join(dir, r.name)));
+        const steps = runs.map((r) => r.at ?? r.total);
+        rows.push({
+          env,
+          other,
+          cut: runs.reduce((a, r) => a + r.cut, 0) / runs.length,
+          reached: `${runs.filter((r) => r.at !== null).length}/${runs.length}`,
+          d: compareGroups(poad, steps, { seed: 12_345 }),
+        });
+      }
+    }
+    const adjusted = holm(rows.slice(0, 12).map((r) => r.d.p));
+    for (const [i, r] of rows.entries()) {
+      const h = adjusted[i];
+      out.push(
+        `| ${r.env} | ${r.other} | ${fixed(100 * r.cut, 0)}% | ${r.reached} | ${fixed(r.d.diff, 0)} [${fixed(r.d.low, 0)}, ${fixed(r.d.high, 0)}] | ${fixed(r.d.p, 4)}${r.d.exact ? '' : ' (Monte Carlo)'} | ${h === undefined ? 'exploratory' : fixed(h, 4)} |`,
+      );
+      recount.push({
+        env: r.env,
+        other: r.other,
+        cut: r.cut,
+        reached: r.reached,
+        ...r.d,
+        holm: h ?? null,
+      });
+    }
+    json.stepsTo90SampledCutCounted = recount;
+  } else out.push('Not computed: not every comparison is archived yet.');
 }
 
 // Exploratory: every other pair and measure of every environment, raw p-values.
