@@ -1,5 +1,6 @@
 export type { CreditAccuracy, CreditedStep } from './accuracy.js';
 export { creditAccuracy } from './accuracy.js';
+export { decidingToken } from './deciding-token.js';
 export type { CreditEnvOptions, CreditStepInfo } from './env.js';
 export { CreditEnv, createCreditEnv } from './env.js';
 export { CreditArgumentError } from './errors.js';
