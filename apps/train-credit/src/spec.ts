@@ -9,6 +9,7 @@ import {
   createCreditEnv,
   creditAccuracy,
   creditMdp,
+  decidingToken,
   optimalReturn,
 } from '@poad/envs-credit';
 import { writeFileAtomicSync } from '@poad/run-kit';
@@ -30,10 +31,24 @@ export interface CreditRecord {
   iteration: number;
   /** Spearman's ρ (null where undefined, as in metrics.jsonl). */
   creditAccuracy: number | null;
+  /** The same with a token-level method's advantage at each action's deciding token. */
+  creditAccuracyDeciding: number | null;
   /** π(label | state) of the policy that acted, for every running state. */
   policy: Record<string, Record<string, number>>;
-  /** Every step of the rollout, in the buffer's order: state, label, advantage given, exact A^π. */
-  steps: { state: string[]; label: string[]; advantage: number[]; exact: number[] };
+  /**
+   * Every step of the rollout, in the buffer's order: state, label, advantage given (a
+   * token-level method's at the action's first token), exact A^π; for token-level methods also
+   * the advantage at the action's deciding token (`decidingToken` of `@poad/envs-credit`) and
+   * that token's position in the action.
+   */
+  steps: {
+    state: string[];
+    label: string[];
+    advantage: number[];
+    exact: number[];
+    decidingAdvantage?: number[];
+    decidingToken?: number[];
+  };
 }
 
 /**
@@ -86,9 +101,11 @@ export async function actingPolicy(
  * `npm run train:credit`: the credit tasks of `@poad/envs-credit`, whose exact A^π is known.
  * Every iteration records its credit accuracy: Spearman's ρ between the advantage the algorithm
  * gave each action of the rollout (the first token's, for token-level methods) and that action's
- * exact A^π under the policy that acted (scored on every state just before the rollout); the
- * run directory's `credit.jsonl` keeps, per iteration, that policy and every step's advantage
- * and exact A^π.
+ * exact A^π under the policy that acted (scored on every state just before the rollout), and
+ * `creditAccuracyDeciding`, the same with a token-level method's advantage at the token that
+ * decides the label (where it parts from every other valid label; equal to the first for
+ * action-level methods). The run directory's `credit.jsonl` keeps, per iteration, that policy and
+ * every step's advantages and exact A^π.
  */
 export const creditApp: AppSpec = {
   command: 'train:credit',
@@ -108,7 +125,10 @@ export const creditApp: AppSpec = {
     const pi = acting.get(agent);
     if (!pi) return;
     const { buffer, credit } = report;
+    const tokenLevel = credit.level === 'token';
     const steps = [];
+    const deciding = [];
+    const positions: number[] = [];
     for (let i = 0; i < buffer.size; i++) {
       const state = pi.stateOfPrompt.get(promptKey(buffer.prompt(i)));
       if (state === undefined)
@@ -117,11 +137,25 @@ export const creditApp: AppSpec = {
         );
       const actions = pi.mdp.states.find((s) => s.id === state)!.actions;
       const label = actions[buffer.chosen[i]!]!.label;
-      const advantage =
-        credit.level === 'token' ? credit.values[buffer.actionOffsets[i]!]! : credit.values[i]!;
+      const first = buffer.actionOffsets[i]!;
+      const advantage = tokenLevel ? credit.values[first]! : credit.values[i]!;
       steps.push({ state, label, advantage });
+      // The token whose choice decides the label: where it parts from every other valid label.
+      const at = tokenLevel ? decidingToken(buffer.candidates(i), buffer.chosen[i]!) : 0;
+      if (tokenLevel && at >= buffer.actionLength(i))
+        throw new Error(
+          `credit accuracy: step ${i} of iteration ${report.iteration} has ${buffer.actionLength(i)} action tokens, but its label's candidate ids are longer`,
+        );
+      positions.push(at);
+      deciding.push({
+        state,
+        label,
+        advantage: tokenLevel ? credit.values[first + at]! : advantage,
+      });
     }
-    const r = creditAccuracy(pi.mdp, (s) => pi.probs.get(s)!, steps);
+    const pick = (s: string) => pi.probs.get(s)!;
+    const r = creditAccuracy(pi.mdp, pick, steps);
+    const d = tokenLevel ? creditAccuracy(pi.mdp, pick, deciding) : r;
     const policy: CreditRecord['policy'] = {};
     for (const st of pi.mdp.states) {
       const p = pi.probs.get(st.id);
@@ -130,15 +164,23 @@ export const creditApp: AppSpec = {
     recordCredit(runDir, {
       iteration: report.iteration,
       creditAccuracy: Number.isNaN(r.spearman) ? null : r.spearman,
+      creditAccuracyDeciding: Number.isNaN(d.spearman) ? null : d.spearman,
       policy,
       steps: {
         state: steps.map((x) => x.state),
         label: steps.map((x) => x.label),
         advantage: steps.map((x) => x.advantage),
         exact: Array.from(r.exact),
+        ...(tokenLevel
+          ? { decidingAdvantage: deciding.map((x) => x.advantage), decidingToken: positions }
+          : {}),
       },
     });
-    return { creditAccuracy: r.spearman, creditSteps: r.steps };
+    return {
+      creditAccuracy: r.spearman,
+      creditAccuracyDeciding: d.spearman,
+      creditSteps: r.steps,
+    };
   },
   examples: [
     'npm run train:credit',

@@ -1,7 +1,8 @@
 // The credit accuracy of `npm run train:credit`, recomputed from each iteration's rollout by a
 // second route: the states from the prompts' text, the policy that acted checked against the
 // probability the sampler gave each chosen label during the rollout (credit.jsonl), and Spearman's ρ from the
-// exact A^π of @poad/envs-credit.
+// exact A^π of @poad/envs-credit; the deciding token from the longest beginning the chosen
+// label's ids share with another label's.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultModelPath as DEFAULT_MODEL } from '@poad/default-model';
@@ -18,6 +19,7 @@ interface Seen {
   runDir: string;
 }
 let seen: Seen[] = [];
+let decidingSeen: number[] = [];
 
 /** The credit app, watched: each iteration's report and its prompts as text. */
 const watched: AppSpec = {
@@ -50,6 +52,13 @@ const records = (runDir: string) =>
     .split('\n')
     .map((l) => JSON.parse(l) as CreditRecord);
 
+/** Tokens the two id lists share from their start. */
+function shared(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let n = 0;
+  while (n < a.length && n < b.length && a[n] === b[n]) n++;
+  return n;
+}
+
 /** Checks every iteration seen against the second route; returns the ρ values. */
 function check(task: CreditTask): number[] {
   const mdp = creditMdp(task);
@@ -61,6 +70,8 @@ function check(task: CreditTask): number[] {
     const states: string[] = [];
     const labels: string[] = [];
     const given: number[] = [];
+    const atDeciding: number[] = [];
+    const positions: number[] = [];
     for (let i = 0; i < buffer.size; i++) {
       // The state whose observation the prompt ends with (observations are distinct).
       const text = prompts[i]!.trimEnd();
@@ -77,6 +88,24 @@ function check(task: CreditTask): number[] {
       given.push(
         credit.level === 'token' ? credit.values[buffer.actionOffsets[i]!]! : credit.values[i]!,
       );
+      // The deciding token: one past the longest beginning shared with another label, and the
+      // last token where the whole label is shared.
+      const cands = buffer.candidates(i);
+      const mine = cands[chosen]!;
+      expect(Array.from(mine)).toEqual(
+        Array.from(
+          buffer.actionIds.subarray(buffer.actionOffsets[i]!, buffer.actionOffsets[i + 1]!),
+        ),
+      );
+      const longest = Math.max(
+        0,
+        ...cands.filter((_, k) => k !== chosen).map((c) => shared(mine, c)),
+      );
+      const p = Math.min(longest, mine.length - 1);
+      positions.push(p);
+      atDeciding.push(
+        credit.level === 'token' ? credit.values[buffer.actionOffsets[i]! + p]! : credit.values[i]!,
+      );
     }
     expect(rec.steps.state).toEqual(states);
     expect(rec.steps.label).toEqual(labels);
@@ -89,6 +118,25 @@ function check(task: CreditTask): number[] {
       truth.map((x) => Math.round(x * 1e12) / 1e12),
     );
     expect(extra.creditSteps).toBe(buffer.size);
+    const rhoDeciding = spearman(
+      atDeciding,
+      truth.map((x) => Math.round(x * 1e12) / 1e12),
+    );
+    if (credit.level === 'token') {
+      expect(rec.steps.decidingToken).toEqual(positions);
+      expect(rec.steps.decidingAdvantage).toEqual(atDeciding);
+    } else {
+      expect(rec.steps.decidingToken).toBeUndefined();
+      expect(rhoDeciding).toBe(rho);
+    }
+    if (Number.isNaN(rhoDeciding)) {
+      expect(extra.creditAccuracyDeciding).toBeNaN();
+      expect(rec.creditAccuracyDeciding).toBeNull();
+    } else {
+      expect(extra.creditAccuracyDeciding).toBeCloseTo(rhoDeciding, 10);
+      expect(rec.creditAccuracyDeciding).toBeCloseTo(rhoDeciding, 10);
+    }
+    decidingSeen.push(...positions);
     if (Number.isNaN(rho)) {
       expect(extra.creditAccuracy).toBeNaN();
       expect(rec.creditAccuracy).toBeNull();
@@ -101,8 +149,9 @@ function check(task: CreditTask): number[] {
 }
 
 describe('credit accuracy in every metrics row', () => {
-  it('POAD on the delayed task: first-token advantages against the exact A^π of the policy that acted', async () => {
+  it('POAD on the delayed task: first-token and deciding-token advantages against the exact A^π of the policy that acted', async () => {
     seen = [];
+    decidingSeen = [];
     const r = await h.run(h.args('poad', 2, ['--task', 'delayed', '--algo', 'poad']));
     expect(r.code, r.out).toBe(0);
     expect(seen).toHaveLength(2);
@@ -110,6 +159,10 @@ describe('credit accuracy in every metrics row', () => {
     // Written to metrics.jsonl (NaN is written as null).
     const rows = h.rows('poad');
     expect(rows.map((x) => x.creditSteps)).toEqual([8, 8]);
+    // "grab the bread" and "grab the chips" part after their shared first token(s), so some
+    // action is decided later than its first token.
+    expect(decidingSeen.some((p) => p > 0)).toBe(true);
+    expect(rows.every((x) => 'creditAccuracyDeciding' in x)).toBe(true);
     expect(rows.map((x) => x.creditAccuracy ?? Number.NaN)).toEqual(
       rhos.map((x) => (Number.isNaN(x) ? Number.NaN : expect.closeTo(x, 10))),
     );
