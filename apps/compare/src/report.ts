@@ -35,6 +35,8 @@ export interface GroupSummary {
    * over the seeds that have one; null for other environments.
    */
   creditAccuracy: [number, number] | null;
+  /** The same at the deciding token (see {@link RunSummary.creditAccuracyDeciding}). */
+  creditAccuracyDeciding?: [number, number] | null;
   runs: RunSummary[];
 }
 
@@ -53,6 +55,8 @@ const std = (xs: number[]) => Math.sqrt(mean(xs.map((x) => (x - mean(xs)) ** 2))
 
 interface Row {
   envSteps: number;
+  /** Episodes the iteration's rollout reported. */
+  episodes?: number;
   episodeReturn: number | null;
   successRate: number | null;
   episodeLength?: number | null;
@@ -64,6 +68,8 @@ interface Row {
   bestReward?: number | null;
   /** Credit tasks: Spearman's ρ of the iteration's advantages against the exact A^π. */
   creditAccuracy?: number | null;
+  /** The same with a token-level method's advantage at each action's deciding token. */
+  creditAccuracyDeciding?: number | null;
 }
 
 /** One run of a group, for the per-run table. */
@@ -93,6 +99,12 @@ export interface RunSummary {
    * where it is defined; null for runs that did not log it or where it never was.
    */
   creditAccuracy: number | null;
+  /**
+   * The same with a token-level method's advantage at the token that decides each action's label
+   * (where it parts from every other valid label) instead of its first; equal to
+   * `creditAccuracy` for action-level methods; null for runs that did not log it.
+   */
+  creditAccuracyDeciding?: number | null;
   envSteps: number;
   wallSeconds: number;
 }
@@ -214,16 +226,20 @@ export function summariseRun(runDir: string, trainTask: string): RunSummary {
         ? [ppl.before, ppl.after]
         : null,
     programs: runPrograms(rows, 5, runDir),
-    creditAccuracy: meanCreditAccuracy(rows),
+    creditAccuracy: meanCreditAccuracy(rows, 'creditAccuracy'),
+    creditAccuracyDeciding: meanCreditAccuracy(rows, 'creditAccuracyDeciding'),
     envSteps: rows[last]?.envSteps ?? 0,
     wallSeconds: rows[last]?.wallSeconds ?? 0,
   };
 }
 
 /** Mean of a run's defined per-iteration credit accuracies (null: none logged or none defined). */
-function meanCreditAccuracy(rows: readonly Row[]): number | null {
+function meanCreditAccuracy(
+  rows: readonly Row[],
+  key: 'creditAccuracy' | 'creditAccuracyDeciding',
+): number | null {
   const xs = rows
-    .map((r) => r.creditAccuracy)
+    .map((r) => r[key])
     .filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
   return xs.length ? mean(xs) : null;
 }
@@ -253,6 +269,9 @@ export function summarise(g: Group, trainTask: string, optimum: number | undefin
   const evals = g.runDirs.map(readEval);
   const runs = g.runDirs.map((d) => summariseRun(d, trainTask));
   const credit = runs.map((r) => r.creditAccuracy).filter((x): x is number => x !== null);
+  const deciding = runs
+    .map((r) => r.creditAccuracyDeciding ?? null)
+    .filter((x): x is number => x !== null);
   const greedy = (task: string) =>
     evals.map((e) => e[`${task}/greedy`]).filter((r) => r !== undefined);
   const fin = greedy(trainTask);
@@ -275,6 +294,7 @@ export function summarise(g: Group, trainTask: string, optimum: number | undefin
       tasks.map((t) => [t, mean(greedy(t).map((r) => r.successRate))]),
     ),
     creditAccuracy: credit.length ? [mean(credit), std(credit)] : null,
+    creditAccuracyDeciding: deciding.length ? [mean(deciding), std(deciding)] : null,
     runs,
   };
 }
@@ -427,7 +447,8 @@ export type PairMetric =
   | 'finalMeanReward'
   | 'finalRun'
   | 'bestReward'
-  | 'creditAccuracy';
+  | 'creditAccuracy'
+  | 'creditAccuracyDeciding';
 
 const PAIR_METRICS: Record<PairMetric, { title: string; of: (r: RunSummary) => number | null }> = {
   greedyReturn: { title: 'final greedy return', of: (r) => r.greedy?.meanReturn ?? null },
@@ -445,6 +466,10 @@ const PAIR_METRICS: Record<PairMetric, { title: string; of: (r: RunSummary) => n
   finalRun: { title: 'share that ran, last 5 iterations', of: (r) => r.programs?.finalRun ?? null },
   bestReward: { title: 'best reward', of: (r) => r.programs?.best ?? null },
   creditAccuracy: { title: 'credit accuracy', of: (r) => r.creditAccuracy },
+  creditAccuracyDeciding: {
+    title: 'credit accuracy at the deciding token',
+    of: (r) => r.creditAccuracyDeciding ?? null,
+  },
 };
 
 const PAIR_DIGITS: Record<PairMetric, number> = {
@@ -455,6 +480,7 @@ const PAIR_DIGITS: Record<PairMetric, number> = {
   finalRun: 3,
   bestReward: 4,
   creditAccuracy: 3,
+  creditAccuracyDeciding: 3,
 };
 
 /**
@@ -469,11 +495,15 @@ function pairMetricsOf(summaries: readonly GroupSummary[]): PairMetric[] {
   // ranked its actions, e.g. all equal in every iteration, has none; a pair without values on
   // one side shows no test).
   const credit = runs.some((r) => r.creditAccuracy !== null);
+  // Runs made before the deciding-token measure existed have none: it is compared only when
+  // some run logged it.
+  const deciding = runs.some((r) => (r.creditAccuracyDeciding ?? null) !== null);
   return [
     'greedyReturn',
     'greedySuccess',
     'stepsTo90Sampled',
     ...(credit ? (['creditAccuracy'] as const) : []),
+    ...(deciding ? (['creditAccuracyDeciding'] as const) : []),
   ];
 }
 
@@ -633,27 +663,31 @@ export function markdown(
   } else {
     // Credit tasks: a column of credit accuracy (mean ρ over iterations, mean ± std over seeds).
     const credit = summaries.some((s) => s.creditAccuracy !== null);
+    const deciding = summaries.some((s) => (s.creditAccuracyDeciding ?? null) !== null);
+    const cell = (x: [number, number] | null | undefined, shown: boolean) =>
+      x ? ` ${fixed(x[0], 3)} ± ${fixed(x[1], 3)} |` : shown ? ' – |' : '';
     lines.push(
       '![learning curves](curves.png)',
       '',
       ...(credit
         ? [
             "Credit accuracy: Spearman's ρ between the advantage a run gave each action of an iteration's rollout (the first token's, for token-level methods) and that action's exact A^π under the policy that acted; a run's value is its mean over the iterations where ρ is defined (not all actions of equal exact credit); mean ± std over seeds.",
+            ...(deciding
+              ? [
+                  "At the deciding token: the same with a token-level method's advantage at the token where the chosen label parts from every other valid label (labels that share their first words are decided later); equal to the first for action-level methods.",
+                ]
+              : []),
             '',
           ]
         : []),
-      `| run | seeds | final greedy return | final greedy success | env steps to 90% of optimum${optimum === undefined ? '' : ` (${fixed(optimum, 4)})`} |${credit ? ' credit accuracy |' : ''}`,
-      `|---|---|---|---|---|${credit ? '---|' : ''}`,
+      `| run | seeds | final greedy return | final greedy success | env steps to 90% of optimum${optimum === undefined ? '' : ` (${fixed(optimum, 4)})`} |${credit ? ' credit accuracy |' : ''}${deciding ? ' at the deciding token |' : ''}`,
+      `|---|---|---|---|---|${credit ? '---|' : ''}${deciding ? '---|' : ''}`,
       ...summaries.map((s) => {
         const reached = s.stepsTo90.filter((x): x is number => x !== null);
         const steps = reached.length
           ? `${Math.round(mean(reached))} (${reached.length}/${s.seeds} seeds reached)`
           : `not reached (0/${s.seeds})`;
-        const c = s.creditAccuracy
-          ? ` ${fixed(s.creditAccuracy[0], 3)} ± ${fixed(s.creditAccuracy[1], 3)} |`
-          : credit
-            ? ' – |'
-            : '';
+        const c = cell(s.creditAccuracy, credit) + cell(s.creditAccuracyDeciding, deciding);
         return `| ${s.label} | ${s.seeds} | ${fixed(s.finalReturn[0], 3)} ± ${fixed(s.finalReturn[1], 3)} | ${pct(s.finalSuccess[0])} ± ${pct(s.finalSuccess[1])} | ${steps} |${c}`;
       }),
     );

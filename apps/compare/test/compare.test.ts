@@ -235,6 +235,30 @@ describe('pairwise differences in the report', () => {
       '| a | 3 | 0.000 ± 0.000 | 0.0% ± 0.0% | not reached (0/3) | 0.600 ± 0.000 |',
     );
     expect(md).toContain('0.400 [');
+    // Runs made before the deciding-token measure: no such column or test.
+    expect(md).not.toContain('deciding token');
+    expect(d!.metrics.creditAccuracyDeciding).toBeUndefined();
+  });
+
+  it('compares the credit accuracy at the deciding token where runs logged it', () => {
+    const deciding = (g: GroupSummary, xs: number[]): GroupSummary => ({
+      ...g,
+      creditAccuracyDeciding: [xs.reduce((a, b) => a + b, 0) / xs.length, 0],
+      runs: g.runs.map((r, i) => ({ ...r, creditAccuracyDeciding: xs[i]! })),
+    });
+    const a = deciding(group('a', [1, 1, 1], [100, 200, 300], [0.5, 0.6, 0.7]), [0.9, 0.8, 0.7]);
+    const b = deciding(group('b', [1, 1, 1], [100, 200, 300], [0.1, 0.2, 0.3]), [0.1, 0.2, 0.3]);
+    const [d] = pairwiseDifferences([a, b]);
+    // 0.8 − 0.2 = 0.6, the same split as above: p = 2/20; five tests in the pair's Holm family.
+    expect(d!.metrics.creditAccuracyDeciding!.diff).toBeCloseTo(0.6, 12);
+    expect(d!.metrics.creditAccuracyDeciding!.p).toBeCloseTo(0.1, 12);
+    expect(Object.keys(d!.holm)).toContain('creditAccuracyDeciding');
+    const md = markdown('T', 'cmd', [a, b], 1);
+    expect(md).toMatch(/\| credit accuracy \| at the deciding token \|/);
+    expect(md).toContain(
+      '| a | 3 | 0.000 ± 0.000 | 0.0% ± 0.0% | not reached (0/3) | 0.600 ± 0.000 | 0.800 ± 0.000 |',
+    );
+    expect(md).toContain('credit accuracy at the deciding token');
   });
 });
 
