@@ -48,8 +48,13 @@ export interface RolloutStats {
    * tokens (see `SelectedActions.labelMass`); null when every action space was open.
    */
   readonly labelMass: number | null;
-  /** Episodes that ended during the rollout. */
+  /** Episodes that ended during the rollout (in a group rollout, the cut ones too). */
   readonly episodes: readonly EpisodeSummary[];
+  /**
+   * Episodes the rollout cut at its step limit (`cut` in {@link episodes}); set by rollouts that
+   * cut episodes (group rollouts, 0 included), absent where episodes run on across rollouts.
+   */
+  readonly episodesCut?: number;
   /**
    * Where the rollout's wall time went, in seconds: `act` choosing actions (generating or scoring
    * them with the policy, including the log-prob pass), `values` the critic's per-token values
