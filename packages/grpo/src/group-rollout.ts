@@ -201,6 +201,7 @@ export async function collectGroupRollout(args: {
       meanReward: total > 0 ? rewardSum / total : 0,
       labelMass: massCount > 0 ? massSum / massCount : null,
       episodes: summaries,
+      episodesCut: summaries.filter((e) => e.cut).length,
       phaseSeconds: { act: actMs / 1000, values: 0, env: envMs / 1000 },
     },
   };

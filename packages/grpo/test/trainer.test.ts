@@ -74,6 +74,7 @@ describe('group rollouts', () => {
     // Every episode is reported: those the env ended with its summary, the cut ones as not
     // successful, with their discounted return (γ = the config's) and length.
     expect(r.stats.episodes.length).toBe(6);
+    expect(r.stats.episodesCut).toBe(r.episodes.filter((e) => !e.finished).length);
     // Cut after 2 steps: the room ends an episode only on a good action at step 2 or later, so
     // an episode is cut unless its second action was good.
     const two = resolveGroupConfig({ groups: 3, groupSize: 2, numSteps: 2, gamma: 0.5 });
@@ -81,6 +82,7 @@ describe('group rollouts', () => {
     expect(c.stats.episodes.map((s) => s.env).sort()).toEqual([0, 1, 2, 3, 4, 5]);
     const cutOnes = c.stats.episodes.filter((s) => !c.episodes[s.env]!.finished);
     expect(cutOnes.length).toBeGreaterThan(0);
+    expect(c.stats.episodesCut).toBe(cutOnes.length);
     for (const s of cutOnes) {
       const [r0, r1] = c.episodes[s.env]!.rewards as [number, number];
       expect(s).toEqual({
