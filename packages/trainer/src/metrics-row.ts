@@ -10,7 +10,6 @@ export function metricsRow(
   const eps = report.rollout.episodes;
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
   const withSuccess = eps.filter((e) => typeof e.success === 'boolean');
-  const cut = eps.filter((e) => e.cut).length;
   return {
     iteration: report.iteration,
     envSteps,
@@ -20,7 +19,9 @@ export function metricsRow(
     episodeLength: mean(eps.map((e) => e.length)),
     successRate: withSuccess.length ? mean(withSuccess.map((e) => (e.success ? 1 : 0))) : null,
     // Episodes a group rollout cut at its step limit (counted above as not successful).
-    ...(cut > 0 ? { episodesCut: cut } : {}),
+    ...(report.rollout.episodesCut === undefined
+      ? {}
+      : { episodesCut: report.rollout.episodesCut }),
     meanReward: report.rollout.meanReward,
     labelMass: report.rollout.labelMass,
     // Where the rollout's time went (seconds): the policy choosing actions, the critic, the envs.

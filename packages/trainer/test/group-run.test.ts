@@ -36,12 +36,14 @@ describe('--algo gigpo (and grpo, rloo)', () => {
       expect(r.envSteps! - (rows[r.iteration! - 2]?.envSteps ?? 0)).toBeLessThanOrEqual(16);
       // Every episode played counts, the cut ones as not successful.
       expect(r.episodes).toBe(4);
-      const cut = r.episodesCut ?? 0;
+      // Every row of a group run has the count, 0 included.
+      expect(typeof r.episodesCut).toBe('number');
+      const cut = r.episodesCut!;
       expect(r.successRate).not.toBeNull();
       expect(r.successRate! * 4).toBeLessThanOrEqual(4 - cut);
     }
     // Four steps are too few for food-preparation: episodes are cut.
-    expect(rows.some((r) => (r.episodesCut ?? 0) > 0)).toBe(true);
+    expect(rows.some((r) => r.episodesCut! > 0)).toBe(true);
     const model = join(iterDir(dir, 3), 'model');
     expect(existsSync(join(model, 'adapter_model.safetensors'))).toBe(true);
     expect(existsSync(join(model, 'value_head.safetensors'))).toBe(false);
