@@ -59,6 +59,17 @@ function shared(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return n;
 }
 
+/** A ρ as the metrics row (NaN where undefined) and credit.jsonl (null there) hold it. */
+function recorded(row: number | undefined, line: number | null, rho: number): void {
+  if (Number.isNaN(rho)) {
+    expect(row).toBeNaN();
+    expect(line).toBeNull();
+  } else {
+    expect(row).toBeCloseTo(rho, 10);
+    expect(line).toBeCloseTo(rho, 10);
+  }
+}
+
 /** Checks every iteration seen against the second route; returns the ρ values. */
 function check(task: CreditTask): number[] {
   const mdp = creditMdp(task);
@@ -129,21 +140,9 @@ function check(task: CreditTask): number[] {
       expect(rec.steps.decidingToken).toBeUndefined();
       expect(rhoDeciding).toBe(rho);
     }
-    if (Number.isNaN(rhoDeciding)) {
-      expect(extra.creditAccuracyDeciding).toBeNaN();
-      expect(rec.creditAccuracyDeciding).toBeNull();
-    } else {
-      expect(extra.creditAccuracyDeciding).toBeCloseTo(rhoDeciding, 10);
-      expect(rec.creditAccuracyDeciding).toBeCloseTo(rhoDeciding, 10);
-    }
+    recorded(extra.creditAccuracyDeciding, rec.creditAccuracyDeciding, rhoDeciding);
     decidingSeen.push(...positions);
-    if (Number.isNaN(rho)) {
-      expect(extra.creditAccuracy).toBeNaN();
-      expect(rec.creditAccuracy).toBeNull();
-    } else {
-      expect(extra.creditAccuracy).toBeCloseTo(rho, 10);
-      expect(rec.creditAccuracy).toBeCloseTo(rho, 10);
-    }
+    recorded(extra.creditAccuracy, rec.creditAccuracy, rho);
     return rho;
   });
 }
