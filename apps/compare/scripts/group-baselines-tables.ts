@@ -19,7 +19,8 @@ import {
   type PairDifference,
   type PairMetric,
   readRows,
-  smoothed,
+  summariseRun,
+  uncountedCuts,
 } from '../src/report.js';
 import { compareGroups, type Difference, holm } from '../src/stats.js';
 
@@ -35,6 +36,16 @@ const FOOD = ['virtualhome-food-preparation', 'virtualhome-food-preparation-info
 const ALL = [...CREDIT, ...FOOD, 'overcooked-tomato-salad'];
 const METHODS = ['poad', 'twosome', 'ntpo', 'grpo', 'gigpo'];
 const BASELINES = ['grpo', 'gigpo'];
+/** The training task of each environment's runs (eval.json's key). */
+const TASK: Record<string, string> = {
+  'credit-key-token': 'key-token',
+  'credit-delayed': 'delayed',
+  'credit-loop': 'loop',
+  'credit-risky': 'risky',
+  'virtualhome-food-preparation': 'food-preparation',
+  'virtualhome-food-preparation-informative-prior': 'food-preparation',
+  'overcooked-tomato-salad': 'tomato-salad',
+};
 
 interface Summary {
   summaries: GroupSummary[];
@@ -195,33 +206,23 @@ for (const [name, metric, envs] of families) {
 
 // Not pre-registered: the speed measure with the episodes a group rollout cut counted as not
 // successful. The runs above were made before group rollouts reported their cut episodes, so a
-// GRPO or GiGPO run's sampled success was over the episodes that ended within the rollout's step
-// limit only. Each of its metrics rows played groups × group-size episodes (config.json), of
-// which `episodes` ended and `successRate` of those succeeded; the corrected success is
-// successRate × episodes / (groups × group-size). POAD's, TWOSOME's and NTPO's rollouts cut no
-// episode (an episode goes on into the next iteration), so their runs are as above.
+// GRPO or GiGPO run's sampled success in their summaries was over the episodes that ended within
+// the rollout's step limit only. `readRows` re-counts such a run's rows over every episode played
+// (successRate × episodes / (groups × group-size), config.json), and `summariseRun` reads them.
+// POAD's, TWOSOME's and NTPO's rollouts cut no episode (an episode goes on into the next
+// iteration), so their runs are as above.
 /** Env steps to 90% sampled success of a group run, its cut episodes counted as failures. */
-function groupStepsTo90(runDir: string): { at: number | null; total: number; cut: number } {
+function groupStepsTo90(
+  runDir: string,
+  task: string,
+): { at: number | null; total: number; cut: number } {
   const rows = readRows(runDir);
-  const cfg = JSON.parse(readFileSync(join(runDir, 'config.json'), 'utf8')) as {
-    groups: number;
-    groupSize: number;
-  };
-  const played = cfg.groups * cfg.groupSize;
-  let ended = 0;
-  const corrected = rows.map((r) => {
-    const n = typeof r.episodes === 'number' ? r.episodes : 0;
-    ended += n;
-    const rate = typeof r.successRate === 'number' ? r.successRate : 0;
-    return { ...r, successRate: (rate * n) / played };
-  });
-  const success = smoothed(corrected, 'successRate');
-  const i = success.findIndex((v, j) => j >= 4 && v >= 0.9);
-  return {
-    at: i < 0 ? null : (rows[i]!.envSteps as number),
-    total: rows.at(-1)!.envSteps as number,
-    cut: 1 - ended / (played * rows.length),
-  };
+  const run = summariseRun(runDir, task);
+  const played = uncountedCuts(runDir);
+  if (played === null)
+    throw new Error(`${runDir}: not a group run made before cut episodes were counted`);
+  const cut = rows.reduce((a, r) => a + (r.episodesCut ?? 0), 0);
+  return { at: run.sampledSuccessAt[1], total: run.envSteps, cut: cut / (played * rows.length) };
 }
 
 const recount: Record<string, unknown>[] = [];
@@ -248,7 +249,7 @@ out.push(
         const runs = loaded
           .get(env)!
           .summaries.find((g) => g.label === other)!
-          .runs.map((r) => groupStepsTo90(join(dir, r.name)));
+          .runs.map((r) => groupStepsTo90(join(dir, r.name), TASK[env]!));
         const steps = runs.map((r) => r.at ?? r.total);
         rows.push({
           env,

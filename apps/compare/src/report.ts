@@ -57,6 +57,8 @@ interface Row {
   envSteps: number;
   /** Episodes the iteration's rollout reported. */
   episodes?: number;
+  /** Group runs: episodes the rollout cut at its step limit. */
+  episodesCut?: number;
   episodeReturn: number | null;
   successRate: number | null;
   episodeLength?: number | null;
@@ -105,6 +107,11 @@ export interface RunSummary {
    * `creditAccuracy` for action-level methods; null for runs that did not log it.
    */
   creditAccuracyDeciding?: number | null;
+  /**
+   * A group run made before group rollouts counted their cut episodes: its sampled success was
+   * re-counted from its metrics rows (see {@link readRows}).
+   */
+  successRecounted?: boolean;
   envSteps: number;
   wallSeconds: number;
 }
@@ -153,12 +160,40 @@ function runPrograms(rows: readonly Row[], k = 5, runDir?: string): RunPrograms 
   };
 }
 
+/**
+ * Episodes per iteration of a group run (GRPO, RLOO, GiGPO: groups × group size) made before
+ * group rollouts counted the episodes they cut (its metrics rows have no `episodesCut`); null for
+ * every other run.
+ */
+export function uncountedCuts(runDir: string): number | null {
+  const cfg = readRunJson<{ groups?: unknown; groupSize?: unknown }>(runDir, 'config.json', {});
+  if (typeof cfg.groups !== 'number' || typeof cfg.groupSize !== 'number') return null;
+  const first = readFileSync(join(runDir, 'metrics.jsonl'), 'utf8').split('\n', 1)[0];
+  if (!first || 'episodesCut' in (JSON.parse(first) as object)) return null;
+  return cfg.groups * cfg.groupSize;
+}
+
+/**
+ * A run's metrics rows. A group run made before its rollouts counted the episodes they cut has
+ * its success rate re-counted over every episode it played, the cut ones as not successful
+ * (successRate × episodes / (groups × group size)); its rows then carry `episodesCut`.
+ */
 export function readRows(runDir: string): Row[] {
-  return readFileSync(join(runDir, 'metrics.jsonl'), 'utf8')
+  const rows = readFileSync(join(runDir, 'metrics.jsonl'), 'utf8')
     .trim()
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l) as Row);
+  const played = uncountedCuts(runDir);
+  if (played === null) return rows;
+  return rows.map((r) => {
+    const ended = r.episodes ?? 0;
+    return {
+      ...r,
+      successRate: ((r.successRate ?? 0) * ended) / played,
+      episodesCut: played - ended,
+    };
+  });
 }
 
 /** Running mean over the last `k` iterations that finished episodes (carried forward). */
@@ -228,6 +263,7 @@ export function summariseRun(runDir: string, trainTask: string): RunSummary {
     programs: runPrograms(rows, 5, runDir),
     creditAccuracy: meanCreditAccuracy(rows, 'creditAccuracy'),
     creditAccuracyDeciding: meanCreditAccuracy(rows, 'creditAccuracyDeciding'),
+    ...(uncountedCuts(runDir) === null ? {} : { successRecounted: true }),
     envSteps: rows[last]?.envSteps ?? 0,
     wallSeconds: rows[last]?.wallSeconds ?? 0,
   };
@@ -735,11 +771,18 @@ export function markdown(
     );
   } else if (runs.length) {
     const at = (x: number | null) => (x === null ? '–' : String(x));
+    const recounted = runs.filter((r) => r.successRecounted).map((r) => r.name);
     lines.push(
       '',
       '## Per run',
       '',
       "Sampled: the training rollouts (running mean over the last 5 iterations with finished episodes). Greedy: the final evaluation. Label mass: the policy's next-token probability on the valid labels' first tokens (mean of the last 5 iterations; 1 = all of it). Perplexity: on held-out text, before → after training.",
+      ...(recounted.length
+        ? [
+            '',
+            `Sampled success re-counted for ${recounted.join(', ')}: these group runs were made before group rollouts counted the episodes they cut at their step limit, and their metrics rows give the success of the episodes that ended within it; here, as in newer runs, a cut episode counts as not successful (success × episodes that ended / groups × group size). Their sampled returns still leave the cut episodes out.`,
+          ]
+        : []),
       '',
       '| run | 50% / 90% sampled success at (env steps) | at the end: sampled success, return, length | greedy success, return | label mass at the end | perplexity | env steps | training wall (s) |',
       '|---|---|---|---|---|---|---|---|',
