@@ -160,16 +160,28 @@ function runPrograms(rows: readonly Row[], k = 5, runDir?: string): RunPrograms 
   };
 }
 
+/** The metrics rows as written. */
+function rawRows(runDir: string): Row[] {
+  return readFileSync(join(runDir, 'metrics.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Row);
+}
+
 /**
  * Episodes per iteration of a group run (GRPO, RLOO, GiGPO: groups × group size) made before
- * group rollouts counted the episodes they cut (its metrics rows have no `episodesCut`); null for
- * every other run.
+ * group rollouts counted the episodes they cut (its metrics rows have no `episodesCut`) on an
+ * environment that reports success; null for every other run.
  */
-export function uncountedCuts(runDir: string): number | null {
+export function uncountedCuts(
+  runDir: string,
+  rows: readonly Row[] = rawRows(runDir),
+): number | null {
   const cfg = readRunJson<{ groups?: unknown; groupSize?: unknown }>(runDir, 'config.json', {});
   if (typeof cfg.groups !== 'number' || typeof cfg.groupSize !== 'number') return null;
-  const first = readFileSync(join(runDir, 'metrics.jsonl'), 'utf8').split('\n', 1)[0];
-  if (!first || 'episodesCut' in (JSON.parse(first) as object)) return null;
+  if (rows.length === 0 || 'episodesCut' in rows[0]!) return null;
+  if (!rows.some((r) => typeof r.successRate === 'number')) return null;
   return cfg.groups * cfg.groupSize;
 }
 
@@ -179,12 +191,8 @@ export function uncountedCuts(runDir: string): number | null {
  * (successRate × episodes / (groups × group size)); its rows then carry `episodesCut`.
  */
 export function readRows(runDir: string): Row[] {
-  const rows = readFileSync(join(runDir, 'metrics.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as Row);
-  const played = uncountedCuts(runDir);
+  const rows = rawRows(runDir);
+  const played = uncountedCuts(runDir, rows);
   if (played === null) return rows;
   return rows.map((r) => {
     const ended = r.episodes ?? 0;

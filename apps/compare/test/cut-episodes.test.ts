@@ -49,7 +49,14 @@ describe('group runs made before cut episodes were counted', () => {
       oldRows.map((r, i) => ({ ...r, episodes: 8, successRate: ended[i]! / 8, episodesCut: 0 })),
     );
     const poad = run('poad', { algo: 'poad', envs: 8 }, oldRows);
-    for (const dir of [newer, poad]) {
+    // An environment without success (DataSciCoding): nothing to re-count.
+    const coding = run(
+      'grpo-coding',
+      { algo: 'grpo', groups: 1, groupSize: 4 },
+      oldRows.map((r) => ({ ...r, successRate: null })),
+    );
+    expect(readRows(coding).map((r) => r.successRate)).toEqual(Array(6).fill(null));
+    for (const dir of [newer, poad, coding]) {
       expect(uncountedCuts(dir)).toBeNull();
       expect(summariseRun(dir, 'task').successRecounted).toBeUndefined();
     }
