@@ -20,7 +20,6 @@ import {
   type PairMetric,
   readRows,
   summariseRun,
-  uncountedCuts,
 } from '../src/report.js';
 import { compareGroups, type Difference, holm } from '../src/stats.js';
 
@@ -216,13 +215,14 @@ function groupStepsTo90(
   runDir: string,
   task: string,
 ): { at: number | null; total: number; cut: number } {
-  const rows = readRows(runDir);
   const run = summariseRun(runDir, task);
-  const played = uncountedCuts(runDir);
-  if (played === null)
+  if (!run.successRecounted)
     throw new Error(`${runDir}: not a group run made before cut episodes were counted`);
-  const cut = rows.reduce((a, r) => a + (r.episodesCut ?? 0), 0);
-  return { at: run.sampledSuccessAt[1], total: run.envSteps, cut: cut / (played * rows.length) };
+  // Re-counted rows carry both: the episodes that ended and those cut.
+  const rows = readRows(runDir);
+  const cut = rows.reduce((a, r) => a + r.episodesCut!, 0);
+  const played = rows.reduce((a, r) => a + r.episodes! + r.episodesCut!, 0);
+  return { at: run.sampledSuccessAt[1], total: run.envSteps, cut: cut / played };
 }
 
 const recount: Record<string, unknown>[] = [];

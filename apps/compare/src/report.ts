@@ -191,17 +191,25 @@ export function uncountedCuts(
  * (successRate × episodes / (groups × group size)); its rows then carry `episodesCut`.
  */
 export function readRows(runDir: string): Row[] {
+  return loadRows(runDir).rows;
+}
+
+/** {@link readRows}, and whether the success was re-counted. */
+function loadRows(runDir: string): { rows: Row[]; recounted: boolean } {
   const rows = rawRows(runDir);
   const played = uncountedCuts(runDir, rows);
-  if (played === null) return rows;
-  return rows.map((r) => {
-    const ended = r.episodes ?? 0;
-    return {
-      ...r,
-      successRate: ((r.successRate ?? 0) * ended) / played,
-      episodesCut: played - ended,
-    };
-  });
+  if (played === null) return { rows, recounted: false };
+  return {
+    rows: rows.map((r) => {
+      const ended = r.episodes ?? 0;
+      return {
+        ...r,
+        successRate: ((r.successRate ?? 0) * ended) / played,
+        episodesCut: played - ended,
+      };
+    }),
+    recounted: true,
+  };
 }
 
 /** Running mean over the last `k` iterations that finished episodes (carried forward). */
@@ -234,7 +242,7 @@ function readEval(runDir: string): EvalResults {
 
 /** The per-run facts the report's last table shows. */
 export function summariseRun(runDir: string, trainTask: string): RunSummary {
-  const rows = readRows(runDir);
+  const { rows, recounted } = loadRows(runDir);
   const success = smoothed(rows, 'successRate');
   // Thresholds count only once the window is full, so one lucky early episode does not.
   let withEpisodes = 0;
@@ -271,7 +279,7 @@ export function summariseRun(runDir: string, trainTask: string): RunSummary {
     programs: runPrograms(rows, 5, runDir),
     creditAccuracy: meanCreditAccuracy(rows, 'creditAccuracy'),
     creditAccuracyDeciding: meanCreditAccuracy(rows, 'creditAccuracyDeciding'),
-    ...(uncountedCuts(runDir) === null ? {} : { successRecounted: true }),
+    ...(recounted ? { successRecounted: true } : {}),
     envSteps: rows[last]?.envSteps ?? 0,
     wallSeconds: rows[last]?.wallSeconds ?? 0,
   };
