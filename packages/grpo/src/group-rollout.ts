@@ -1,4 +1,4 @@
-import type { TextStep } from '@poad/envs-core';
+import { discountedReturn, type TextStep } from '@poad/envs-core';
 import {
   type EpisodeSummary,
   PolicyContractError,
@@ -156,7 +156,7 @@ export async function collectGroupRollout(args: {
           const rewards = records[i]!.map((r) => r.reward);
           summaries.push({
             env: i,
-            discountedReturn: rewards.reduceRight((g, r) => r + config.gamma * g, 0),
+            discountedReturn: discountedReturn(rewards, config.gamma),
             length: rewards.length,
             success: false,
             cut: true,
