@@ -140,18 +140,15 @@ export const creditApp: AppSpec = {
       const first = buffer.actionOffsets[i]!;
       const advantage = tokenLevel ? credit.values[first]! : credit.values[i]!;
       steps.push({ state, label, advantage });
+      if (!tokenLevel) continue;
       // The token whose choice decides the label: where it parts from every other valid label.
-      const at = tokenLevel ? decidingToken(buffer.candidates(i), buffer.chosen[i]!) : 0;
-      if (tokenLevel && at >= buffer.actionLength(i))
+      const at = decidingToken(buffer.candidates(i), buffer.chosen[i]!);
+      if (at >= buffer.actionLength(i))
         throw new Error(
           `credit accuracy: step ${i} of iteration ${report.iteration} has ${buffer.actionLength(i)} action tokens, but its label's candidate ids are longer`,
         );
       positions.push(at);
-      deciding.push({
-        state,
-        label,
-        advantage: tokenLevel ? credit.values[first + at]! : advantage,
-      });
+      deciding.push({ state, label, advantage: credit.values[first + at]! });
     }
     const pick = (s: string) => pi.probs.get(s)!;
     const r = creditAccuracy(pi.mdp, pick, steps);
