@@ -1,8 +1,11 @@
-// npm run archive -w @poad/compare -- COMPARE_DIR DEST
+// npm run archive -w @poad/compare -- COMPARE_DIR DEST [--unfinished]
 // Copies a comparison's finished runs without their checkpoints (config, environment, metrics,
 // evaluation and perplexity files, plots) and its own files into DEST: a few hundred kB per run
 // that `npm run compare -- --reuse DEST` takes in and `--resume DEST --report-only` reports on.
-import { cpSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+// With --unfinished, each run that has started but not finished comes too, with its latest
+// checkpoint only, so that `npm run compare -- --resume DEST` continues the comparison there
+// (on another machine, say) exactly where it was cut off.
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { OptionError } from '@poad/config';
 import { finished } from './reuse.js';
@@ -10,8 +13,36 @@ import { finished } from './reuse.js';
 /** What the archive of a finished run leaves out: its checkpoints and its lock. */
 export const SKIP = new Set(['checkpoints', 'run.lock']);
 
-/** Copies the finished runs of `from` into `to`; returns the names of the runs copied. */
-export function archiveComparison(from: string, to: string): string[] {
+/** What `archiveComparison` copied. */
+export interface Archived {
+  /** Finished runs, without checkpoints. */
+  finished: string[];
+  /** Started, unfinished runs with their latest checkpoint (only with `unfinished`). */
+  unfinished: string[];
+}
+
+/** The checkpoint folder that `checkpoints/latest.json` of a run names, or null without one. */
+function latestCheckpoint(runDir: string): string | null {
+  const pointer = join(runDir, 'checkpoints', 'latest.json');
+  if (!existsSync(pointer)) return null;
+  const { name } = JSON.parse(readFileSync(pointer, 'utf8')) as { name?: unknown };
+  if (typeof name !== 'string' || !existsSync(join(runDir, 'checkpoints', name))) {
+    throw new OptionError(
+      `${pointer} names no checkpoint of this run; the run cannot be continued from it (archive without --unfinished to leave it out)`,
+    );
+  }
+  return name;
+}
+
+/**
+ * Copies the finished runs of `from` into `to`, and with `unfinished` also each started run with
+ * the checkpoint its `latest.json` names (a run without one is left out: it starts again anyway).
+ */
+export function archiveComparison(
+  from: string,
+  to: string,
+  { unfinished = false }: { unfinished?: boolean } = {},
+): Archived {
   const src = resolve(from);
   if (!existsSync(join(src, 'compare.json'))) {
     throw new OptionError(
@@ -19,16 +50,25 @@ export function archiveComparison(from: string, to: string): string[] {
     );
   }
   mkdirSync(to, { recursive: true });
-  const copied: string[] = [];
+  const copied: Archived = { finished: [], unfinished: [] };
   for (const name of readdirSync(src)) {
     const path = join(src, name);
     if (statSync(path).isDirectory()) {
-      if (!finished(path)) continue;
+      const done = finished(path);
+      const checkpoint = !done && unfinished ? latestCheckpoint(path) : null;
+      if (!done && checkpoint === null) continue;
       for (const f of readdirSync(path)) {
         if (SKIP.has(f)) continue;
         cpSync(join(path, f), join(to, name, f), { recursive: true });
       }
-      copied.push(name);
+      if (checkpoint !== null) {
+        for (const f of ['latest.json', checkpoint]) {
+          cpSync(join(path, 'checkpoints', f), join(to, name, 'checkpoints', f), {
+            recursive: true,
+          });
+        }
+        copied.unfinished.push(name);
+      } else copied.finished.push(name);
     } else if (!name.endsWith('.log')) {
       cpSync(path, join(to, name));
     }
@@ -37,15 +77,23 @@ export function archiveComparison(from: string, to: string): string[] {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const [from, to] = process.argv.slice(2);
-  if (!from || !to) {
-    process.stderr.write('usage: npm run archive -w @poad/compare -- COMPARE_DIR DEST\n');
+  const args = process.argv.slice(2);
+  const unfinished = args.includes('--unfinished');
+  const [from, to, ...rest] = args.filter((a) => a !== '--unfinished');
+  if (!from || !to || rest.length > 0) {
+    process.stderr.write(
+      'usage: npm run archive -w @poad/compare -- COMPARE_DIR DEST [--unfinished]\n',
+    );
     process.exit(2);
   }
   try {
-    const runs = archiveComparison(from, to);
+    const runs = archiveComparison(from, to, { unfinished });
     process.stdout.write(
-      `archived ${runs.length} finished runs of ${basename(resolve(from))} into ${to}\n`,
+      `archived ${runs.finished.length} finished runs of ${basename(resolve(from))} into ${to}${
+        unfinished
+          ? `, and ${runs.unfinished.length} unfinished with their latest checkpoint (continue with: npm run compare -- --resume ${to})`
+          : ''
+      }\n`,
     );
   } catch (err) {
     if (err instanceof OptionError) {

@@ -490,17 +490,37 @@ describe('npm run compare', () => {
         expect(existsSync(join(dir, run, 'eval.json'))).toBe(false);
       }
       expect(existsSync(join(dir, 'report.md'))).toBe(false);
-      const msgs = captureStderr();
-      expect(await comparing(['--resume', dir], base)).toBe(0);
+      // Moved elsewhere with its unfinished runs' latest checkpoints (as to another machine), the
+      // comparison continues there; the folder it came from is left as it was.
+      expect(archiveComparison(dir, join(base, 'moved'))).toEqual({ finished: [], unfinished: [] });
+      const moved = join(out, 'signal-moved');
+      const archived = archiveComparison(dir, moved, { unfinished: true });
+      expect(archived.finished).toEqual([]);
+      expect(archived.unfinished.sort()).toEqual(['ntpo-s1', 'poad-s1']);
       for (const run of ['poad-s1', 'ntpo-s1']) {
-        const rows = readFileSync(join(dir, run, 'metrics.jsonl'), 'utf8')
+        const { name } = JSON.parse(
+          readFileSync(join(dir, run, 'checkpoints', 'latest.json'), 'utf8'),
+        );
+        expect(readdirSync(join(moved, run, 'checkpoints')).sort()).toEqual([name, 'latest.json']);
+        expect(existsSync(join(moved, run, 'run.lock'))).toBe(false);
+      }
+      const msgs = captureStderr();
+      expect(await comparing(['--resume', moved], moved)).toBe(0);
+      for (const run of ['poad-s1', 'ntpo-s1']) {
+        expect(existsSync(join(dir, run, 'eval.json'))).toBe(false);
+        // It went on from the checkpoint that came with it, not from the start.
+        expect(readFileSync(join(moved, `${run}.log`), 'utf8')).toMatch(
+          new RegExp(`resuming ${join(moved, run)} after iteration [1-9]`),
+        );
+        const rows = readFileSync(join(moved, run, 'metrics.jsonl'), 'utf8')
           .trim()
           .split('\n');
         expect(rows.map((l) => JSON.parse(l).iteration)).toEqual(
           Array.from({ length: 12 }, (_, i) => i + 1),
         );
       }
-      expect(existsSync(join(dir, 'report.md'))).toBe(true);
+      expect(existsSync(join(moved, 'report.md'))).toBe(true);
+      expect(existsSync(join(dir, 'report.md'))).toBe(false);
       expect(msgs.join('')).toContain('finished poad, seed 1');
     } finally {
       // A failed check must not leave the comparison (and its runs) going.
@@ -518,7 +538,7 @@ describe('npm run compare', () => {
     const a = join(base, 'a', readdirSync(join(base, 'a'))[0]!);
     // Its archive (finished runs without checkpoints) is what the ablation reuses.
     const arch = join(base, 'a-archive');
-    expect(archiveComparison(a, arch)).toEqual(['ntpo-s1']);
+    expect(archiveComparison(a, arch)).toEqual({ finished: ['ntpo-s1'], unfinished: [] });
     expect(existsSync(join(a, 'ntpo-s1', 'checkpoints'))).toBe(true);
     expect(existsSync(join(arch, 'ntpo-s1', 'checkpoints'))).toBe(false);
     expect(existsSync(join(arch, 'compare.json'))).toBe(true);
