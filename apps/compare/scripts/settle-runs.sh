@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# Trains the runs of "Settling the open results" (docs/results.md) in the protocols' order, each
+# with the protocol's own command, and keeps them in results/settle/ as it goes, so that the work
+# can stop and continue on any machine:
+#
+#   apps/compare/scripts/settle-runs.sh train TREE   # continue from results/settle/, then train
+#   apps/compare/scripts/settle-runs.sh save TREE    # results/settle/ ← what TREE/runs holds
+#
+# TREE is a checkout of the protocols' commit (git worktree add TREE acbbaa1; npm ci there): the
+# runs train on that code, in TREE/runs. `train` first copies back whatever results/settle/ holds
+# that TREE/runs lacks, finished runs and cut-off runs with their latest checkpoint, and resumes
+# (runs are deterministic, so a run continued from its checkpoint ends as an uninterrupted one).
+# Stop it with SIGTERM to its process group (the runs save a checkpoint and stop), then `save`:
+# finished runs without checkpoints, unfinished ones with their latest checkpoint only
+# (npm run archive -w @poad/compare -- DIR DEST --unfinished, from this checkout).
+set -euo pipefail
+mode=${1:?usage: settle-runs.sh train|save TREE}
+tree=$(realpath "${2:?usage: settle-runs.sh train|save TREE}")
+here=$(cd "$(dirname "$0")/../../.." && pwd)
+results=$here/results/settle
+protocol=acbbaa1
+if [[ "$(git -C "$tree" rev-parse HEAD)" != "$protocol"* ]]; then
+  echo "error: $tree is not at the protocols' commit $protocol; create it with: git worktree add $tree $protocol" >&2
+  exit 2
+fi
+
+# Comparison folder in TREE/runs ↔ its archive in results/settle/.
+pairs=(
+  "settle-poad-twosome/poad-twosome-30:poad-twosome-30"
+  "settle-etpo/A/etpo-A:etpo/A"
+  "settle-etpo/B/etpo-B:etpo/B"
+  "settle-etpo/C/etpo-C:etpo/C"
+  "settle-etpo/D/etpo-D:etpo/D"
+  "settle-etpo/E/etpo-E:etpo/E"
+  "settle-heldout/kiln_batches/heldout-kiln_batches:heldout/kiln_batches"
+  "settle-heldout/ferry_crossings/heldout-ferry_crossings:heldout/ferry_crossings"
+)
+
+# compare names a new folder after the environment and the time (compare-<env>-<time>); this
+# script gives each its fixed name, also when it was stopped before it could.
+named() { # folder
+  local made=("$(dirname "$1")"/compare-*)
+  if [ ! -e "$1" ] && [ -e "${made[0]}" ]; then
+    [ "${#made[@]}" = 1 ] || { echo "error: more than one comparison in $(dirname "$1")" >&2; exit 1; }
+    mv "${made[0]}" "$1"
+  fi
+}
+
+if [ "$mode" = save ]; then
+  for p in "${pairs[@]}"; do
+    run=$tree/runs/${p%%:*} dest=$results/${p#*:}
+    named "$run"
+    [ -f "$run/compare.json" ] || continue
+    rm -rf "$dest.tmp"
+    (cd "$here" && node --import tsx apps/compare/src/archive.ts "$run" "$dest.tmp" --unfinished)
+    rm -rf "$dest" && mv "$dest.tmp" "$dest"
+  done
+  for f in "$tree"/runs/settle-heldout/*.json; do
+    [ -f "$f" ] && cp "$f" "$results/heldout/"
+  done
+  exit 0
+fi
+[ "$mode" = train ] || { echo "error: mode $mode: use train or save" >&2; exit 2; }
+
+cd "$tree"
+# Continue from results/settle/ where TREE/runs lacks a comparison.
+for p in "${pairs[@]}"; do
+  run=runs/${p%%:*} dest=$results/${p#*:}
+  if [ ! -d "$run" ] && [ -f "$dest/compare.json" ]; then
+    mkdir -p "$(dirname "$run")" && cp -r "$dest" "$run"
+  fi
+done
+for f in "$results"/heldout/prior-*.json "$results"/heldout/heldout-*.json; do
+  [ -f "$f" ] && [ ! -f "runs/settle-heldout/$(basename "$f")" ] && mkdir -p runs/settle-heldout &&
+    cp "$f" runs/settle-heldout/
+done
+
+# One comparison: resumed if its folder is there, else started under that name.
+compare() { # folder, options…
+  local dir=$1
+  shift
+  named "$dir"
+  if [ -f "$dir/compare.json" ]; then
+    npm run compare -- --resume "$dir" --jobs 2
+  else
+    npm run compare -- "$@" --out "$(dirname "$dir")"
+    named "$dir"
+  fi
+}
+
+# Confirmatory: POAD against TWOSOME on seeds 11–40.
+compare runs/settle-poad-twosome/poad-twosome-30 --env virtualhome/food-preparation \
+  --algos poad,twosome --first-seed 11 --seeds 30 --eval-episodes 20 --jobs 2
+
+# ETPO's five arms, seeds 1–3.
+arm() {
+  compare "runs/settle-etpo/$1/etpo-$1" --env virtualhome/food-preparation --algos etpo \
+    --seeds 3 --eval-episodes 20 --jobs 2 ${2:+--extra="$2"}
+}
+arm A
+arm B "--critic-scale 0.0667"
+arm C "--policy-loss released"
+arm D "--policy-loss released --critic-scale 0.0667"
+arm E "--policy-loss released --beta 0.01"
+[ -d runs/settle-etpo/combined ] || npm run compare -- --out runs/settle-etpo/combined --combine \
+  runs/settle-etpo/A/etpo-A,runs/settle-etpo/B/etpo-B,runs/settle-etpo/C/etpo-C,runs/settle-etpo/D/etpo-D,runs/settle-etpo/E/etpo-E
+
+# Classifiers with headroom: POAD seeds 21–25 and the prior, then held-out scoring.
+for ds in kiln_batches ferry_crossings; do
+  compare "runs/settle-heldout/$ds/heldout-$ds" --env "datascicoding/$ds" --algos poad \
+    --first-seed 21 --seeds 5 --eval-episodes 4 --jobs 2 --extra="--timeout 60"
+  for seed in 21 22 23 24 25; do
+    out=runs/settle-heldout/prior-$ds-$seed.json
+    [ -f "$out" ] || npm run prior -w @poad/train-datascicoding -- --datasets "$ds" --samples 256 \
+      --seed "$seed" --timeout 60 --out "$PWD/$out"
+  done
+done
+for ds in kiln_batches ferry_crossings; do
+  dirs=()
+  for d in "$PWD/runs/settle-heldout/$ds/heldout-$ds"/poad-s*/; do dirs+=("${d%/}"); done
+  runs=$(IFS=,; echo "${dirs[*]}")
+  for seed in 21 22 23 24 25; do
+    out=runs/settle-heldout/heldout-$ds-$seed.json
+    [ -f "$out" ] || npm run heldout -w @poad/train-datascicoding -- --dataset "$ds" \
+      --runs "$runs" --prior "$PWD/runs/settle-heldout/prior-$ds-$seed.json" \
+      --last-iterations 8 --k-max 256 --timeout 60 --out "$PWD/$out"
+  done
+done
+echo "all settling runs are in"
