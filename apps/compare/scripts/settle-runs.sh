@@ -52,7 +52,8 @@ if [ "$mode" = save ]; then
     named "$run"
     [ -f "$run/compare.json" ] || continue
     rm -rf "$dest.tmp"
-    (cd "$here" && node --import tsx apps/compare/src/archive.ts "$run" "$dest.tmp" --unfinished)
+    (cd "$here" && node --import tsx apps/compare/src/archive.ts "$run" "$dest.tmp" --unfinished) |
+      sed "s|$dest.tmp|$dest|g"
     rm -rf "$dest" && mv "$dest.tmp" "$dest"
   done
   for f in "$tree"/runs/settle-heldout/*.json; do
