@@ -57,7 +57,7 @@ if [ "$mode" = save ]; then
     rm -rf "$dest" && mv "$dest.tmp" "$dest"
   done
   for f in "$tree"/runs/settle-heldout/*.json; do
-    [ -f "$f" ] && cp "$f" "$results/heldout/"
+    [ -f "$f" ] && mkdir -p "$results/heldout" && cp "$f" "$results/heldout/"
   done
   exit 0
 fi
