@@ -56,6 +56,10 @@ if [ "$mode" = save ]; then
       sed "s|$dest.tmp|$dest|g"
     rm -rf "$dest" && mv "$dest.tmp" "$dest"
   done
+  # The ETPO arms' combined report (it trains nothing: its folder is copied as it is).
+  if [ -d "$tree/runs/settle-etpo/combined" ]; then
+    rm -rf "$results/etpo/combined" && cp -r "$tree/runs/settle-etpo/combined" "$results/etpo/combined"
+  fi
   for f in "$tree"/runs/settle-heldout/*.json; do
     [ -f "$f" ] && mkdir -p "$results/heldout" && cp "$f" "$results/heldout/"
   done
