@@ -5,9 +5,10 @@
 // With --unfinished, each run that has started but not finished comes too, with its latest
 // checkpoint only, so that `npm run compare -- --resume DEST` continues the comparison there
 // (on another machine, say) exactly where it was cut off.
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { OptionError } from '@poad/config';
+import { listCheckpoints } from '@poad/run-kit';
 import { finished } from './reuse.js';
 
 /** What the archive of a finished run leaves out: its checkpoints and its lock. */
@@ -21,22 +22,11 @@ export interface Archived {
   unfinished: string[];
 }
 
-/** The checkpoint folder that `checkpoints/latest.json` of a run names, or null without one. */
-function latestCheckpoint(runDir: string): string | null {
-  const pointer = join(runDir, 'checkpoints', 'latest.json');
-  if (!existsSync(pointer)) return null;
-  const { name } = JSON.parse(readFileSync(pointer, 'utf8')) as { name?: unknown };
-  if (typeof name !== 'string' || !existsSync(join(runDir, 'checkpoints', name))) {
-    throw new OptionError(
-      `${pointer} names no checkpoint of this run; the run cannot be continued from it (archive without --unfinished to leave it out)`,
-    );
-  }
-  return name;
-}
-
 /**
  * Copies the finished runs of `from` into `to`, and with `unfinished` also each started run with
- * the checkpoint its `latest.json` names (a run without one is left out: it starts again anyway).
+ * the checkpoint `--resume` would load (run-kit's first complete one: the one `latest.json`
+ * names, else the newest) and that pointer; a run without one is left out (it starts again
+ * anyway).
  */
 export function archiveComparison(
   from: string,
@@ -55,7 +45,7 @@ export function archiveComparison(
     const path = join(src, name);
     if (statSync(path).isDirectory()) {
       const done = finished(path);
-      const checkpoint = !done && unfinished ? latestCheckpoint(path) : null;
+      const checkpoint = !done && unfinished ? (listCheckpoints(path)[0]?.name ?? null) : null;
       if (!done && checkpoint === null) continue;
       for (const f of readdirSync(path)) {
         if (SKIP.has(f)) continue;
@@ -63,9 +53,8 @@ export function archiveComparison(
       }
       if (checkpoint !== null) {
         for (const f of ['latest.json', checkpoint]) {
-          cpSync(join(path, 'checkpoints', f), join(to, name, 'checkpoints', f), {
-            recursive: true,
-          });
+          const at = join(path, 'checkpoints', f);
+          if (existsSync(at)) cpSync(at, join(to, name, 'checkpoints', f), { recursive: true });
         }
         copied.unfinished.push(name);
       } else copied.finished.push(name);

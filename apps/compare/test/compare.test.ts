@@ -492,7 +492,10 @@ describe('npm run compare', () => {
       expect(existsSync(join(dir, 'report.md'))).toBe(false);
       // Moved elsewhere with its unfinished runs' latest checkpoints (as to another machine), the
       // comparison continues there; the folder it came from is left as it was.
-      expect(archiveComparison(dir, join(base, 'moved'))).toEqual({ finished: [], unfinished: [] });
+      expect(archiveComparison(dir, join(base, 'finished-only'))).toEqual({
+        finished: [],
+        unfinished: [],
+      });
       const moved = join(out, 'signal-moved');
       const archived = archiveComparison(dir, moved, { unfinished: true });
       expect(archived.finished).toEqual([]);
