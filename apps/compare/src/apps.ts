@@ -19,7 +19,7 @@ export const APPS: Readonly<Record<string, AppSpec>> = {
 /** The app that trains environment `env` (e.g. `virtualhome/food-preparation`). */
 export function appOf(env: string): AppSpec {
   const app = APPS[env.split('/')[0]!];
-  if (!app || !app.tasks.some((t) => app.envId(t) === env))
+  if (!app?.tasks.some((t) => app.envId(t) === env))
     throw new OptionError(
       `unknown environment ${JSON.stringify(env)}; choose one of: ${Object.values(APPS)
         .flatMap((a) => a.tasks.map((t) => a.envId(t)))
