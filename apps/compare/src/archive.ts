@@ -5,7 +5,7 @@
 // With --unfinished, each run that has started but not finished comes too, with its latest
 // checkpoint only, so that `npm run compare -- --resume DEST` continues the comparison there
 // (on another machine, say) exactly where it was cut off.
-import { cpSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { OptionError } from '@poad/config';
 import { listCheckpoints } from '@poad/run-kit';
@@ -26,7 +26,7 @@ export interface Archived {
  * Copies the finished runs of `from` into `to`, and with `unfinished` also each started run with
  * the checkpoint `--resume` would load (run-kit's first complete one: the one `latest.json`
  * names, else the newest) and that pointer; a run without one is left out (it starts again
- * anyway).
+ * anyway). A run `to` already holds is replaced, so an earlier copy's checkpoints do not linger.
  */
 export function archiveComparison(
   from: string,
@@ -39,6 +39,11 @@ export function archiveComparison(
       `${from}: not a comparison folder (no compare.json); pass one written by npm run compare`,
     );
   }
+  if (resolve(to) === src) {
+    throw new OptionError(
+      `${to}: the archive would overwrite the comparison itself; pass another DEST`,
+    );
+  }
   mkdirSync(to, { recursive: true });
   const copied: Archived = { finished: [], unfinished: [] };
   for (const name of readdirSync(src)) {
@@ -47,6 +52,8 @@ export function archiveComparison(
       const done = finished(path);
       const checkpoint = !done && unfinished ? (listCheckpoints(path)[0]?.name ?? null) : null;
       if (!done && checkpoint === null) continue;
+      // A run archived before (cut off, with an older checkpoint) is replaced, not merged into.
+      rmSync(join(to, name), { recursive: true, force: true });
       for (const f of readdirSync(path)) {
         if (SKIP.has(f)) continue;
         cpSync(join(path, f), join(to, name, f), { recursive: true });
