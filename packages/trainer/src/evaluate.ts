@@ -131,7 +131,8 @@ export async function evaluateTask(
 
 /**
  * Greedy and sampled evaluation of every task `spec.evalTasks(task)` lists (the trained task
- * and its unseen variants), logging one line each; keys are `<task>/greedy|sampled`.
+ * and its unseen variants), logging one line each; keys are `<task>/greedy|sampled`. When `stop`
+ * returns true it ends after the evaluation set under way, with the sets done so far.
  */
 export async function evaluateAll(
   spec: AppSpec,
@@ -145,10 +146,12 @@ export async function evaluateAll(
     options: Record<string, unknown>;
   },
   log: (line: string) => void,
+  stop: () => boolean = () => false,
 ): Promise<Record<string, EvalResult>> {
   const results: Record<string, EvalResult> = {};
   for (const task of o.evalEpisodes > 0 ? spec.evalTasks(o.task) : []) {
     for (const greedy of [true, false]) {
+      if (stop()) return results;
       const r = await evaluateTask(spec, agent, task, {
         episodes: o.evalEpisodes,
         greedy,

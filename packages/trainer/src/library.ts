@@ -154,7 +154,9 @@ function optionsOf(values: Readonly<Record<string, unknown>>): Record<string, un
  * `small` one unless `preset` says otherwise) over the algorithm's defaults, as the command lines
  * do; the values are checked once, typed, without passing through strings. `resume: runDir`
  * continues a run bit for bit. Ctrl-C (SIGINT or SIGTERM) finishes the iteration, saves a
- * checkpoint and returns `{ interrupted: true }`.
+ * checkpoint and returns `{ interrupted: true }`; during the final evaluation it ends the
+ * evaluation set under way and returns `{ interrupted: true }` without eval.json (resuming
+ * evaluates again).
  *
  * Bad options throw an `OptionError` naming the option before any model is loaded. The TF.js
  * backend stays initialised afterwards; call `releaseBackend()` once at the end of a program that

@@ -141,9 +141,14 @@ async function trainLocked(
   if (!resuming || done === 0)
     await recordPerplexity(runDir, agent, 'before', o.model, o.perplexityLines);
 
+  // Trapped until the final evaluation is done: a signal during it ends the evaluation set that
+  // is running and stops the run (its last checkpoint is the final iteration's).
+  let evaluating = false;
   const interrupts = trapInterrupts((signal) =>
     log(
-      `\n${signal}: finishing this iteration, saving a checkpoint, then exiting (press again to quit now)`,
+      evaluating
+        ? `\n${signal}: stopping after this evaluation; the training is done and its checkpoint saved (press again to quit now)`
+        : `\n${signal}: finishing this iteration, saving a checkpoint, then exiting (press again to quit now)`,
     ),
   );
   const bar = o.quiet
@@ -255,41 +260,53 @@ async function trainLocked(
     throw err;
   } finally {
     bar?.finish();
-    interrupts.dispose();
     // The optimisers' moments; the counters read below are plain numbers.
     trainer.dispose();
   }
-  if (interrupts.requested && !finished()) {
+  const stopped = (during: string) =>
     log(
       bySteps
-        ? `stopped after iteration ${done} (${trainer.counters.envSteps}/${o.envSteps} env steps); continue with --resume ${runDir}`
-        : `stopped after iteration ${done}/${total}; continue with --resume ${runDir}`,
+        ? `stopped after iteration ${done} (${trainer.counters.envSteps}/${o.envSteps} env steps)${during}; continue with --resume ${runDir}`
+        : `stopped after iteration ${done}/${total}${during}; continue with --resume ${runDir}`,
     );
+  try {
+    if (interrupts.requested && !finished()) {
+      stopped('');
+      await env.close();
+      return { runDir, iterations: done, interrupted: true };
+    }
     await env.close();
-    return { runDir, iterations: done, interrupted: true };
+    evaluating = true;
+    await recordPerplexity(runDir, agent, 'after', o.model, o.perplexityLines);
+    const results = await evaluateAll(
+      spec,
+      agent,
+      {
+        task: o.task,
+        evalEpisodes: o.evalEpisodes,
+        seed: config.seed,
+        envs: o.envs,
+        config,
+        options: rc.envOptions,
+      },
+      log,
+      () => interrupts.requested,
+    );
+    if (interrupts.requested) {
+      // No eval.json: resuming the run evaluates again from the final checkpoint.
+      stopped(', during the final evaluation (resuming evaluates again)');
+      return { runDir, iterations: done, interrupted: true };
+    }
+    if (o.evalEpisodes > 0)
+      writeJsonAtomicSync(join(runDir, 'eval.json'), {
+        iteration: done,
+        envSteps: trainer.counters.envSteps,
+        results,
+      });
+    return { runDir, iterations: done, interrupted: false };
+  } finally {
+    interrupts.dispose();
   }
-  await env.close();
-  await recordPerplexity(runDir, agent, 'after', o.model, o.perplexityLines);
-  const results = await evaluateAll(
-    spec,
-    agent,
-    {
-      task: o.task,
-      evalEpisodes: o.evalEpisodes,
-      seed: config.seed,
-      envs: o.envs,
-      config,
-      options: rc.envOptions,
-    },
-    log,
-  );
-  if (o.evalEpisodes > 0)
-    writeJsonAtomicSync(join(runDir, 'eval.json'), {
-      iteration: done,
-      envSteps: trainer.counters.envSteps,
-      results,
-    });
-  return { runDir, iterations: done, interrupted: false };
 }
 
 function progressFields(
