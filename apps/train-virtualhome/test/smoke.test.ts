@@ -1,6 +1,7 @@
 // The practitioner's command, run for real as a child process on the embedded default model:
 // --help, a 2-iteration run, --resume, Ctrl-C (saves and exits) and kill -9 (resume loses at
 // most one iteration).
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultModelPath as DEFAULT_MODEL } from '@poad/default-model';
 import { TINY_RUN, trainingHarness, waitFor, waitUntil } from '@poad/dev-kit';
@@ -126,6 +127,32 @@ describe('npm run train:virtualhome', () => {
     expect(h.rows('int').map((x) => x.iteration)).toEqual(
       Array.from({ length: after + 1 }, (_, i) => i + 1),
     );
+  });
+
+  it('Ctrl-C in the final evaluation ends it without eval.json; --resume evaluates again', async () => {
+    const run = h.dir('final');
+    const p = h.spawn(h.args('final', 1, ['--eval-episodes', '3']).filter((a) => a !== '--quiet'));
+    // perplexity.json gets its `after` entry just before the final evaluation starts.
+    const perplexity = join(run, 'perplexity.json');
+    await waitUntil(
+      () =>
+        existsSync(perplexity) &&
+        'after' in (JSON.parse(readFileSync(perplexity, 'utf8')) as object),
+      'the final evaluation to start',
+    );
+    p.child.kill('SIGINT');
+    const r = await p.done;
+    expect(r.code, r.out).toBe(130);
+    expect(r.out).toContain('stopping after this evaluation');
+    expect(r.out).toMatch(
+      /stopped after iteration 1\/1, during the final evaluation \(resuming evaluates again\); continue with --resume /,
+    );
+    expect(existsSync(join(run, 'eval.json'))).toBe(false);
+    const resumed = await h.run(['--resume', run, '--quiet']);
+    expect(resumed.code, resumed.out).toBe(0);
+    expect(resumed.out).toMatch(/eval food-preparation \(greedy\): success [\d.]+%/);
+    expect(h.json<{ iteration: number }>('final', 'eval.json').iteration).toBe(1);
+    expect(h.rows('final').map((x) => x.iteration)).toEqual([1]);
   });
 
   it('rejects an unknown task before any work, listing the valid ones', async () => {
