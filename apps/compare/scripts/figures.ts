@@ -34,9 +34,14 @@ interface Figure {
 /** Every figure docs/ shows whose data results/ keeps (the others have no data there). */
 export const FIGURES: readonly Figure[] = [
   {
+    file: 'settle-poad-twosome-30-success.png',
+    comparison: 'settle/poad-twosome-30',
+    chart: 'successRate',
+  },
+  {
     file: 'compare-food-preparation-secondary-success.png',
     comparison:
-      'food-preparation-eval/secondary-combined/combined-virtualhome-food-preparation-20261126-020500',
+      'food-preparation-eval/secondary-combined/combined-virtualhome-food-preparation-20261127-171446',
     chart: 'successRate',
   },
   {
