@@ -299,7 +299,10 @@ function meanCreditAccuracy(
 /** Per-iteration figures of the programs a DataSciCoding run wrote (metrics columns). */
 export type ProgramMetric = 'meanReward' | 'programsRun' | 'bestReward';
 
-/** Mean ± std curves of a group on its common env-step grid. */
+/**
+ * Mean ± std curves of a group on its common env-step grid, from the first iteration at which at
+ * least half of its runs have a value.
+ */
 export function groupCurve(g: Group, key: 'episodeReturn' | 'successRate' | ProgramMetric): Series {
   const all = g.runDirs.map(readRows);
   const len = Math.min(...all.map((r) => r.length));
@@ -309,7 +312,9 @@ export function groupCurve(g: Group, key: 'episodeReturn' | 'successRate' | Prog
   const spread: number[] = [];
   for (let i = 0; i < len; i++) {
     const vals = curves.map((c) => c[i]!).filter(Number.isFinite);
-    if (!vals.length) continue;
+    // A point once at least half the seeds have a value: before that, the mean would be that of
+    // the one or two seeds whose first episodes ended soonest (and soonest ends success).
+    if (!vals.length || vals.length * 2 < curves.length) continue;
     points.push([all[0]![i]!.envSteps, mean(vals)]);
     spread.push(std(vals));
   }

@@ -110,6 +110,18 @@ describe('report maths', () => {
     // running means over 5 iterations: .1 .1 .5 .65
     expect(two.points.map(([, y]) => Math.round(y * 1e6) / 1e6)).toEqual([0.1, 0.1, 0.5, 0.65]);
     expect(two.spread).toEqual([0, 0, 0, 0]);
+    // The curve starts once half the seeds have a value: not on the one seed done soonest.
+    const late = join(out, 'summary-late');
+    mkdirSync(late, { recursive: true });
+    writeFileSync(
+      join(late, 'metrics.jsonl'),
+      [null, null, 0, 0]
+        .map((v, i) => JSON.stringify({ envSteps: 100 * (i + 1), successRate: v }))
+        .join('\n'),
+    );
+    const three = groupCurve({ label: 'x', runDirs: [dir, late, late] }, 'successRate');
+    expect(three.points.map(([x]) => x)).toEqual([300, 400]);
+    expect(three.points[0]![1]).toBeCloseTo(0.5 / 3);
   });
 
   it('summarises each run: sampled-success thresholds, final running means, greedy result', () => {
