@@ -621,8 +621,10 @@ export function pairwiseDifferences(
 function pText(p: number, how: string, adjusted: number | undefined): string {
   const mark =
     p >= 0.05 ? ' (n.s.)' : adjusted !== undefined && adjusted >= 0.05 ? ' (n.s. after Holm)' : '';
-  const holmPart = adjusted === undefined ? '' : `; Holm ${fixed(adjusted, 3)}`;
-  return `p = ${fixed(p, 3)} (${how}${holmPart})${mark}`;
+  // Below 0.001 three decimals would print 0.000, which no permutation or Fisher p-value is.
+  const small = (x: number) => (x < 0.001 ? '< 0.001' : fixed(x, 3));
+  const holmPart = adjusted === undefined ? '' : `; Holm ${small(adjusted)}`;
+  return `p ${p < 0.001 ? '' : '= '}${small(p)} (${how}${holmPart})${mark}`;
 }
 
 /**

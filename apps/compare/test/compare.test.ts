@@ -230,6 +230,15 @@ describe('pairwise differences in the report', () => {
     expect(markdown('T', 'cmd', sixGroups, 1)).toMatch(
       /\| 6\/6 vs 0\/6, p = 0\.002 \(Fisher; Holm 0\.009\) \|/,
     );
+    // Eight each: p = 2/12,870, Holm 4 × that, both printed as below 0.001, not as 0.000.
+    const eightGroups = [
+      group('a', Array(8).fill(1), Array(8).fill(100)),
+      group('b', Array(8).fill(0), Array(8).fill(null)),
+    ];
+    expect(pairwiseDifferences(eightGroups)[0]!.solved!.p).toBeCloseTo(2 / 12_870, 12);
+    expect(markdown('T', 'cmd', eightGroups, 1)).toMatch(
+      /\| 8\/8 vs 0\/8, p < 0\.001 \(Fisher; Holm < 0\.001\) \|/,
+    );
     // No credit accuracy logged: not compared.
     expect(six.metrics.creditAccuracy).toBeUndefined();
   });
