@@ -80,40 +80,79 @@ for f in "$results"/heldout/prior-*.json "$results"/heldout/heldout-*.json; do
     cp "$f" runs/settle-heldout/
 done
 
-# One comparison: resumed if its folder is there, else started under that name.
+# Every run trains with one native-kernel thread (each run records it in its config.json), two
+# at a time: the confirmatory comparison as compare --jobs 2 runs it, the ETPO arms and the
+# held-out POAD runs in two lanes of one run each, which take the comparisons in turn, so that
+# no core waits while an arm's third seed trains alone.
+export POAD_NATIVE_THREADS=1
+npx turbo run build --filter=@poad/compare... --filter=@poad/train-datascicoding... \
+  --output-logs=errors-only
+
+# One comparison, one run at a time (--jobs 1, in this process): resumed if its folder is there,
+# else started under that name.
 compare() { # folder, options…
   local dir=$1
   shift
   named "$dir"
   if [ -f "$dir/compare.json" ]; then
-    npm run compare -- --resume "$dir" --jobs 2
+    node --import tsx apps/compare/src/main.ts --resume "$dir" --jobs 1
   else
-    npm run compare -- "$@" --out "$(dirname "$dir")"
+    node --import tsx apps/compare/src/main.ts "$@" --jobs 1 --out "$(dirname "$dir")"
     named "$dir"
   fi
 }
 
-# Confirmatory: POAD against TWOSOME on seeds 11–40.
-compare runs/settle-poad-twosome/poad-twosome-30 --env virtualhome/food-preparation \
-  --algos poad,twosome --first-seed 11 --seeds 30 --eval-episodes 20 --jobs 2
+# Confirmatory: POAD against TWOSOME on seeds 11–40 (finished: this writes its report again).
+named runs/settle-poad-twosome/poad-twosome-30
+if [ -f runs/settle-poad-twosome/poad-twosome-30/compare.json ]; then
+  npm run compare -- --resume runs/settle-poad-twosome/poad-twosome-30 --jobs 2
+else
+  npm run compare -- --env virtualhome/food-preparation --algos poad,twosome --first-seed 11 \
+    --seeds 30 --eval-episodes 20 --jobs 2 --out runs/settle-poad-twosome
+  named runs/settle-poad-twosome/poad-twosome-30
+fi
 
-# ETPO's five arms, seeds 1–3.
-arm() {
-  compare "runs/settle-etpo/$1/etpo-$1" --env virtualhome/food-preparation --algos etpo \
-    --seeds 3 --eval-episodes 20 --jobs 2 ${2:+--extra="$2"}
+# One comparison of the lanes: ETPO's five arms (seeds 1–3), or POAD on a held-out dataset
+# (seeds 21–25).
+item() { # A…E | kiln_batches | ferry_crossings
+  local extra=
+  case $1 in
+    B) extra="--critic-scale 0.0667" ;;
+    C) extra="--policy-loss released" ;;
+    D) extra="--policy-loss released --critic-scale 0.0667" ;;
+    E) extra="--policy-loss released --beta 0.01" ;;
+  esac
+  case $1 in
+    [A-E]) compare "runs/settle-etpo/$1/etpo-$1" --env virtualhome/food-preparation --algos etpo \
+      --seeds 3 --eval-episodes 20 ${extra:+--extra="$extra"} ;;
+    *) compare "runs/settle-heldout/$1/heldout-$1" --env "datascicoding/$1" --algos poad \
+      --first-seed 21 --seeds 5 --eval-episodes 4 --extra="--timeout 60" ;;
+  esac
 }
-arm A
-arm B "--critic-scale 0.0667"
-arm C "--policy-loss released"
-arm D "--policy-loss released --critic-scale 0.0667"
-arm E "--policy-loss released --beta 0.01"
+# A lane takes each comparison no lane has taken yet (mkdir is atomic), in this order.
+locks=$(mktemp -d)
+lane() { # number
+  for it in A B C D E kiln_batches ferry_crossings; do
+    mkdir "$locks/$it" 2>/dev/null || continue
+    echo "lane $1: $it"
+    item "$it"
+  done
+}
+lane 1 &
+one=$!
+lane 2 &
+two=$!
+rc=0
+wait "$one" || rc=$?
+wait "$two" || rc=$?
+[ "$rc" = 0 ] || exit "$rc"
+unset POAD_NATIVE_THREADS
+
 [ -d runs/settle-etpo/combined ] || npm run compare -- --out runs/settle-etpo/combined --combine \
   runs/settle-etpo/A/etpo-A,runs/settle-etpo/B/etpo-B,runs/settle-etpo/C/etpo-C,runs/settle-etpo/D/etpo-D,runs/settle-etpo/E/etpo-E
 
-# Classifiers with headroom: POAD seeds 21–25 and the prior, then held-out scoring.
+# The prior's programs, then the held-out scoring.
 for ds in kiln_batches ferry_crossings; do
-  compare "runs/settle-heldout/$ds/heldout-$ds" --env "datascicoding/$ds" --algos poad \
-    --first-seed 21 --seeds 5 --eval-episodes 4 --jobs 2 --extra="--timeout 60"
   for seed in 21 22 23 24 25; do
     out=runs/settle-heldout/prior-$ds-$seed.json
     [ -f "$out" ] || npm run prior -w @poad/train-datascicoding -- --datasets "$ds" --samples 256 \
