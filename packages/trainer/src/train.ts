@@ -257,6 +257,7 @@ async function trainLocked(
         : 'no checkpoint was written before this happened';
     }
     await env.close().catch(() => {});
+    interrupts.dispose();
     throw err;
   } finally {
     bar?.finish();
@@ -270,12 +271,11 @@ async function trainLocked(
         : `stopped after iteration ${done}/${total}${during}; continue with --resume ${runDir}`,
     );
   try {
+    await env.close();
     if (interrupts.requested && !finished()) {
       stopped('');
-      await env.close();
       return { runDir, iterations: done, interrupted: true };
     }
-    await env.close();
     evaluating = true;
     await recordPerplexity(runDir, agent, 'after', o.model, o.perplexityLines);
     const results = await evaluateAll(

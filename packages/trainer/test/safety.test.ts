@@ -101,6 +101,7 @@ describe('environment outputs are checked where they enter the rollout', () => {
       };
     };
     const spec = { ...vh, makeEnv: (t: string) => nanAtStep5(vh.makeEnv(t)) };
+    const handlers = process.listenerCount('SIGINT');
     const code = await runCli(spec, newRun('nan-reward', 3));
     const err = output();
     expect(code, err).toBe(2);
@@ -114,6 +115,8 @@ describe('environment outputs are checked where they enter the rollout', () => {
     expect(rows.length).toBeLessThan(3);
     expect(latest(dir)).toBe(rows.length);
     expect(existsSync(join(dir, 'run.lock'))).toBe(false);
+    // The run's Ctrl-C handler went with it.
+    expect(process.listenerCount('SIGINT')).toBe(handlers);
   });
 });
 
