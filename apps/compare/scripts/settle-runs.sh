@@ -88,29 +88,23 @@ export POAD_NATIVE_THREADS=1
 npx turbo run build --filter=@poad/compare... --filter=@poad/train-datascicoding... \
   --output-logs=errors-only
 
-# One comparison, one run at a time (--jobs 1, in this process): resumed if its folder is there,
-# else started under that name.
-compare() { # folder, options…
-  local dir=$1
-  shift
+# One comparison with --jobs N (1: one run at a time, in this process): resumed if its folder is
+# there, else started under that name.
+compare() { # jobs, folder, options…
+  local jobs=$1 dir=$2
+  shift 2
   named "$dir"
   if [ -f "$dir/compare.json" ]; then
-    node --import tsx apps/compare/src/main.ts --resume "$dir" --jobs 1
+    node --import tsx apps/compare/src/main.ts --resume "$dir" --jobs "$jobs"
   else
-    node --import tsx apps/compare/src/main.ts "$@" --jobs 1 --out "$(dirname "$dir")"
+    node --import tsx apps/compare/src/main.ts "$@" --jobs "$jobs" --out "$(dirname "$dir")"
     named "$dir"
   fi
 }
 
 # Confirmatory: POAD against TWOSOME on seeds 11–40 (finished: this writes its report again).
-named runs/settle-poad-twosome/poad-twosome-30
-if [ -f runs/settle-poad-twosome/poad-twosome-30/compare.json ]; then
-  npm run compare -- --resume runs/settle-poad-twosome/poad-twosome-30 --jobs 2
-else
-  npm run compare -- --env virtualhome/food-preparation --algos poad,twosome --first-seed 11 \
-    --seeds 30 --eval-episodes 20 --jobs 2 --out runs/settle-poad-twosome
-  named runs/settle-poad-twosome/poad-twosome-30
-fi
+compare 2 runs/settle-poad-twosome/poad-twosome-30 --env virtualhome/food-preparation \
+  --algos poad,twosome --first-seed 11 --seeds 30 --eval-episodes 20
 
 # One comparison of the lanes: ETPO's five arms (seeds 1–3), or POAD on a held-out dataset
 # (seeds 21–25).
@@ -123,9 +117,9 @@ item() { # A…E | kiln_batches | ferry_crossings
     E) extra="--policy-loss released --beta 0.01" ;;
   esac
   case $1 in
-    [A-E]) compare "runs/settle-etpo/$1/etpo-$1" --env virtualhome/food-preparation --algos etpo \
+    [A-E]) compare 1 "runs/settle-etpo/$1/etpo-$1" --env virtualhome/food-preparation --algos etpo \
       --seeds 3 --eval-episodes 20 ${extra:+--extra="$extra"} ;;
-    *) compare "runs/settle-heldout/$1/heldout-$1" --env "datascicoding/$1" --algos poad \
+    *) compare 1 "runs/settle-heldout/$1/heldout-$1" --env "datascicoding/$1" --algos poad \
       --first-seed 21 --seeds 5 --eval-episodes 4 --extra="--timeout 60" ;;
   esac
 }
