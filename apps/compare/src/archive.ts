@@ -85,7 +85,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   try {
     const runs = archiveComparison(from, to, { unfinished });
     process.stdout.write(
-      `archived ${runs.finished.length} finished runs of ${basename(resolve(from))} into ${to}${
+      `archived ${runs.finished.length} finished run${runs.finished.length === 1 ? '' : 's'} of ${basename(resolve(from))} into ${to}${
         unfinished
           ? `, and ${runs.unfinished.length} unfinished with their latest checkpoint (continue with: npm run compare -- --resume ${to})`
           : ''
