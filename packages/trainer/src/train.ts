@@ -141,16 +141,6 @@ async function trainLocked(
   if (!resuming || done === 0)
     await recordPerplexity(runDir, agent, 'before', o.model, o.perplexityLines);
 
-  // Trapped until the final evaluation is done: a signal during it ends the evaluation set that
-  // is running and stops the run (its last checkpoint is the final iteration's).
-  let evaluating = false;
-  const interrupts = trapInterrupts((signal) =>
-    log(
-      evaluating
-        ? `\n${signal}: stopping after this evaluation; the training is done and its checkpoint saved (press again to quit now)`
-        : `\n${signal}: finishing this iteration, saving a checkpoint, then exiting (press again to quit now)`,
-    ),
-  );
   const bar = o.quiet
     ? null
     : new ProgressBar({
@@ -188,6 +178,17 @@ async function trainLocked(
   };
   let nonFiniteTotal = 0;
 
+  // Trapped from here (nothing can throw between this and the training loop's try, so every way
+  // out disposes it) until the final evaluation is done: a signal during it ends the evaluation
+  // set that is running and stops the run (its last checkpoint is the final iteration's).
+  let evaluating = false;
+  const interrupts = trapInterrupts((signal) =>
+    log(
+      evaluating
+        ? `\n${signal}: stopping after this evaluation; the training is done and its checkpoint saved (press again to quit now)`
+        : `\n${signal}: finishing this iteration, saving a checkpoint, then exiting (press again to quit now)`,
+    ),
+  );
   try {
     while (!finished() && !interrupts.requested) {
       await spec.beforeIteration?.({ task: o.task, agent, sampler: config });
