@@ -31,6 +31,7 @@ const USER_ERRORS = new Set([
   'CheckpointLoadError',
   'CheckpointWriteError',
   'RunLockedError',
+  'RunFileError',
   'PpoConfigError',
   'EtpoArgumentError',
   'GroupConfigError',

@@ -35,4 +35,4 @@ export {
 } from './run-config.js';
 export type { MatMulOption } from './run-options.js';
 export { MATMUL_CHOICES } from './run-options.js';
-export { plannedIterations } from './train.js';
+export { plannedIterations, RunFileError } from './train.js';

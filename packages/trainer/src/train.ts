@@ -153,10 +153,8 @@ async function trainLocked(
   const started = Date.now();
   // Greedy evaluations during training (--eval-every), kept up to the resumed iteration.
   const evalsFile = join(runDir, 'greedy-evals.json');
-  const evals: GreedyEval[] = existsSync(evalsFile)
-    ? (JSON.parse(readFileSync(evalsFile, 'utf8')) as GreedyEval[]).filter(
-        (e) => e.iteration <= done,
-      )
+  const evals = existsSync(evalsFile)
+    ? readGreedyEvals(evalsFile).filter((e) => e.iteration <= done)
     : [];
   let evalSeconds = evals.at(-1)?.evalSeconds ?? 0;
   const recent: { ret: number; success?: boolean }[] = [];
@@ -362,6 +360,32 @@ function readJsonFile<T>(file: string): T {
   } catch (err) {
     throw new Error(`${file}: ${(err as Error).message}`);
   }
+}
+
+/** A file of the run directory that the run cannot go on from; it names the file and the fix. */
+export class RunFileError extends Error {
+  override readonly name = 'RunFileError';
+  constructor(
+    readonly file: string,
+    message: string,
+  ) {
+    super(`${file}: ${message}`);
+  }
+}
+
+/** `greedy-evals.json` of a resumed run: a list of {@link GreedyEval}s, else a {@link RunFileError}. */
+function readGreedyEvals(file: string): GreedyEval[] {
+  const fix =
+    'It keeps the greedy evaluations of --eval-every: restore it from a backup, or delete it to resume without the evaluations made so far.';
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new RunFileError(file, `not valid JSON (${(err as Error).message}). ${fix}`);
+  }
+  if (!Array.isArray(parsed) || !parsed.every((e) => Number.isInteger(e?.iteration)))
+    throw new RunFileError(file, `not a list of evaluations with an iteration each. ${fix}`);
+  return parsed as GreedyEval[];
 }
 
 /** Versions of the POAD-TS packages this run uses, for environment.json. */

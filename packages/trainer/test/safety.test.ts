@@ -354,6 +354,32 @@ describe('--resume past a corrupted checkpoint', () => {
     });
   }
 
+  it('refuses a corrupt greedy-evals.json with an error naming it and the fix; nothing is touched', async () => {
+    const dir = corrupted('corrupt-greedy-evals', () => {});
+    const evals = join(dir, 'greedy-evals.json');
+    writeFileSync(evals, '[{"iteration": 2, "mean');
+    const before = readFileSync(join(dir, 'metrics.jsonl'));
+    const handlers = process.listenerCount('SIGINT');
+    expect(await runCli(vh, ['--resume', dir, '--max-iterations', '4', '--quiet'])).toBe(2);
+    expect(output()).toMatch(
+      /error: .*greedy-evals\.json: not valid JSON \(.+\)\. It keeps the greedy evaluations of --eval-every: restore it from a backup, or delete it/,
+    );
+    writeFileSync(evals, '{"iteration": 2}');
+    expect(await runCli(vh, ['--resume', dir, '--max-iterations', '4', '--quiet'])).toBe(2);
+    expect(output()).toMatch(
+      /greedy-evals\.json: not a list of evaluations with an iteration each/,
+    );
+    // No iteration was trained, the lock and the Ctrl-C handler went with the run.
+    expect(readFileSync(join(dir, 'metrics.jsonl')).equals(before)).toBe(true);
+    expect(latest(dir)).toBe(3);
+    expect(existsSync(join(dir, 'run.lock'))).toBe(false);
+    expect(process.listenerCount('SIGINT')).toBe(handlers);
+    // Deleting it, as the error says, resumes the run.
+    rmSync(evals);
+    expect(await runCli(vh, ['--resume', dir, '--max-iterations', '4', '--quiet'])).toBe(0);
+    expect(latest(dir)).toBe(4);
+  });
+
   it('refuses with a clear error when no checkpoint is complete; eval falls back too', async () => {
     const dir = corrupted('corrupt-all', (cps) => {
       writeFileSync(join(cps, 'iter-00000003', 'trainer.json'), '{"format":');
