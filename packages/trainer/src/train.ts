@@ -353,12 +353,16 @@ async function recordPerplexity(
   });
 }
 
-/** A JSON file's content; a missing or broken file throws an error naming it. */
-function readJsonFile<T>(file: string): T {
+/**
+ * A JSON file's content; a missing or broken file throws a {@link RunFileError} naming it, which
+ * says it is not valid JSON and gives `fix` when there is one.
+ */
+function readJsonFile<T>(file: string, fix?: string): T {
   try {
     return JSON.parse(readFileSync(file, 'utf8')) as T;
   } catch (err) {
-    throw new Error(`${file}: ${(err as Error).message}`);
+    const why = (err as Error).message;
+    throw new RunFileError(file, fix === undefined ? why : `not valid JSON (${why}). ${fix}`);
   }
 }
 
@@ -377,12 +381,7 @@ export class RunFileError extends Error {
 function readGreedyEvals(file: string): GreedyEval[] {
   const fix =
     'It keeps the greedy evaluations of --eval-every: restore it from a backup, or delete it to resume without the evaluations made so far.';
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (err) {
-    throw new RunFileError(file, `not valid JSON (${(err as Error).message}). ${fix}`);
-  }
+  const parsed = readJsonFile<unknown>(file, fix);
   if (!Array.isArray(parsed) || !parsed.every((e) => Number.isInteger(e?.iteration)))
     throw new RunFileError(file, `not a list of evaluations with an iteration each. ${fix}`);
   return parsed as GreedyEval[];
