@@ -464,11 +464,21 @@ def launch(box, mode, libc, server_pid):
                            ('gid_map', '0 %d 1' % gid)):
             with open('/proc/self/' + name, 'w') as f:
                 f.write(text)
+        # The child's parent-death signal only covers a parent that dies after it is set. Its
+        # parent lives outside the new PID namespace, so getppid() says 0 either way; instead the
+        # child looks at this pipe: its write end closes when this process dies, before the
+        # kernel would signal the children.
+        alive_r, alive_w = os.pipe()
         child = os.fork()
     except BaseException as exc:
         fail('sandbox', 'could not enter the namespaces: ' + describe(exc))
     if child == 0:
         libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
+        os.close(alive_w)
+        import select
+        if select.select([alive_r], [], [], 0)[0]:  # end of file: the launcher is gone
+            os._exit(70)
+        os.close(alive_r)
         MAIN_PID = os.getpid()
         MODE = mode
         run()

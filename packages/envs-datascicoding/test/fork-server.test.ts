@@ -157,8 +157,10 @@ describe.runIf(support === 'namespaces')('fork server', () => {
     const mine = serverPids().filter((p) => !others.includes(p));
     expect(mine).toHaveLength(1);
     const running = evaluateProgram(dataset, body('import time', 'time.sleep(60)'), options);
-    // Wait until the program runs (a child of the server), then kill the server.
-    await waitUntil(() => ownSandboxProcesses().length > 0, 'the program runs');
+    // Kill the server as soon as the run's first process exists: wherever in the launch that
+    // lands (even before the namespace's first process set its parent-death signal), every
+    // process of the run must go.
+    await waitUntil(() => ownSandboxProcesses().length > 0, 'the run starts');
     const victim = mine[0] as number;
     process.kill(victim, 'SIGKILL');
     const killed = await running;
