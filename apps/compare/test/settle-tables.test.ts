@@ -1,0 +1,97 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { etpoArms } from '../scripts/settle-tables.js';
+
+const base = mkdtempSync(join(tmpdir(), 'poad-settle-tables-'));
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+interface Seed {
+  /** Entropy at iterations 1…20 (the rest of the rows repeat the last). */
+  entropy20: number;
+  /** Env steps at which 90% sampled success was reached, or null. */
+  at90: number | null;
+  greedyReturn: number;
+}
+
+/** One arm's comparison folder, as `compare` writes it: compare.json, summary.json, run rows. */
+function arm(name: string, extra: string, seeds: Seed[]): string {
+  const dir = join(base, name, `etpo-${name}`);
+  const runs = seeds.map((s, i) => {
+    const run = `etpo-s${i + 1}`;
+    mkdirSync(join(dir, run), { recursive: true });
+    const rows = Array.from({ length: 30 }, (_, j) => ({
+      iteration: j + 1,
+      entropy: j === 0 ? 0.9 : j < 20 ? s.entropy20 : s.entropy20 / 2,
+    }));
+    writeFileSync(join(dir, run, 'metrics.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n'));
+    return {
+      name: run,
+      sampledSuccessAt: [s.at90, s.at90],
+      greedy: { successRate: s.greedyReturn > 0 ? 1 : 0, meanReturn: s.greedyReturn },
+      perplexity: [2.13, 2.2],
+    };
+  });
+  writeFileSync(
+    join(dir, 'compare.json'),
+    JSON.stringify({ argv: ['--algos', 'etpo', ...(extra ? [`--extra=${extra}`] : [])] }),
+  );
+  writeFileSync(
+    join(dir, 'summary.json'),
+    JSON.stringify({ summaries: [{ label: 'etpo', runs }] }),
+  );
+  return dir;
+}
+
+const collapsed: Seed = { entropy20: 0.01, at90: null, greedyReturn: 0 };
+
+describe('etpoArms (the pre-registered ETPO predictions)', () => {
+  it('prints every seed, and prediction 1 holds only when every preset seed is below 0.05', () => {
+    const a = arm('A', '', [collapsed, collapsed, { ...collapsed, entropy20: 0.049 }]);
+    const lines = etpoArms([a]);
+    expect(lines.filter((l) => l.startsWith('| A | etpo-s'))).toHaveLength(3);
+    expect(lines).toContain(
+      '| A | etpo-s3 | 0.900 / 0.049 / 0.025 | – | 0%, 0.000 | 2.13 → 2.20 |',
+    );
+    expect(lines.find((l) => l.startsWith('Prediction 1'))).toMatch(/: holds \(/);
+    const a2 = arm('A2', '', [collapsed, collapsed, { ...collapsed, entropy20: 0.05 }]);
+    expect(etpoArms([a2]).find((l) => l.startsWith('Prediction 1'))).toMatch(/does not hold/);
+  });
+
+  it('prediction 2 needs both conditions in the same seed, in at least 2 of 3 seeds', () => {
+    const a = arm('A3', '', [collapsed, collapsed, collapsed]);
+    // Two seeds reach 90%, two have entropy ≥ 0.3 at iteration 20, but only one seed has both.
+    const split = arm('B', '--critic-scale 0.0667', [
+      { entropy20: 0.5, at90: 9000, greedyReturn: 0.774 },
+      { entropy20: 0.1, at90: 12_000, greedyReturn: 0.774 },
+      { entropy20: 0.4, at90: null, greedyReturn: 0 },
+    ]);
+    const lines = etpoArms([a, split]);
+    expect(lines.find((l) => l.startsWith('Prediction 2'))).toMatch(/does not hold/);
+    // Still an arm that learned (90% in 2 of 3): it becomes the preset.
+    expect(lines.at(-1)).toMatch(/the new preset, by the protocol\): B \(--critic-scale 0.0667\)/);
+    const both = arm('C', '--policy-loss released', [
+      { entropy20: 0.5, at90: 9000, greedyReturn: 0.7 },
+      { entropy20: 0.3, at90: 12_000, greedyReturn: 0.7 },
+      collapsed,
+    ]);
+    const with3 = etpoArms([a, split, both]);
+    expect(with3.find((l) => l.startsWith('Prediction 2'))).toMatch(
+      /holds for C \(--policy-loss released\)/,
+    );
+    // The preset goes to the higher mean final greedy return: B (0.516) over C (0.467).
+    expect(with3.at(-1)).toMatch(/: B \(--critic-scale 0.0667\) \(0.516\)/);
+  });
+
+  it('keeps the preset when no arm reaches 90% sampled success in 2 of 3 seeds', () => {
+    const a = arm('A4', '', [
+      collapsed,
+      { entropy20: 0.6, at90: 5000, greedyReturn: 0.774 },
+      collapsed,
+    ]);
+    expect(etpoArms([a]).at(-1)).toBe(
+      'No arm reached 90% sampled success in 2 of 3 seeds: the preset stays.',
+    );
+  });
+});
