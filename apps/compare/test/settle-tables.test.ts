@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { etpoArms } from '../scripts/settle-tables.js';
+import { etpoArms, heldOut } from '../scripts/settle-tables.js';
 
 const base = mkdtempSync(join(tmpdir(), 'poad-settle-tables-'));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
@@ -93,5 +93,56 @@ describe('etpoArms (the pre-registered ETPO predictions)', () => {
     expect(etpoArms([a]).at(-1)).toBe(
       'No arm reached 90% sampled success in 2 of 3 seeds: the preset stays.',
     );
+  });
+});
+
+/** One `npm run heldout` report: the five POAD runs and one prior seed. */
+function report(name: string, dataset: string, poad: number[], prior: number): string {
+  const file = join(base, `${name}.json`);
+  const summaries = [
+    ...poad.map((auc, i) => ({
+      source: `poad-s${21 + i}`,
+      ran: 0.9,
+      meanAuc: auc,
+      bestOfK: [auc],
+    })),
+    { source: 'prior', ran: 0.8, meanAuc: prior, bestOfK: [prior] },
+  ];
+  writeFileSync(file, JSON.stringify({ dataset, summaries }));
+  return file;
+}
+
+describe('heldOut (the pre-registered pass criterion)', () => {
+  const priors = [0.6, 0.61, 0.62, 0.59, 0.6];
+
+  it('passes a dataset where POAD is at least 0.01 above the prior with the interval above 0', () => {
+    const poad = [0.7, 0.71, 0.69, 0.72, 0.7];
+    const files = priors.map((p, i) => report(`up-${i}`, 'kiln_batches', poad, p));
+    const [head, , columns, , ...rows] = heldOut(files);
+    expect(head).toMatch(/^kiln_batches: .*POAD 0\.7040 \(5 seeds\), prior 0\.6040 \(5 seeds\)/);
+    expect(head).toMatch(/p = 0\.0079 \(exact\)\. Pass .*: yes\.$/);
+    expect(columns).toContain('best of 256');
+    expect(rows).toHaveLength(10);
+  });
+
+  it('fails a difference under 0.01, even when every POAD seed is above every prior seed', () => {
+    const poad = [0.608, 0.609, 0.61, 0.611, 0.612];
+    const low = [0.6, 0.601, 0.602, 0.603, 0.604];
+    const files = low.map((p, i) => report(`small-${i}`, 'kiln_batches', poad, p));
+    const [head] = heldOut(files);
+    // POAD − prior 0.008 with its interval above 0: only the 0.01 rule fails it.
+    expect(head).toMatch(/POAD − prior 0\.0080 \[0\.00\d\d, 0\.0\d+\]/);
+    expect(head).toMatch(/Pass .*: no\.$/);
+  });
+
+  it('fails when the interval reaches 0, and refuses reports of different datasets', () => {
+    const poad = [0.9, 0.5, 0.9, 0.5, 0.7];
+    const files = priors.map((p, i) => report(`wide-${i}`, 'ferry_crossings', poad, p));
+    expect(heldOut(files)[0]).toMatch(/Pass .*: no\.$/);
+    const mixed = [
+      report('m1', 'kiln_batches', poad, 0.6),
+      report('m2', 'ferry_crossings', poad, 0.6),
+    ];
+    expect(() => heldOut(mixed)).toThrow(/different datasets/);
   });
 });
