@@ -17,7 +17,8 @@ interface Seed {
 
 /** One arm's comparison folder, as `compare` writes it: compare.json, summary.json, run rows. */
 function arm(name: string, extra: string, seeds: Seed[]): string {
-  const dir = join(base, name, `etpo-${name}`);
+  // Half the arms as the archive keeps them (…/etpo/A), half as the runs write them (…/A/etpo-A).
+  const dir = name.length % 2 ? join(base, 'etpo', name) : join(base, name, `etpo-${name}`);
   const runs = seeds.map((s, i) => {
     const run = `etpo-s${i + 1}`;
     mkdirSync(join(dir, run), { recursive: true });
