@@ -29,6 +29,11 @@ interface Figure {
   file: string;
   comparison: string;
   chart: Chart;
+  /**
+   * A combined comparison made from folders outside results/ (its combine.json names those): the
+   * copies results/ keeps of them, in combine.json's order.
+   */
+  folders?: readonly string[];
 }
 
 /** Every figure docs/ shows whose data results/ keeps (the others have no data there). */
@@ -37,6 +42,12 @@ export const FIGURES: readonly Figure[] = [
     file: 'settle-poad-twosome-30-success.png',
     comparison: 'settle/poad-twosome-30',
     chart: 'successRate',
+  },
+  {
+    file: 'settle-etpo-arms-success.png',
+    comparison: 'settle/etpo/combined/combined-virtualhome-food-preparation-20261205-180855',
+    chart: 'successRate',
+    folders: ['A', 'B', 'C', 'D', 'E'].map((arm) => `settle/etpo/${arm}`),
   },
   {
     file: 'compare-food-preparation-secondary-success.png',
@@ -99,7 +110,7 @@ function combinedFolder(folder: string, results: string): string {
  * report's order. A `--combine` report's runs are in the folders its combine.json names: they
  * hold its settings in the same order, each labelled there without the folder's `--extra`.
  */
-export function groupsOf(dir: string, results: string): Group[] {
+export function groupsOf(dir: string, results: string, kept?: readonly string[]): Group[] {
   const summary = readSummary(dir);
   const combine = join(dir, 'combine.json');
   if (!existsSync(combine)) {
@@ -109,9 +120,14 @@ export function groupsOf(dir: string, results: string): Group[] {
     }));
   }
   const { folders } = readJson<{ folders: string[] }>(combine);
+  if (kept && kept.length !== folders.length) {
+    throw new Error(
+      `${dir}: combine.json names ${folders.length} folders, the figure ${kept.length}`,
+    );
+  }
   const groups: Group[] = [];
-  for (const folder of folders) {
-    const from = combinedFolder(folder, results);
+  for (const [i, folder] of folders.entries()) {
+    const from = kept ? join(results, kept[i]!) : combinedFolder(folder, results);
     for (const own of readSummary(from).summaries) {
       const shown = summary.summaries[groups.length];
       const names = (s: { runs: { name: string }[] }) => s.runs.map((r) => r.name).join(',');
@@ -134,7 +150,9 @@ export function groupsOf(dir: string, results: string): Group[] {
 export function figureSvg(figure: Figure, results: string): string {
   const dir = join(results, figure.comparison);
   const { env, prior } = readSummary(dir);
-  const series: Series[] = groupsOf(dir, results).map((g) => groupCurve(g, figure.chart));
+  const series: Series[] = groupsOf(dir, results, figure.folders).map((g) =>
+    groupCurve(g, figure.chart),
+  );
   if (figure.chart === 'successRate') {
     return lineChartSvg({
       title: `${env}: success rate (mean ± std over seeds)`,
