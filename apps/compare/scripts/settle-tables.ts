@@ -132,8 +132,8 @@ export function etpoArms(dirs: readonly string[]): string[] {
     };
     const extra = (compare.argv ?? []).find((a) => a.startsWith('--extra='))?.slice(8) ?? '';
     // The arm's letter: its archived folder (results/settle/etpo/A) or its run folder (…/A/etpo-A).
-    const arm0 = basename(dir).replace(/^etpo-/, '');
-    const name = `${arm0}${extra ? ` (${extra})` : ''}`;
+    const letter = basename(dir).replace(/^etpo-/, '');
+    const name = `${letter}${extra ? ` (${extra})` : ''}`;
     const g = group(s, 'etpo');
     const arm = {
       name,

@@ -15,10 +15,12 @@ interface Seed {
   greedyReturn: number;
 }
 
-/** One arm's comparison folder, as `compare` writes it: compare.json, summary.json, run rows. */
-function arm(name: string, extra: string, seeds: Seed[]): string {
-  // Half the arms as the archive keeps them (…/etpo/A), half as the runs write them (…/A/etpo-A).
-  const dir = name.length % 2 ? join(base, 'etpo', name) : join(base, name, `etpo-${name}`);
+/**
+ * One arm's comparison folder, as `compare` writes it: compare.json, summary.json, run rows; laid
+ * out as the archive keeps it (…/etpo/A) or as the runs write it (…/A/etpo-A).
+ */
+function arm(name: string, extra: string, seeds: Seed[], layout: 'archive' | 'runs'): string {
+  const dir = layout === 'archive' ? join(base, 'etpo', name) : join(base, name, `etpo-${name}`);
   const runs = seeds.map((s, i) => {
     const run = `etpo-s${i + 1}`;
     mkdirSync(join(dir, run), { recursive: true });
@@ -49,34 +51,44 @@ const collapsed: Seed = { entropy20: 0.01, at90: null, greedyReturn: 0 };
 
 describe('etpoArms (the pre-registered ETPO predictions)', () => {
   it('prints every seed, and prediction 1 holds only when every preset seed is below 0.05', () => {
-    const a = arm('A', '', [collapsed, collapsed, { ...collapsed, entropy20: 0.049 }]);
+    const a = arm('A', '', [collapsed, collapsed, { ...collapsed, entropy20: 0.049 }], 'archive');
     const lines = etpoArms([a]);
     expect(lines.filter((l) => l.startsWith('| A | etpo-s'))).toHaveLength(3);
     expect(lines).toContain(
       '| A | etpo-s3 | 0.900 / 0.049 / 0.025 | – | 0%, 0.000 | 2.13 → 2.20 |',
     );
     expect(lines.find((l) => l.startsWith('Prediction 1'))).toMatch(/: holds \(/);
-    const a2 = arm('A2', '', [collapsed, collapsed, { ...collapsed, entropy20: 0.05 }]);
+    const a2 = arm('A2', '', [collapsed, collapsed, { ...collapsed, entropy20: 0.05 }], 'runs');
     expect(etpoArms([a2]).find((l) => l.startsWith('Prediction 1'))).toMatch(/does not hold/);
   });
 
   it('prediction 2 needs both conditions in the same seed, in at least 2 of 3 seeds', () => {
-    const a = arm('A3', '', [collapsed, collapsed, collapsed]);
+    const a = arm('A3', '', [collapsed, collapsed, collapsed], 'runs');
     // Two seeds reach 90%, two have entropy ≥ 0.3 at iteration 20, but only one seed has both.
-    const split = arm('B', '--critic-scale 0.0667', [
-      { entropy20: 0.5, at90: 9000, greedyReturn: 0.774 },
-      { entropy20: 0.1, at90: 12_000, greedyReturn: 0.774 },
-      { entropy20: 0.4, at90: null, greedyReturn: 0 },
-    ]);
+    const split = arm(
+      'B',
+      '--critic-scale 0.0667',
+      [
+        { entropy20: 0.5, at90: 9000, greedyReturn: 0.774 },
+        { entropy20: 0.1, at90: 12_000, greedyReturn: 0.774 },
+        { entropy20: 0.4, at90: null, greedyReturn: 0 },
+      ],
+      'archive',
+    );
     const lines = etpoArms([a, split]);
     expect(lines.find((l) => l.startsWith('Prediction 2'))).toMatch(/does not hold/);
     // Still an arm that learned (90% in 2 of 3): it becomes the preset.
     expect(lines.at(-1)).toMatch(/the new preset, by the protocol\): B \(--critic-scale 0.0667\)/);
-    const both = arm('C', '--policy-loss released', [
-      { entropy20: 0.5, at90: 9000, greedyReturn: 0.7 },
-      { entropy20: 0.3, at90: 12_000, greedyReturn: 0.7 },
-      collapsed,
-    ]);
+    const both = arm(
+      'C',
+      '--policy-loss released',
+      [
+        { entropy20: 0.5, at90: 9000, greedyReturn: 0.7 },
+        { entropy20: 0.3, at90: 12_000, greedyReturn: 0.7 },
+        collapsed,
+      ],
+      'archive',
+    );
     const with3 = etpoArms([a, split, both]);
     expect(with3.find((l) => l.startsWith('Prediction 2'))).toMatch(
       /holds for C \(--policy-loss released\)/,
@@ -86,11 +98,12 @@ describe('etpoArms (the pre-registered ETPO predictions)', () => {
   });
 
   it('keeps the preset when no arm reaches 90% sampled success in 2 of 3 seeds', () => {
-    const a = arm('A4', '', [
-      collapsed,
-      { entropy20: 0.6, at90: 5000, greedyReturn: 0.774 },
-      collapsed,
-    ]);
+    const a = arm(
+      'A4',
+      '',
+      [collapsed, { entropy20: 0.6, at90: 5000, greedyReturn: 0.774 }, collapsed],
+      'runs',
+    );
     expect(etpoArms([a]).at(-1)).toBe(
       'No arm reached 90% sampled success in 2 of 3 seeds: the preset stays.',
     );
