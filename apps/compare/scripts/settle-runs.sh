@@ -81,9 +81,9 @@ for f in "$results"/heldout/prior-*.json "$results"/heldout/heldout-*.json; do
 done
 
 # Every run trains with one native-kernel thread (each run records it in its config.json), two
-# at a time: the confirmatory comparison as compare --jobs 2 runs it, the ETPO arms and the
-# held-out POAD runs in two lanes of one run each, which take the comparisons in turn, so that
-# no core waits while an arm's third seed trains alone.
+# at a time: the confirmatory comparison and each held-out dataset's five seeds as compare
+# --jobs 2 runs them, the ETPO arms in two lanes of one run each, which take the arms in turn,
+# so that no core waits while an arm's third seed trains alone.
 export POAD_NATIVE_THREADS=1
 npx turbo run build --filter=@poad/compare... --filter=@poad/train-datascicoding... \
   --output-logs=errors-only
@@ -106,9 +106,8 @@ compare() { # jobs, folder, options…
 compare 2 runs/settle-poad-twosome/poad-twosome-30 --env virtualhome/food-preparation \
   --algos poad,twosome --first-seed 11 --seeds 30 --eval-episodes 20
 
-# One comparison of the lanes: ETPO's five arms (seeds 1–3), or POAD on a held-out dataset
-# (seeds 21–25).
-item() { # A…E | kiln_batches | ferry_crossings
+# One ETPO arm (seeds 1–3), a comparison of the lanes.
+arm() { # A…E
   local extra=
   case $1 in
     B) extra="--critic-scale 0.0667" ;;
@@ -116,20 +115,16 @@ item() { # A…E | kiln_batches | ferry_crossings
     D) extra="--policy-loss released --critic-scale 0.0667" ;;
     E) extra="--policy-loss released --beta 0.01" ;;
   esac
-  case $1 in
-    [A-E]) compare 1 "runs/settle-etpo/$1/etpo-$1" --env virtualhome/food-preparation --algos etpo \
-      --seeds 3 --eval-episodes 20 ${extra:+--extra="$extra"} ;;
-    *) compare 1 "runs/settle-heldout/$1/heldout-$1" --env "datascicoding/$1" --algos poad \
-      --first-seed 21 --seeds 5 --eval-episodes 4 --extra="--timeout 60" ;;
-  esac
+  compare 1 "runs/settle-etpo/$1/etpo-$1" --env virtualhome/food-preparation --algos etpo \
+    --seeds 3 --eval-episodes 20 ${extra:+--extra="$extra"}
 }
-# A lane takes each comparison no lane has taken yet (mkdir is atomic), in this order.
+# A lane takes each arm no lane has taken yet (mkdir is atomic), in this order.
 locks=$(mktemp -d)
 lane() { # number
-  for it in A B C D E kiln_batches ferry_crossings; do
+  for it in A B C D E; do
     mkdir "$locks/$it" 2>/dev/null || continue
     echo "lane $1: $it"
-    item "$it"
+    arm "$it"
   done
 }
 lane 1 &
@@ -140,6 +135,12 @@ rc=0
 wait "$one" || rc=$?
 wait "$two" || rc=$?
 [ "$rc" = 0 ] || exit "$rc"
+
+# POAD on each held-out dataset, seeds 21–25.
+for ds in kiln_batches ferry_crossings; do
+  compare 2 "runs/settle-heldout/$ds/heldout-$ds" --env "datascicoding/$ds" --algos poad \
+    --first-seed 21 --seeds 5 --eval-episodes 4 --extra="--timeout 60"
+done
 unset POAD_NATIVE_THREADS
 
 [ -d runs/settle-etpo/combined ] || npm run compare -- --out runs/settle-etpo/combined --combine \
