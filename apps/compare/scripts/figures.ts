@@ -11,7 +11,8 @@ import { isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lineChartSvg, type Series, svgToPng, writeFileAtomicSync } from '@poad/run-kit';
 import type { PriorReference } from '../src/prior.js';
-import { type Group, groupCurve } from '../src/report.js';
+import { type Group, groupCurve, mean, std } from '../src/report.js';
+import { type HeldOutSource, heldOutArms } from './settle-tables.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -24,8 +25,11 @@ const display = (path: string): string => {
 /** What a figure shows: one chart of a comparison's report. */
 type Chart = 'successRate' | 'meanReward';
 
-/** A figure of docs/: its file under docs/img/ and the comparison (under results/) it draws. */
-interface Figure {
+/** A figure of docs/: its file under docs/img/ and what it draws from results/. */
+type Figure = ComparisonFigure | BestOfKFigure;
+
+/** A chart of a comparison (under results/) as its report draws it. */
+interface ComparisonFigure {
   file: string;
   comparison: string;
   chart: Chart;
@@ -34,6 +38,16 @@ interface Figure {
    * copies results/ keeps of them, in combine.json's order.
    */
   folders?: readonly string[];
+}
+
+/**
+ * The best-of-k curves of one held-out dataset: its `npm run heldout` reports under results/, one
+ * per prior seed, each scoring the same POAD runs.
+ */
+interface BestOfKFigure {
+  file: string;
+  chart: 'bestOfK';
+  reports: readonly string[];
 }
 
 /** Every figure docs/ shows whose data results/ keeps (the others have no data there). */
@@ -146,8 +160,42 @@ export function groupsOf(dir: string, results: string, kept?: readonly string[])
   return groups;
 }
 
+/**
+ * The best-of-k curves of one dataset's held-out reports, POAD's and the prior's: at each k the
+ * mean ± std over the arm's seeds of the expected largest held-out ROC AUC among k programs, drawn
+ * against log₂ k (up to the shortest curve of the arm).
+ */
+export function bestOfKSeries(files: readonly string[]): { dataset: string; series: Series[] } {
+  const { dataset, runs, priors } = heldOutArms(files);
+  const arm = (name: string, sources: readonly HeldOutSource[]): Series => {
+    const len = Math.min(...sources.map((s) => s.bestOfK.length));
+    const points: [number, number][] = [];
+    const spread: number[] = [];
+    for (let k = 1; k <= len; k++) {
+      const at = sources.map((s) => s.bestOfK[k - 1]!);
+      points.push([Math.log2(k), mean(at)]);
+      spread.push(std(at));
+    }
+    const n = sources.length;
+    return { name: `${name} (${n} seed${n === 1 ? '' : 's'})`, points, spread };
+  };
+  return {
+    dataset,
+    series: [arm('poad', runs), { ...arm('prior', priors), color: '#555555', dashed: true }],
+  };
+}
+
 /** The chart of one figure as SVG text, drawn as `npm run compare` draws its report's. */
 export function figureSvg(figure: Figure, results: string): string {
+  if (figure.chart === 'bestOfK') {
+    const { dataset, series } = bestOfKSeries(figure.reports.map((r) => join(results, r)));
+    return lineChartSvg({
+      title: `${dataset}: expected best held-out ROC AUC among k programs (mean ± std over seeds)`,
+      xLabel: 'log₂ k',
+      yLabel: 'held-out ROC AUC',
+      series,
+    });
+  }
   const dir = join(results, figure.comparison);
   const { env, prior } = readSummary(dir);
   const series: Series[] = groupsOf(dir, results, figure.folders).map((g) =>

@@ -182,24 +182,45 @@ export function etpoArms(dirs: readonly string[]): string[] {
   return out;
 }
 
-interface HeldOutReport {
-  dataset: string;
-  summaries: { source: string; ran: number; meanAuc: number; bestOfK: number[] }[];
+/** One source's figures in an `npm run heldout` report (a POAD run or a prior seed). */
+export interface HeldOutSource {
+  source: string;
+  ran: number;
+  meanAuc: number;
+  bestOfK: number[];
 }
 
-export function heldOut(files: readonly string[]): string[] {
+interface HeldOutReport {
+  dataset: string;
+  summaries: HeldOutSource[];
+}
+
+/**
+ * The two arms of one dataset's `npm run heldout` reports (one per prior seed): the POAD runs,
+ * which every report scores alike (taken from the first), and each report's prior seed.
+ */
+export function heldOutArms(files: readonly string[]): {
+  dataset: string;
+  runs: HeldOutSource[];
+  priors: HeldOutSource[];
+} {
+  if (files.length === 0) throw new Error('heldout: no report given');
   const reports = files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as HeldOutReport);
   const dataset = reports[0]!.dataset;
   if (reports.some((r) => r.dataset !== dataset))
     throw new Error('heldout: the reports are of different datasets');
   const isPrior = (s: { source: string }) => s.source.startsWith('prior');
-  // The POAD runs are the same in every report; each report has its own prior seed.
   const runs = reports[0]!.summaries.filter((s) => !isPrior(s));
-  const priors = reports.map((r) => {
+  const priors = reports.map((r, i) => {
     const p = r.summaries.find(isPrior);
-    if (!p) throw new Error('heldout: a report has no prior');
+    if (!p) throw new Error(`heldout: ${files[i]} has no prior (run npm run heldout with --prior)`);
     return p;
   });
+  return { dataset, runs, priors };
+}
+
+export function heldOut(files: readonly string[]): string[] {
+  const { dataset, runs, priors } = heldOutArms(files);
   const d = compareGroups(
     runs.map((r) => r.meanAuc),
     priors.map((p) => p.meanAuc),

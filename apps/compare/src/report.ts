@@ -50,8 +50,9 @@ export function fixed(x: number, digits: number): string {
   return /^-[0.]+$/.test(s) ? s.slice(1) : `−${s.slice(1)}`;
 }
 
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-const std = (xs: number[]) => Math.sqrt(mean(xs.map((x) => (x - mean(xs)) ** 2)));
+/** Mean (0 for none) and population standard deviation, as the report's ± figures use them. */
+export const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+export const std = (xs: number[]) => Math.sqrt(mean(xs.map((x) => (x - mean(xs)) ** 2)));
 
 interface Row {
   envSteps: number;
