@@ -9,7 +9,7 @@
 //   npm run heldout -w @poad/train-datascicoding -- --dataset kiln_batches
 //     [--runs DIR[,DIR...]] [--prior prior.json] [--last-iterations 5 | --last PROGRAMS]
 //     [--k-max 256] [--failure-value 0] [--timeout S] [--out report.json]
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { formatHelp, OptionError, type OptionsSchema, resolveOptions } from '@poad/config';
 import {
@@ -22,7 +22,7 @@ import {
   loadDataset,
   type SandboxLimits,
 } from '@poad/envs-datascicoding';
-import { ProgressBar, parseArgsWithConfig } from '@poad/run-kit';
+import { ProgressBar, parseArgsWithConfig, writeJsonAtomicSync } from '@poad/run-kit';
 import { readPrograms } from './programs.js';
 import { dataSciApp, datasetOf, runScript, sandboxLimits, TIMEOUT_OPTION } from './spec.js';
 
@@ -374,7 +374,7 @@ async function main(argv: readonly string[]): Promise<void> {
       summaries,
       programs: [...scores].map(([body, s]) => ({ body, ...s })),
     };
-    writeFileSync(o.out, `${JSON.stringify(report, null, 2)}\n`);
+    writeJsonAtomicSync(o.out, report);
   }
 }
 

@@ -8,7 +8,6 @@
 //     [--datasets iris,wine,breast_cancer,digits,csv,kiln_batches,ferry_crossings] [--temperature T
 //     --top-k K] [--timeout S]
 //     [--out FILE]
-import { writeFileSync } from 'node:fs';
 import { formatHelp, OptionError, type OptionsSchema, resolveOptions } from '@poad/config';
 import { END_OF_TEXT_ID } from '@poad/default-model';
 import { createRng } from '@poad/envs-core';
@@ -20,7 +19,7 @@ import {
   initialPrompt,
   loadDataset,
 } from '@poad/envs-datascicoding';
-import { ProgressBar, parseArgsWithConfig } from '@poad/run-kit';
+import { ProgressBar, parseArgsWithConfig, writeJsonAtomicSync } from '@poad/run-kit';
 import { createLmAgent, releaseBackend, resolveModelPath } from '@poad/trainer';
 import { chosenEstimator } from './programs.js';
 import { dataSciApp, datasetOf, runScript, sandboxLimits, TIMEOUT_OPTION } from './spec.js';
@@ -220,7 +219,7 @@ async function main(argv: readonly string[]): Promise<void> {
   agent.dispose();
   process.stdout.write(`${priorTable(summaries)}\n`);
   if (o.out) {
-    writeFileSync(o.out, `${JSON.stringify({ options: o, summaries, programs: all }, null, 2)}\n`);
+    writeJsonAtomicSync(o.out, { options: o, summaries, programs: all });
   }
   await releaseBackend();
 }
