@@ -141,28 +141,40 @@ for ds in kiln_batches ferry_crossings; do
   compare 2 "runs/settle-heldout/$ds/heldout-$ds" --env "datascicoding/$ds" --algos poad \
     --first-seed 21 --seeds 5 --eval-episodes 4 --extra="--timeout 60"
 done
-unset POAD_NATIVE_THREADS
 
 [ -d runs/settle-etpo/combined ] || npm run compare -- --out runs/settle-etpo/combined --combine \
   runs/settle-etpo/A/etpo-A,runs/settle-etpo/B/etpo-B,runs/settle-etpo/C/etpo-C,runs/settle-etpo/D/etpo-D,runs/settle-etpo/E/etpo-E
 
-# The prior's programs, then the held-out scoring.
-for ds in kiln_batches ferry_crossings; do
+# One dataset's prior programs (seeds 21–25), then its held-out scoring against each of them; the
+# two datasets in two lanes. Each report is written under a temporary name and renamed once
+# complete, so a report that is there is finished.
+scored() { # dataset
+  local ds=$1 seed out dirs=() runs
   for seed in 21 22 23 24 25; do
     out=runs/settle-heldout/prior-$ds-$seed.json
-    [ -f "$out" ] || npm run prior -w @poad/train-datascicoding -- --datasets "$ds" --samples 256 \
-      --seed "$seed" --timeout 60 --out "$PWD/$out"
+    [ -f "$out" ] && continue
+    npm run prior -w @poad/train-datascicoding -- --datasets "$ds" --samples 256 \
+      --seed "$seed" --timeout 60 --out "$PWD/$out.tmp"
+    mv "$out.tmp" "$out"
   done
-done
-for ds in kiln_batches ferry_crossings; do
-  dirs=()
   for d in "$PWD/runs/settle-heldout/$ds/heldout-$ds"/poad-s*/; do dirs+=("${d%/}"); done
   runs=$(IFS=,; echo "${dirs[*]}")
   for seed in 21 22 23 24 25; do
     out=runs/settle-heldout/heldout-$ds-$seed.json
-    [ -f "$out" ] || npm run heldout -w @poad/train-datascicoding -- --dataset "$ds" \
+    [ -f "$out" ] && continue
+    npm run heldout -w @poad/train-datascicoding -- --dataset "$ds" \
       --runs "$runs" --prior "$PWD/runs/settle-heldout/prior-$ds-$seed.json" \
-      --last-iterations 8 --k-max 256 --timeout 60 --out "$PWD/$out"
+      --last-iterations 8 --k-max 256 --timeout 60 --out "$PWD/$out.tmp"
+    mv "$out.tmp" "$out"
   done
-done
+}
+scored kiln_batches > runs/settle-heldout/scored-kiln_batches.log 2>&1 &
+one=$!
+scored ferry_crossings > runs/settle-heldout/scored-ferry_crossings.log 2>&1 &
+two=$!
+rc=0
+wait "$one" || rc=$?
+wait "$two" || rc=$?
+[ "$rc" = 0 ] || exit "$rc"
+unset POAD_NATIVE_THREADS
 echo "all settling runs are in"
