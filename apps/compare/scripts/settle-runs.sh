@@ -14,6 +14,9 @@
 # finished runs without checkpoints, unfinished ones with their latest checkpoint only
 # (npm run archive -w @poad/compare -- DIR DEST --unfinished, from this checkout).
 set -euo pipefail
+# The whole script is one block, read before any of it runs: editing the file while it runs (for
+# hours) cannot change what it does.
+{
 mode=${1:?usage: settle-runs.sh train|save TREE}
 tree=$(realpath "${2:?usage: settle-runs.sh train|save TREE}")
 here=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -102,9 +105,13 @@ compare() { # jobs, folder, options…
   fi
 }
 
-# Confirmatory: POAD against TWOSOME on seeds 11–40 (finished: this writes its report again).
-compare 2 runs/settle-poad-twosome/poad-twosome-30 --env virtualhome/food-preparation \
-  --algos poad,twosome --first-seed 11 --seeds 30 --eval-episodes 20
+# Confirmatory: POAD against TWOSOME on seeds 11–40; once its 60 runs are in it is left alone,
+# since resuming it would write its report again over the one results/ keeps.
+confirmatory=runs/settle-poad-twosome/poad-twosome-30
+finished=("$confirmatory"/*/eval.json)
+[ -e "${finished[0]}" ] && [ "${#finished[@]}" = 60 ] ||
+  compare 2 "$confirmatory" --env virtualhome/food-preparation \
+    --algos poad,twosome --first-seed 11 --seeds 30 --eval-episodes 20
 
 # One ETPO arm (seeds 1–3), a comparison of the lanes.
 arm() { # A…E
@@ -178,3 +185,5 @@ wait "$two" || rc=$?
 [ "$rc" = 0 ] || exit "$rc"
 unset POAD_NATIVE_THREADS
 echo "all settling runs are in"
+exit
+}
