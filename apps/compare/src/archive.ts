@@ -5,7 +5,7 @@
 // With --unfinished, each run that has started but not finished comes too, with its latest
 // checkpoint only, so that `npm run compare -- --resume DEST` continues the comparison there
 // (on another machine, say) exactly where it was cut off.
-import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { OptionError } from '@poad/config';
 import { listCheckpoints } from '@poad/run-kit';
@@ -13,6 +13,12 @@ import { finished } from './reuse.js';
 
 /** What the archive of a finished run leaves out: its checkpoints and its lock. */
 export const SKIP = new Set(['checkpoints', 'run.lock']);
+
+/**
+ * Where a run's copy is made, beside its place in the archive: it is renamed into place once
+ * complete, so a kill during the copy leaves the earlier copy (or none), never a part of a run.
+ */
+const partial = (name: string) => `.${name}.part`;
 
 /** What `archiveComparison` copied. */
 export interface Archived {
@@ -26,7 +32,9 @@ export interface Archived {
  * Copies the finished runs of `from` into `to`, and with `unfinished` also each started run with
  * the checkpoint `--resume` would load (run-kit's first complete one: the one `latest.json`
  * names, else the newest) and that pointer; a run without one is left out (it starts again
- * anyway). A run `to` already holds is replaced, so an earlier copy's checkpoints do not linger.
+ * anyway). A run `to` already holds is replaced whole, so an earlier copy's checkpoints do not
+ * linger; each run's copy is made aside and renamed into place (a cut-off archive is repaired by
+ * archiving again).
  */
 export function archiveComparison(
   from: string,
@@ -45,6 +53,12 @@ export function archiveComparison(
     );
   }
   mkdirSync(to, { recursive: true });
+  // What an archive cut off in the middle of a run's copy left.
+  for (const name of readdirSync(to)) {
+    if (name.startsWith('.') && name.endsWith('.part')) {
+      rmSync(join(to, name), { recursive: true, force: true });
+    }
+  }
   const copied: Archived = { finished: [], unfinished: [] };
   for (const name of readdirSync(src)) {
     const path = join(src, name);
@@ -52,19 +66,22 @@ export function archiveComparison(
       const done = finished(path);
       const checkpoint = !done && unfinished ? (listCheckpoints(path)[0]?.name ?? null) : null;
       if (!done && checkpoint === null) continue;
-      // A run archived before (cut off, with an older checkpoint) is replaced, not merged into.
-      rmSync(join(to, name), { recursive: true, force: true });
+      const part = join(to, partial(name));
+      mkdirSync(part);
       for (const f of readdirSync(path)) {
         if (SKIP.has(f)) continue;
-        cpSync(join(path, f), join(to, name, f), { recursive: true });
+        cpSync(join(path, f), join(part, f), { recursive: true });
       }
       if (checkpoint !== null) {
         for (const f of ['latest.json', checkpoint]) {
           const at = join(path, 'checkpoints', f);
-          if (existsSync(at)) cpSync(at, join(to, name, 'checkpoints', f), { recursive: true });
+          if (existsSync(at)) cpSync(at, join(part, 'checkpoints', f), { recursive: true });
         }
-        copied.unfinished.push(name);
-      } else copied.finished.push(name);
+      }
+      // A run archived before (cut off, with an older checkpoint) is replaced, not merged into.
+      rmSync(join(to, name), { recursive: true, force: true });
+      renameSync(part, join(to, name));
+      (checkpoint !== null ? copied.unfinished : copied.finished).push(name);
     } else if (!name.endsWith('.log')) {
       cpSync(path, join(to, name));
     }

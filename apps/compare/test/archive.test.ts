@@ -1,4 +1,13 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -31,6 +40,27 @@ describe('archiveComparison', () => {
       'eval.json',
       'metrics.jsonl',
     ]);
+  });
+
+  it('keeps the earlier copy whole when a run fails to copy, and clears what a cut-off copy left', () => {
+    const to = join(base, 'archive3');
+    mkdirSync(join(to, 'poad-s3'), { recursive: true });
+    writeFileSync(join(to, 'poad-s3', 'eval.json'), '{"earlier":true}');
+    // Left by an archive killed while it copied a run.
+    mkdirSync(join(to, '.poad-s9.part'), { recursive: true });
+    const from = comparison(join(base, 'cmp3'), 'poad-s3', true);
+    writeFileSync(join(from, 'poad-s3', 'eval.json'), '{"later":true}');
+    // A FIFO cannot be copied: the run's copy fails after its other files (in any order).
+    execFileSync('mkfifo', [join(from, 'poad-s3', 'pipe')]);
+    expect(() => archiveComparison(from, to)).toThrow();
+    expect(readdirSync(join(to, 'poad-s3'))).toEqual(['eval.json']);
+    expect(readFileSync(join(to, 'poad-s3', 'eval.json'), 'utf8')).toBe('{"earlier":true}');
+    expect(readdirSync(to)).not.toContain('.poad-s9.part');
+    // Once the run can be copied, archiving again replaces it whole and leaves nothing aside.
+    rmSync(join(from, 'poad-s3', 'pipe'));
+    expect(archiveComparison(from, to)).toEqual({ finished: ['poad-s3'], unfinished: [] });
+    expect(readFileSync(join(to, 'poad-s3', 'eval.json'), 'utf8')).toBe('{"later":true}');
+    expect(readdirSync(to).sort()).toEqual(['compare.json', 'poad-s3']);
   });
 
   it('leaves a run it does not copy as it is, and refuses to archive a comparison onto itself', () => {
