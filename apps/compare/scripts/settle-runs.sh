@@ -55,8 +55,9 @@ if [ "$mode" = save ]; then
     named "$run"
     [ -f "$run/compare.json" ] || continue
     rm -rf "$dest.tmp"
+    # The way on from here is this script's train, not compare --resume on the archive.
     (cd "$here" && node --import tsx apps/compare/src/archive.ts "$run" "$dest.tmp" --unfinished) |
-      sed "s|$dest.tmp|$dest|g"
+      sed -e "s|npm run compare -- --resume $dest.tmp|$0 train $tree|" -e "s|$dest.tmp|$dest|g"
     rm -rf "$dest" && mv "$dest.tmp" "$dest"
   done
   # The ETPO arms' combined report (it trains nothing: its folder is copied as it is).
