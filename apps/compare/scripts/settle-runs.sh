@@ -126,6 +126,17 @@ arm() { # A…E
   compare 1 "runs/settle-etpo/$1/etpo-$1" --env virtualhome/food-preparation --algos etpo \
     --seeds 3 --eval-episodes 20 ${extra:+--extra="$extra"}
 }
+# Two lanes at once: FUNCTION A and FUNCTION B in the background; fails if either failed.
+lanes() { # function, a, b
+  local one two rc=0
+  "$1" "$2" &
+  one=$!
+  "$1" "$3" &
+  two=$!
+  wait "$one" || rc=$?
+  wait "$two" || rc=$?
+  [ "$rc" = 0 ] || exit "$rc"
+}
 # A lane takes each arm no lane has taken yet (mkdir is atomic), in this order.
 locks=$(mktemp -d)
 lane() { # number
@@ -135,14 +146,7 @@ lane() { # number
     arm "$it"
   done
 }
-lane 1 &
-one=$!
-lane 2 &
-two=$!
-rc=0
-wait "$one" || rc=$?
-wait "$two" || rc=$?
-[ "$rc" = 0 ] || exit "$rc"
+lanes lane 1 2
 
 # POAD on each held-out dataset, seeds 21–25.
 for ds in kiln_batches ferry_crossings; do
@@ -153,11 +157,12 @@ done
 [ -d runs/settle-etpo/combined ] || npm run compare -- --out runs/settle-etpo/combined --combine \
   runs/settle-etpo/A/etpo-A,runs/settle-etpo/B/etpo-B,runs/settle-etpo/C/etpo-C,runs/settle-etpo/D/etpo-D,runs/settle-etpo/E/etpo-E
 
-# One dataset's prior programs (seeds 21–25), then its held-out scoring against each of them; the
-# two datasets in two lanes. Each report is written under a temporary name and renamed once
-# complete, so a report that is there is finished.
+# One dataset's prior programs (seeds 21–25), then its held-out scoring against each of them,
+# logged to runs/settle-heldout/scored-DATASET.log; the two datasets in two lanes. Each report is
+# written under a temporary name and renamed once complete, so a report that is there is finished.
 scored() { # dataset
   local ds=$1 seed out dirs=() runs
+  exec > "runs/settle-heldout/scored-$ds.log" 2>&1
   for seed in 21 22 23 24 25; do
     out=runs/settle-heldout/prior-$ds-$seed.json
     [ -f "$out" ] && continue
@@ -176,14 +181,7 @@ scored() { # dataset
     mv "$out.tmp" "$out"
   done
 }
-scored kiln_batches > runs/settle-heldout/scored-kiln_batches.log 2>&1 &
-one=$!
-scored ferry_crossings > runs/settle-heldout/scored-ferry_crossings.log 2>&1 &
-two=$!
-rc=0
-wait "$one" || rc=$?
-wait "$two" || rc=$?
-[ "$rc" = 0 ] || exit "$rc"
+lanes scored kiln_batches ferry_crossings
 unset POAD_NATIVE_THREADS
 echo "all settling runs are in"
 exit
