@@ -64,6 +64,16 @@ export const FIGURES: readonly Figure[] = [
     folders: ['A', 'B', 'C', 'D', 'E'].map((arm) => `settle/etpo/${arm}`),
   },
   {
+    file: 'settle-heldout-kiln_batches-best-of-k.png',
+    chart: 'bestOfK',
+    reports: [21, 22, 23, 24, 25].map((s) => `settle/heldout/heldout-kiln_batches-${s}.json`),
+  },
+  {
+    file: 'settle-heldout-ferry_crossings-best-of-k.png',
+    chart: 'bestOfK',
+    reports: [21, 22, 23, 24, 25].map((s) => `settle/heldout/heldout-ferry_crossings-${s}.json`),
+  },
+  {
     file: 'compare-food-preparation-secondary-success.png',
     comparison:
       'food-preparation-eval/secondary-combined/combined-virtualhome-food-preparation-20261127-171446',
