@@ -9,7 +9,11 @@
 //   heldout FILE...    the held-out classifiers: the `npm run heldout` reports of one dataset (one
 //                      per prior seed, each with the same POAD runs): per seed the mean held-out
 //                      ROC AUC of the programs that ran, POAD − prior with its interval and
-//                      p-value, the pass criterion, and the best-of-k curves.
+//                      p-value, the pass criterion, and the best-of-k curves;
+//   heldout-exploratory FILE...
+//                      beyond that protocol, from the same reports: POAD − prior on the share of
+//                      programs that ran, on best of 1 (a failure counting as 0) and on best of
+//                      256, with the same statistics (not pre-registered).
 // From the repository root:
 //   node --import tsx apps/compare/scripts/settle-tables.ts poad-twosome results/settle/poad-twosome-30/compare-…
 import { existsSync, readFileSync } from 'node:fs';
@@ -242,6 +246,28 @@ export function heldOut(files: readonly string[]): string[] {
   ];
 }
 
+/**
+ * Exploratory measures of one dataset's held-out reports, not in the protocol: POAD − prior on the
+ * share of programs that ran and on the expected best held-out AUC among 1 and among 256 programs
+ * (a failure counting as 0), with the primary's statistics.
+ */
+export function heldOutExploratory(files: readonly string[]): string[] {
+  const { dataset, runs, priors } = heldOutArms(files);
+  const measures: [string, (s: HeldOutSource) => number][] = [
+    ['share that ran', (s) => s.ran],
+    ['best of 1 (expected AUC, failure 0)', (s) => s.bestOfK[0]!],
+    ['best of 256', (s) => s.bestOfK[255]!],
+  ];
+  return [
+    '| dataset | measure | POAD | prior | POAD − prior [95% bootstrap] | p |',
+    '|---|---|---|---|---|---|',
+    ...measures.map(([name, of]) => {
+      const d = compareGroups(runs.map(of), priors.map(of), { seed: SEED });
+      return `| ${dataset} | ${name} | ${fixed(mean(runs.map(of)), 3)} | ${fixed(mean(priors.map(of)), 3)} | ${diffText(d, 3)} | ${fixed(d.p, 3)} (${d.exact ? 'exact' : 'Monte Carlo'}) |`;
+    }),
+  ];
+}
+
 // Run as a script (not when a test imports the tables).
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const [what, ...rest] = process.argv.slice(2);
@@ -249,10 +275,11 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     'poad-twosome': (a) => poadTwosome(a[0]!),
     etpo: etpoArms,
     heldout: heldOut,
+    'heldout-exploratory': heldOutExploratory,
   };
   if (!what || !(what in tables) || rest.length === 0) {
     process.stderr.write(
-      'usage: settle-tables.ts poad-twosome DIR | etpo DIR... | heldout REPORT.json...\n',
+      'usage: settle-tables.ts poad-twosome DIR | etpo DIR... | heldout REPORT.json... | heldout-exploratory REPORT.json...\n',
     );
     process.exit(2);
   }

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { etpoArms, heldOut } from '../scripts/settle-tables.js';
+import { etpoArms, heldOut, heldOutExploratory } from '../scripts/settle-tables.js';
 
 const base = mkdtempSync(join(tmpdir(), 'poad-settle-tables-'));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
@@ -158,5 +158,42 @@ describe('heldOut (the pre-registered pass criterion)', () => {
       report('m2', 'ferry_crossings', poad, 0.6),
     ];
     expect(() => heldOut(mixed)).toThrow(/different datasets/);
+  });
+});
+
+describe('heldOutExploratory (beyond the protocol, from the same reports)', () => {
+  /** A report whose sources have a share that ran and a best-of-k curve rising from `one` to `all`. */
+  function curves(name: string, poad: [number, number, number][], prior: [number, number, number]) {
+    const file = join(base, `${name}.json`);
+    const source = (s: string, [ran, one, all]: [number, number, number]) => ({
+      source: s,
+      ran,
+      meanAuc: 0.8,
+      bestOfK: Array.from({ length: 256 }, (_, i) => one + ((all - one) * i) / 255),
+    });
+    const summaries = [...poad.map((x, i) => source(`poad-s${21 + i}`, x)), source('prior', prior)];
+    writeFileSync(file, JSON.stringify({ dataset: 'ferry_crossings', summaries }));
+    return file;
+  }
+
+  it('compares the share that ran, best of 1 and best of 256 with exact p-values', () => {
+    const poad: [number, number, number][] = [
+      [0.2, 0.1, 0.8],
+      [0.4, 0.3, 0.8],
+      [0.6, 0.5, 0.8],
+      [0.3, 0.2, 0.8],
+      [0.5, 0.4, 0.8],
+    ];
+    const priors = [0.8, 0.81, 0.82, 0.83, 0.84];
+    const files = priors.map((r, i) => curves(`x-${i}`, poad, [r, 0.6, 0.9 + i / 100]));
+    const [header, , ran, one, all] = heldOutExploratory(files);
+    expect(header).toContain('POAD − prior [95% bootstrap]');
+    // Every POAD seed below every prior seed: the smallest two-sided p of 5 against 5, 2/252.
+    expect(ran).toMatch(/^\| ferry_crossings \| share that ran \| 0\.400 \| 0\.820 \| −0\.420 \[/);
+    expect(ran).toMatch(/\| 0\.008 \(exact\) \|$/);
+    expect(one).toMatch(
+      /\| best of 1 \(expected AUC, failure 0\) \| 0\.300 \| 0\.600 \| −0\.300 \[/,
+    );
+    expect(all).toMatch(/\| best of 256 \| 0\.800 \| 0\.920 \| −0\.120 \[/);
   });
 });
