@@ -1,12 +1,4 @@
-import { defineConfig } from 'tsup';
+import { packageBuild } from '../../tsup.base.js';
 
-export default defineConfig({
-  entry: ['src/index.ts'],
-  format: ['esm', 'cjs'],
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  target: 'es2022',
-  // `import.meta.url` in the CommonJS build.
-  shims: true,
-});
+// `import.meta.url` in the CommonJS build.
+export default packageBuild({ shims: true });

@@ -1,12 +1,7 @@
-import { defineConfig } from 'tsup';
+import { packageBuild } from '../../tsup.base.js';
 
-export default defineConfig({
+export default packageBuild({
   entry: ['src/index.ts', 'src/browser.ts'],
-  format: ['esm', 'cjs'],
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  target: 'es2022',
   // Optional dependencies stay imports (tsup bundles only what is not a dependency).
   external: ['@tensorflow/tfjs-backend-webgpu', 'webgpu'],
   // dawn.ts locates the `webgpu` package with import.meta in the ESM build and with require in

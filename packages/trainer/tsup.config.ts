@@ -1,12 +1,7 @@
-import { defineConfig } from 'tsup';
+import { packageBuild } from '../../tsup.base.js';
 
-export default defineConfig({
+export default packageBuild({
   entry: ['src/index.ts', 'src/browser.ts'],
-  format: ['esm', 'cjs'],
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  target: 'es2022',
   // `import.meta.url` in the CommonJS build.
   shims: true,
 });
