@@ -204,6 +204,8 @@ export function softActionEvaluation(
         for (const n of a.next) e += n.prob * v[n.state]!;
         q[s]![i] = a.reward + gamma * e;
         const lp = logPolicy(s, i);
+        // An action of probability 0 adds nothing (0·log 0 = 0).
+        if (lp === Number.NEGATIVE_INFINITY) return;
         next[s]! += Math.exp(lp) * (q[s]![i]! - beta * (lp - logReference(s, i)));
       });
       change = Math.max(change, Math.abs(next[s]! - v[s]!));
