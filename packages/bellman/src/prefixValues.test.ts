@@ -107,7 +107,7 @@ describe('prefixValues and optimalPrefixValues by hand', () => {
       /`labelIds\[0\]\[0\]` must be an integer/,
     );
     expect(() => prefixValues(ids, [0.5, 0.5], q, 0)).toThrow(
-      /`probs` has length 2 but there are 3 labels/,
+      /`probs` has length 2 but must have length 3: one probability per label/,
     );
     expect(() => prefixValues(ids, [0.5, -0.1, 0.6], q, 0)).toThrow(/`probs\[1\]` is -0.1/);
     expect(() => prefixValues(ids, [0, 0, 0], q, 0)).toThrow(/`probs` are all 0/);

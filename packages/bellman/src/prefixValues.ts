@@ -54,18 +54,19 @@ function readNumbers(
   xs: unknown,
   n: number,
   what: string,
+  per = 'label, in the order of `labelIds`',
 ): ArrayLike<number> {
   if (
     xs === null ||
     typeof xs !== 'object' ||
     typeof (xs as { length?: unknown }).length !== 'number'
   ) {
-    throw new TypeError(`${fn}: \`${field}\` must be an array with one ${what} per label`);
+    throw new TypeError(`${fn}: \`${field}\` must be an array with one ${what} per ${per}`);
   }
   const arr = xs as ArrayLike<unknown>;
   if (arr.length !== n) {
     throw new RangeError(
-      `${fn}: \`${field}\` has length ${arr.length} but there are ${n} labels; pass one ${what} per label, in the order of \`labelIds\``,
+      `${fn}: \`${field}\` has length ${arr.length} but must have length ${n}: one ${what} per ${per}`,
     );
   }
   for (let a = 0; a < n; a++) {
@@ -247,6 +248,7 @@ function referenceTree(
       referenceLogProbs[a],
       t.length,
       'log-prob',
+      `token of label ${a}`,
     );
     // Walk the label's path; the first label to reach a node sets its reference.
     let node = 0;

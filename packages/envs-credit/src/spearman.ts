@@ -1,23 +1,8 @@
+import { averageRanks, spearmanCorrelation } from '@poad/bellman';
 import { CreditArgumentError } from './errors.js';
 
-/** Ranks 1..n of `xs`, ties sharing the average of the ranks they span. */
-export function averageRanks(xs: ArrayLike<number>): Float64Array {
-  const n = xs.length;
-  const order = Array.from({ length: n }, (_, i) => i).sort(
-    (a, b) => (xs[a] as number) - (xs[b] as number),
-  );
-  const ranks = new Float64Array(n);
-  let i = 0;
-  while (i < n) {
-    let j = i + 1;
-    while (j < n && xs[order[j]!] === xs[order[i]!]) j++;
-    // positions i..j-1 hold equal values: ranks i+1..j, average (i + 1 + j) / 2
-    const rank = (i + 1 + j) / 2;
-    for (let k = i; k < j; k++) ranks[order[k]!] = rank;
-    i = j;
-  }
-  return ranks;
-}
+/** Ranks 1..n of `xs`, ties sharing the average of the ranks they span (`@poad/bellman`'s). */
+export { averageRanks };
 
 function check(name: string, xs: ArrayLike<number>): void {
   if (xs === null || typeof xs !== 'object' || typeof xs.length !== 'number') {
@@ -53,21 +38,6 @@ export function spearman(xs: ArrayLike<number>, ys: ArrayLike<number>): number {
       `has ${ys.length} entries but xs has ${xs.length}; pass one pair per step.`,
     );
   }
-  const n = xs.length;
-  if (n < 2) return Number.NaN;
-  const rx = averageRanks(xs);
-  const ry = averageRanks(ys);
-  const mean = (n + 1) / 2; // the mean of any average-rank vector
-  let sxy = 0;
-  let sxx = 0;
-  let syy = 0;
-  for (let i = 0; i < n; i++) {
-    const dx = rx[i]! - mean;
-    const dy = ry[i]! - mean;
-    sxy += dx * dy;
-    sxx += dx * dx;
-    syy += dy * dy;
-  }
-  if (sxx === 0 || syy === 0) return Number.NaN;
-  return Math.max(-1, Math.min(1, sxy / Math.sqrt(sxx * syy)));
+  // The checks above name this function's arguments; the computation is `@poad/bellman`'s.
+  return spearmanCorrelation(xs, ys);
 }

@@ -9,8 +9,8 @@ export type ActionPolicy = (state: number, action: number) => number;
 
 /** How far a state's policy probabilities may sum from 1 (they are then divided by their sum). */
 const POLICY_SUM_TOLERANCE = 1e-6;
-/** How far a state's reference probabilities may sum from 1. */
-const REFERENCE_SUM_TOLERANCE = 1e-9;
+/** How far a state's reference probabilities may sum from 1 (as a product of token probabilities may). */
+const REFERENCE_SUM_TOLERANCE = 1e-6;
 
 /** Options of {@link softPolicyEvaluation}. */
 export interface SoftEvaluationOptions extends IterationOptions {
@@ -20,7 +20,7 @@ export interface SoftEvaluationOptions extends IterationOptions {
   beta: number;
   /** The policy evaluated; each state's probabilities must sum to 1 (within 1e-6). */
   policy: ActionPolicy;
-  /** π̄(a|s), the reference of the KL; default uniform over the state's actions. */
+  /** π̄(a|s), the reference of the KL (summing to 1 within 1e-6); default uniform. */
   reference?: ActionReference;
 }
 
