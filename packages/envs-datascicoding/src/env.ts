@@ -24,13 +24,21 @@ import {
   reflectionPrompt,
 } from './prompts.js';
 import { checkPython, DEFAULT_PYTHON } from './python.js';
+import { defaultScoreCache, type ScoreCache } from './score-cache.js';
 import { type EvaluateOptions, evaluateProgram } from './scoring.js';
+import { checkScoringRule, DEFAULT_SCORING } from './seeding.js';
 
 /** Attempts per episode, as in the original environment. */
 export const DEFAULT_MAX_ATTEMPTS = 5;
 
 /** Options of {@link createDataSciCodingEnv}. */
-export interface DataSciCodingOptions extends Omit<EvaluateOptions, 'signal'> {
+export interface DataSciCodingOptions extends Omit<EvaluateOptions, 'signal' | 'cache'> {
+  /**
+   * Where scores are looked up and kept (`seeded-v1` only): default the process's shared
+   * in-memory cache ({@link defaultScoreCache}), so a program written again, or replayed when a
+   * run resumes, is not run again; `false` runs every program.
+   */
+  cache?: ScoreCache | false;
   /** Reward of a failed attempt (default -1). */
   failureReward?: number;
   /** Attempts before the episode is truncated (default 5). */
@@ -59,7 +67,8 @@ export interface DataSciCodingEnv extends TextEnv {
  * the observation is the first prompt again (what the next episode starts with).
  *
  * `info` of a step: `attempt`, `auc`, `aucs`, `std` (population), `reason` and `error` on
- * failure, `isolation`, `durationMs`; at the end also `discountedReturn` and `length`.
+ * failure, `isolation`, `scoring` (the seeding rule), `cached` (the score came from the cache),
+ * `durationMs`; at the end also `discountedReturn` and `length`.
  */
 export function createDataSciCodingEnv(
   spec: DatasetSpec,
@@ -81,7 +90,9 @@ export function createDataSciCodingEnv(
       `expected a finite number, got ${String(failureReward)}.`,
     );
   }
-  resolveLimits(options.limits);
+  const scoring = checkScoringRule(options.scoring ?? DEFAULT_SCORING);
+  resolveLimits(options.limits, options.timeLimit);
+  const cache = options.cache === false ? undefined : (options.cache ?? defaultScoreCache());
   const python = options.python ?? DEFAULT_PYTHON;
   const format = options.formatPrompt ?? infillPrompt;
   const tracker = new ReturnTracker(options.gamma ?? 1);
@@ -147,6 +158,8 @@ export function createDataSciCodingEnv(
         evaluation = await evaluateProgram(loaded, action, {
           ...options,
           python,
+          scoring,
+          cache,
           signal: (inFlight as AbortController).signal,
         });
       } finally {
@@ -162,6 +175,8 @@ export function createDataSciCodingEnv(
         aucs: evaluation.aucs,
         std: evaluation.ok ? evaluation.std : null,
         isolation: evaluation.isolation ?? null,
+        scoring: evaluation.scoring,
+        cached: evaluation.cached === true,
         durationMs: evaluation.durationMs,
       };
       if (!evaluation.ok) {

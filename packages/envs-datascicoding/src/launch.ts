@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Dataset } from './datasets.js';
 import { resolveLimits, type SandboxLimits } from './limits.js';
 import { RUNNER_SOURCE } from './runner-source.js';
+import { SCORING_HASH_SEED, type ScoringRule } from './seeding.js';
 
 /*
  * What the two ways of starting a sandboxed run share: the request and result types, the
@@ -54,6 +55,21 @@ export interface SandboxRequest {
    * starting one (default true; falls back to a fresh interpreter where the server cannot start).
    */
   forkServer?: boolean;
+  /**
+   * How the program's randomness is seeded (default `seeded-v1`): it decides the interpreter's
+   * hash seed (so also which fork server runs it) and, with `seed`, what the runner seeds.
+   */
+  scoring?: ScoringRule;
+  /** `seeded-v1`: the program's seed, 64 hex digits (see `programSeed`); null under `os-seeded`. */
+  seed?: string | null;
+  /**
+   * Load the fork server's libraries before the program's randomness is seeded and its CPU time
+   * starts to count, in every launch (a no-op in a forked run, which has them), so that a fresh
+   * interpreter's program starts where a forked one does: some imports draw randomness (e.g.
+   * multiprocessing's authentication key, 32 bytes of `os.urandom`), and imports take CPU time.
+   * Set under `seeded-v1` and under `timeLimit: 'cpu'`.
+   */
+  preload?: boolean;
   signal?: AbortSignal;
 }
 
@@ -75,12 +91,19 @@ export function isRoot(): boolean {
 /**
  * The command line that starts the runner for `mode` (see the README for the layers). The fork
  * server (`serve`) gets the same chain without `unshare`: its children enter the namespaces.
+ *
+ * Under `os-seeded` the interpreter runs isolated (`-I`), which ignores `PYTHONHASHSEED`, so
+ * each interpreter hashes strings with a random seed. Under `seeded-v1` it runs with `-s`
+ * (no user site directory) instead, so that the environment's fixed `PYTHONHASHSEED` applies:
+ * the environment is the allowlist of {@link minimalEnv}, with no other `PYTHON*` variable, and
+ * the runner removes its own directory from `sys.path` first, which leaves it as isolated as `-I`.
  */
 export function commandLine(
   mode: LaunchMode,
   python: string,
   runner: string,
   marker: string,
+  scoring: ScoringRule = 'seeded-v1',
 ): string[] {
   const chain: string[] = [];
   const prlimit = findTool('prlimit');
@@ -101,12 +124,20 @@ export function commandLine(
     chain.push('--cgroup', '--fork');
     chain.push('--kill-child', '--');
   }
-  chain.push(python, '-I', '-B', runner, mode, marker);
+  chain.push(python, ...(scoring === 'os-seeded' ? ['-I'] : ['-s']), '-B', runner, mode, marker);
   return chain;
 }
 
-export function minimalEnv(home: string): Record<string, string> {
+/**
+ * The whole environment of a sandboxed interpreter: nothing of Node's own, one thread for the
+ * numeric libraries, and under `seeded-v1` the fixed hash seed.
+ */
+export function minimalEnv(
+  home: string,
+  scoring: ScoringRule = 'seeded-v1',
+): Record<string, string> {
   return {
+    ...(scoring === 'os-seeded' ? {} : { PYTHONHASHSEED: SCORING_HASH_SEED }),
     PATH: '/usr/bin:/bin',
     HOME: home,
     TMPDIR: home,
@@ -121,7 +152,7 @@ export function minimalEnv(home: string): Record<string, string> {
 }
 
 export async function prepareDirectory(
-  req: Pick<SandboxRequest, 'source' | 'dataset' | 'limits' | 'tmpDir'>,
+  req: Pick<SandboxRequest, 'source' | 'dataset' | 'limits' | 'tmpDir' | 'seed' | 'preload'>,
 ): Promise<{ work: string; box: string }> {
   const work = await mkdtemp(join(req.tmpDir ?? tmpdir(), 'poad-dsc-'));
   try {
@@ -133,7 +164,7 @@ export async function prepareDirectory(
 }
 
 async function fillDirectory(
-  req: Pick<SandboxRequest, 'source' | 'dataset' | 'limits'>,
+  req: Pick<SandboxRequest, 'source' | 'dataset' | 'limits' | 'seed' | 'preload'>,
   work: string,
 ): Promise<{ work: string; box: string }> {
   const box = join(work, 'box');
@@ -145,6 +176,8 @@ async function fillDirectory(
     d: dataset.d,
     source: req.source,
     splits: dataset.splits,
+    seed: req.seed ?? null,
+    preload: req.preload === true,
     limits: {
       memoryMb: req.limits.memoryMb,
       cpuSeconds: req.limits.cpuSeconds,

@@ -11,13 +11,14 @@ export interface PythonInfo {
   numpy: string;
   sklearn: string;
   pandas: string;
+  scipy: string;
 }
 
 const PROBE = [
   'import json, sys',
-  'import numpy, sklearn, pandas',
+  'import numpy, scipy, sklearn, pandas',
   "print(json.dumps({'pythonVersion': sys.version.split()[0], 'numpy': numpy.__version__,",
-  "  'sklearn': sklearn.__version__, 'pandas': pandas.__version__}))",
+  "  'sklearn': sklearn.__version__, 'pandas': pandas.__version__, 'scipy': scipy.__version__}))",
 ].join('\n');
 
 const checked = new Map<string, Promise<PythonInfo>>();

@@ -28,10 +28,16 @@
  * descriptor 3. Scores are computed by the caller, not here.
  */
 export const RUNNER_SOURCE = `
-import json
 import os
-import resource
 import sys
+
+# Under seeded-v1 the interpreter runs without -I (which would ignore the fixed PYTHONHASHSEED),
+# so Python put this script's directory first on the module path; it goes, as -I leaves it out.
+if not sys.flags.isolated and not getattr(sys.flags, 'safe_path', False) and sys.path:
+    del sys.path[0]
+
+import json
+import resource
 
 MODE = sys.argv[1]
 MAIN_PID = os.getpid()
@@ -269,12 +275,92 @@ def apply_limits(limits, own_process_count):
         resource.setrlimit(which, (value, value))
 
     cap(resource.RLIMIT_AS, limits['memoryMb'] << 20)
-    resource.setrlimit(resource.RLIMIT_CPU, (limits['cpuSeconds'], limits['cpuSeconds'] + 1))
+    # Until the program starts (start_program_clock), the interpreter's start, the namespaces
+    # and the imports may use CPU_ALLOWANCE seconds besides the program's own.
+    cpu = limits['cpuSeconds'] + CPU_ALLOWANCE
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     cap(resource.RLIMIT_FSIZE, limits['fileSizeMb'] << 20)
     cap(resource.RLIMIT_NOFILE, 256)
     cap(resource.RLIMIT_CORE, 0)
     if own_process_count:
         cap(resource.RLIMIT_NPROC, limits['maxProcesses'])
+
+
+CPU_ALLOWANCE = 30
+
+
+def start_program_clock(limits):
+    # The program's CPU time counts from here: the soft limit becomes the CPU time used so far
+    # (rounded up to whole seconds, as the limit counts) plus the program's cpuSeconds. A limit
+    # can only be lowered, and this one stays below the start's.
+    import math
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    used = int(math.ceil(usage.ru_utime + usage.ru_stime))
+    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    soft = min(used + limits['cpuSeconds'], hard - 1)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 1))
+
+
+def seed_randomness(seed):
+    # seeded-v1: every source of randomness the program reaches without choosing a seed draws
+    # from the program's seed (64 hex digits, derived from its text and its data by the caller):
+    # - numpy's global RandomState (np.random.*, and scikit-learn's random_state=None), seeded
+    #   with words of its own;
+    # - Python's random module, seeded likewise, and every random.Random() made without a seed;
+    # - new numpy generators without a seed (default_rng(), RandomState(), SeedSequence(), a bit
+    #   generator, np.random.seed() without an argument), os.urandom, random.SystemRandom and
+    #   the secrets module: one stream of bytes, SHA-256 of the seed and a counter, handed out in
+    #   the order they are asked for.
+    # String hashing is fixed by the interpreter's PYTHONHASHSEED (the same for every program).
+    # os-seeded (seed None): numpy's global state from the operating system, as a new interpreter
+    # would; this matters for a run forked from the server, which would otherwise share it.
+    import numpy as np
+    if seed is None:
+        np.random.seed()
+        return
+    import hashlib
+    import random
+    import numpy.random.bit_generator as bit_generator
+    key = bytes.fromhex(seed)
+
+    def derived(name):
+        return hashlib.sha256(key + b'\\0' + name).digest()
+
+    np.random.seed(np.frombuffer(derived(b'numpy-global'), dtype='<u4'))
+    stream_key = derived(b'entropy')
+    stream = {'counter': 0, 'buffer': b''}
+
+    def entropy(count):
+        count = int(count)
+        if count < 0:
+            raise ValueError('negative argument not allowed')
+        while len(stream['buffer']) < count:
+            block = hashlib.sha256(stream_key + stream['counter'].to_bytes(8, 'little')).digest()
+            stream['counter'] += 1
+            stream['buffer'] += block
+        out, stream['buffer'] = stream['buffer'][:count], stream['buffer'][count:]
+        return out
+
+    def randbits(k):
+        k = int(k)
+        if k <= 0:
+            return 0
+        n = (k + 7) // 8
+        return int.from_bytes(entropy(n), 'little') >> (8 * n - k)
+
+    os.urandom = entropy
+    random._urandom = entropy
+    bit_generator.randbits = randbits
+    plain_seed = random.Random.seed
+
+    def seed_or_stream(self, a=None, version=2):
+        if a is None:
+            a = int.from_bytes(entropy(32), 'little')
+        return plain_seed(self, a, version)
+
+    random.Random.seed = seed_or_stream
+    random.seed = random._inst.seed
+    random.seed(int.from_bytes(derived(b'python-random'), 'little'))
 
 
 def describe(exc):
@@ -314,9 +400,6 @@ def main():
         apply_limits(limits, os.geteuid() == 0)
     sys.setrecursionlimit(1000)
     import numpy as np
-    # A run forked from the server would otherwise share numpy's global random state with every
-    # other run of that server; a fresh interpreter seeds it from the OS, and so does this.
-    np.random.seed()
 
     n, d = task['n'], task['d']
     x = np.fromfile('x.bin', dtype='<f8').reshape(n, d)
@@ -325,6 +408,13 @@ def main():
         import sklearn  # noqa: F401  (the isolated view must include scikit-learn)
         emit({'ok': True, 'probe': True, 'uid': os.getuid()})
         return
+    if task.get('preload'):
+        # The fork server's libraries, loaded before the seeding and the program's CPU clock (a
+        # no-op when forked from the server, which has them): some imports draw randomness (the
+        # multiprocessing module's key takes 32 bytes of os.urandom), and all take CPU time, so
+        # a program in a new interpreter starts where a forked one does.
+        preload()
+    seed_randomness(task.get('seed'))
     if MODE == 'basic':
         install_guard(box)
 
@@ -333,6 +423,7 @@ def main():
     except SyntaxError as exc:
         fail('syntax', describe(exc))
     namespace = {'__name__': 'solution'}
+    start_program_clock(limits)
     try:
         exec(code, namespace)
     except BaseException as exc:

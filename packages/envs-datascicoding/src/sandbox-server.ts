@@ -17,6 +17,7 @@ import {
   signalName,
 } from './launch.js';
 import { RUNNER_SOURCE } from './runner-source.js';
+import type { ScoringRule } from './seeding.js';
 
 /*
  * The fork server: one warm Python per concurrent run, started once, with numpy, SciPy and
@@ -145,8 +146,16 @@ class ForkServer {
     }
   }
 
-  /** Starts a server for `python` and waits until it has imported everything. */
-  static async start(python: string, tmpDir: string | undefined): Promise<ForkServer> {
+  /**
+   * Starts a server for `python` and waits until it has imported everything. Its hash seed is
+   * the one of `scoring` (fixed under `seeded-v1`, random under `os-seeded`), and so is that of
+   * every run it forks: a server serves runs of one rule only.
+   */
+  static async start(
+    python: string,
+    tmpDir: string | undefined,
+    scoring: ScoringRule,
+  ): Promise<ForkServer> {
     const dir = await mkdtemp(join(tmpDir ?? tmpdir(), 'poad-dsc-server-'));
     try {
       const runner = join(dir, 'runner.py');
@@ -157,10 +166,10 @@ class ForkServer {
         await chown(dir, NOBODY, NOBODY);
       }
       const marker = `${SERVER_MARKER}-${process.pid}-${++serverCounter}`;
-      const argv = commandLine('serve', python, runner, marker);
+      const argv = commandLine('serve', python, runner, marker, scoring);
       const child = spawn(argv[0] as string, argv.slice(1), {
         cwd: dir,
-        env: minimalEnv('/sandbox'),
+        env: minimalEnv('/sandbox', scoring),
         detached: true,
         stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
       });
@@ -381,16 +390,20 @@ class ForkServer {
 const idle = new Map<string, ForkServer[]>();
 const unavailable = new Map<string, string>();
 
-function keyOf(python: string, tmpDir: string | undefined): string {
-  return `${python}\0${tmpDir ?? ''}`;
+function keyOf(python: string, tmpDir: string | undefined, scoring: ScoringRule): string {
+  return `${python}\0${tmpDir ?? ''}\0${scoring}`;
 }
 
 /**
  * Why runs for `python` (and `tmpDir`) start a new interpreter instead of forking from a server
  * (the server did not start or failed its namespace probe), or null when they fork.
  */
-export function forkServerProblem(python: string, tmpDir?: string): string | null {
-  return unavailable.get(keyOf(python, tmpDir)) ?? null;
+export function forkServerProblem(
+  python: string,
+  tmpDir?: string,
+  scoring: ScoringRule = 'seeded-v1',
+): string | null {
+  return unavailable.get(keyOf(python, tmpDir, scoring)) ?? null;
 }
 
 /** Stops every fork server of this process (they also stop by themselves when idle). */
@@ -402,8 +415,12 @@ export function closeForkServers(): void {
 process.once('exit', closeForkServers);
 
 /** A started server that passed the namespace probe, or throws why not. */
-async function startServer(python: string, tmpDir: string | undefined): Promise<ForkServer> {
-  const server = await ForkServer.start(python, tmpDir);
+async function startServer(
+  python: string,
+  tmpDir: string | undefined,
+  scoring: ScoringRule,
+): Promise<ForkServer> {
+  const server = await ForkServer.start(python, tmpDir, scoring);
   const probe = probeRequest(python, tmpDir, START_TIMEOUT_MS);
   const { work, box } = await prepareDirectory(probe);
   try {
@@ -427,7 +444,8 @@ export async function runOnForkServer(
   box: string,
   started: number,
 ): Promise<SandboxRun | null> {
-  const key = keyOf(req.python, req.tmpDir);
+  const scoring = req.scoring ?? 'seeded-v1';
+  const key = keyOf(req.python, req.tmpDir, scoring);
   if (unavailable.has(key)) return null;
   const waiting = idle.get(key) ?? [];
   let server: ForkServer | undefined;
@@ -439,7 +457,7 @@ export async function runOnForkServer(
     clearTimeout(server.idleTimer);
   } else {
     try {
-      server = await startServer(req.python, req.tmpDir);
+      server = await startServer(req.python, req.tmpDir, scoring);
     } catch (err) {
       unavailable.set(key, (err as Error).message);
       return null;

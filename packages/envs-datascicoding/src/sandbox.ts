@@ -65,7 +65,7 @@ export async function runSandboxed(req: SandboxRequest): Promise<SandboxRun> {
       if (served) return served;
     }
     const marker = `${SANDBOX_MARKER}-${process.pid}-${++runCounter}`;
-    const argv = commandLine(req.mode, req.python, join(box, 'runner.py'), marker);
+    const argv = commandLine(req.mode, req.python, join(box, 'runner.py'), marker, req.scoring);
     const home = req.mode === 'basic' ? box : '/sandbox';
     return await supervise(req, argv, box, home, started);
   } finally {
@@ -86,7 +86,7 @@ function supervise(
     try {
       child = spawn(argv[0] as string, argv.slice(1), {
         cwd: box,
-        env: minimalEnv(home),
+        env: minimalEnv(home, req.scoring),
         detached: true,
         stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
       });

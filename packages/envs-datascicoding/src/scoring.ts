@@ -2,12 +2,21 @@ import { AucError, meanAndStd, splitRocAuc } from './auc.js';
 import type { Dataset } from './datasets.js';
 import { DataSciOptionError } from './errors.js';
 import { chooseIsolation, type IsolationRequest } from './isolation.js';
-import { resolveLimits, type SandboxLimits } from './limits.js';
+import { resolveLimits, type SandboxLimits, type TimeLimit } from './limits.js';
 import type { EvaluationPool } from './pool.js';
 import { defaultEvaluationPool } from './pool.js';
 import { assembleProgram } from './prompts.js';
-import { DEFAULT_PYTHON } from './python.js';
+import { checkPython, DEFAULT_PYTHON } from './python.js';
 import { type IsolationMode, runSandboxed, type SandboxRun } from './sandbox.js';
+import { isCacheable, type ScoreCache, scoreKey } from './score-cache.js';
+import {
+  checkScoringRule,
+  DEFAULT_SCORING,
+  datasetDigest,
+  programSeed,
+  type SandboxData,
+  type ScoringRule,
+} from './seeding.js';
 
 /** Constructs refused before running, as in the paper (both make evaluations too slow). */
 export const DEFAULT_BANNED: readonly string[] = Object.freeze(['GridSearchCV(', 'SVC(']);
@@ -44,6 +53,10 @@ export interface Evaluation {
   error?: string;
   /** The isolation the program ran under (absent when it never ran). */
   isolation?: IsolationMode;
+  /** How its randomness was seeded (see {@link ScoringRule}). */
+  scoring: ScoringRule;
+  /** True when the evaluation came from a {@link ScoreCache} instead of a run (then `durationMs` is the original run's). */
+  cached?: boolean;
   durationMs: number;
   /** The first bytes the program printed on stdout and stderr. */
   stdout: string;
@@ -71,12 +84,30 @@ export interface EvaluateOptions {
    * such server can be started, runs start their own interpreter).
    */
   forkServer?: boolean;
+  /**
+   * How the program's randomness is seeded: `seeded-v1` (default) from its text and the data,
+   * so that the same program on the same data scores the same every time; `os-seeded` from the
+   * operating system, as runs recorded before the rule existed were scored.
+   */
+  scoring?: ScoringRule;
+  /**
+   * Which clock stops a long program: `wall` (default; `limits.timeoutMs` of wall time) or `cpu`
+   * (`limits.cpuSeconds` of the program's CPU time, default 30, with a wall-clock backstop of
+   * 10 times that): see {@link TimeLimit}.
+   */
+  timeLimit?: TimeLimit;
+  /**
+   * Where to look a score up before running the program, and keep it after (`seeded-v1`
+   * outcomes the program decides only; see `score-cache.ts`). Default: none.
+   */
+  cache?: ScoreCache;
   signal?: AbortSignal;
 }
 
 function failure(
   reason: FailureReason,
   error: string,
+  scoring: ScoringRule,
   run?: SandboxRun,
   isolation?: IsolationMode,
 ): Evaluation {
@@ -88,6 +119,7 @@ function failure(
     reason,
     error,
     isolation,
+    scoring,
     durationMs: run?.durationMs ?? 0,
     stdout: run?.stdout ?? '',
     stderr: run?.stderr ?? '',
@@ -100,6 +132,7 @@ function bannedIn(body: string, options: EvaluateOptions): Evaluation | null {
       return failure(
         'banned',
         `the code uses ${banned} which is not allowed here (too slow); use another model`,
+        checkScoringRule(options.scoring ?? DEFAULT_SCORING),
       );
     }
   }
@@ -136,6 +169,8 @@ export async function evaluateModule(
  * labels as −1 (the runner passes only the training rows' labels to `build_model`, so nothing
  * it does needs them); the true labels stay here for the AUC.
  */
+const heldOutTasks = new WeakMap<Dataset, { sandbox: SandboxData; labels: SandboxData }>();
+
 function heldOutTask(dataset: Dataset): { sandbox: SandboxData; labels: SandboxData } {
   const held = dataset.holdout;
   if (!held) {
@@ -144,6 +179,8 @@ function heldOutTask(dataset: Dataset): { sandbox: SandboxData; labels: SandboxD
       `${dataset.name} has no held-out rows: give its spec a holdout ({ fraction, seed }).`,
     );
   }
+  const known = heldOutTasks.get(dataset);
+  if (known) return known;
   const n = dataset.n + held.n;
   const x = new Float64Array(n * dataset.d);
   x.set(dataset.x, 0);
@@ -159,10 +196,12 @@ function heldOutTask(dataset: Dataset): { sandbox: SandboxData; labels: SandboxD
       test: Array.from({ length: held.n }, (_, i) => dataset.n + i),
     },
   ];
-  return {
+  const task = {
     sandbox: { n, d: dataset.d, x, y: masked, splits },
     labels: { n, d: dataset.d, x, y, splits },
   };
+  heldOutTasks.set(dataset, task);
+  return task;
 }
 
 /**
@@ -184,8 +223,8 @@ export async function evaluateHeldOut(
   return runAndScore(task.sandbox, task.labels, source, options);
 }
 
-/** What the sandbox reads of a dataset (and what the scoring reads: the labels and splits). */
-type SandboxData = Pick<Dataset, 'n' | 'd' | 'x' | 'y' | 'splits'>;
+/** Evaluations running now that a cache will keep, by key: a second request waits for the first. */
+const inFlight = new Map<string, Promise<Evaluation>>();
 
 async function runAndScore(
   sandboxData: SandboxData,
@@ -194,22 +233,66 @@ async function runAndScore(
   options: EvaluateOptions,
 ): Promise<Evaluation> {
   const python = options.python ?? DEFAULT_PYTHON;
-  const limits = resolveLimits(options.limits);
+  const scoring = checkScoringRule(options.scoring ?? DEFAULT_SCORING);
+  const timeLimit = options.timeLimit ?? 'wall';
+  const limits = resolveLimits(options.limits, timeLimit);
   const isolation = await chooseIsolation(options.isolation ?? 'auto', python, options.tmpDir);
-  const pool = options.pool ?? defaultEvaluationPool();
-  const run = await pool.run(() =>
-    runSandboxed({
-      mode: isolation === 'namespaces' ? 'ns' : 'basic',
-      source,
-      dataset: sandboxData,
-      limits,
-      python,
-      tmpDir: options.tmpDir,
-      forkServer: options.forkServer,
-      signal: options.signal,
-    }),
-  );
-  return interpret(run, labels, limits, isolation);
+  const digest = datasetDigest(sandboxData);
+  const score = async (): Promise<Evaluation> => {
+    const pool = options.pool ?? defaultEvaluationPool();
+    const run = await pool.run(() =>
+      runSandboxed({
+        mode: isolation === 'namespaces' ? 'ns' : 'basic',
+        source,
+        dataset: sandboxData,
+        limits,
+        python,
+        tmpDir: options.tmpDir,
+        forkServer: options.forkServer,
+        scoring,
+        seed: programSeed(scoring, source, digest),
+        preload: scoring === 'seeded-v1' || timeLimit === 'cpu',
+        signal: options.signal,
+      }),
+    );
+    return interpret(run, labels, limits, isolation, scoring, timeLimit);
+  };
+  const cache = options.cache;
+  if (!cache || scoring !== 'seeded-v1') return score();
+  const key = scoreKey({
+    scoring,
+    dataDigest: digest,
+    source,
+    python: await checkPython(python),
+    isolation,
+    timeLimit,
+    limits,
+  });
+  const kept = cache.get(key);
+  if (kept) return { ...kept, cached: true };
+  const running = inFlight.get(key);
+  if (running) {
+    const first = await running;
+    if (isCacheable(first)) return { ...first, cached: true };
+  }
+  const pending = score();
+  inFlight.set(key, pending);
+  try {
+    const evaluation = await pending;
+    if (isCacheable(evaluation)) cache.set(key, evaluation);
+    return evaluation;
+  } finally {
+    if (inFlight.get(key) === pending) inFlight.delete(key);
+  }
+}
+
+/**
+ * Under `seeded-v1`, an error text with the memory addresses of objects (`<… at 0x7f…>`, which
+ * differ from one interpreter to the next) shows them as `0x…`, so that the fix-it prompt of a
+ * failure is the same text every time.
+ */
+function steadyError(error: string, scoring: ScoringRule): string {
+  return scoring === 'os-seeded' ? error : error.replace(/\b0x[0-9a-f]{6,16}\b/g, '0x…');
 }
 
 interface RunnerResult {
@@ -234,13 +317,18 @@ function interpret(
   dataset: SandboxData,
   limits: SandboxLimits,
   isolation: IsolationMode,
+  scoring: ScoringRule,
+  timeLimit: TimeLimit,
 ): Evaluation {
-  const fail = (reason: FailureReason, error: string) => failure(reason, error, run, isolation);
+  const fail = (reason: FailureReason, error: string) =>
+    failure(reason, steadyError(error, scoring), scoring, run, isolation);
   switch (run.ending) {
     case 'timeout':
       return fail(
         'timeout',
-        `the program did not finish within ${limits.timeoutMs / 1000} s and was stopped`,
+        timeLimit === 'cpu'
+          ? `the program did not finish within ${limits.timeoutMs / 1000} s of wall time (the backstop of its ${limits.cpuSeconds} s CPU-time limit; it waited without computing) and was stopped`
+          : `the program did not finish within ${limits.timeoutMs / 1000} s and was stopped`,
       );
     case 'output-limit':
       return fail(
@@ -317,6 +405,7 @@ function interpret(
     aucs,
     std,
     isolation,
+    scoring,
     durationMs: run.durationMs,
     stdout: run.stdout,
     stderr: run.stderr,

@@ -130,7 +130,10 @@ describe('DataSciCoding env', () => {
 
   it('keeps the event loop free and runs envs concurrently through the pool', async () => {
     const shared = new EvaluationPool(2);
-    const envs = [0, 1].map(() => createDataSciCodingEnv('iris', { ...options, pool: shared }));
+    // No score cache: the two envs would otherwise share one run of the same program.
+    const envs = [0, 1].map(() =>
+      createDataSciCodingEnv('iris', { ...options, pool: shared, cache: false }),
+    );
     await Promise.all(envs.map((env) => env.reset()));
     const slow = body('import time', 'time.sleep(1.5)', LOGISTIC);
     let ticks = 0;

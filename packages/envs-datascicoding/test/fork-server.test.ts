@@ -88,7 +88,9 @@ describe.runIf(support === 'namespaces')('fork server', () => {
   }, 60_000);
 
   it('gives every run fresh namespaces, files and random state', async () => {
-    const options = ownServer('fresh');
+    // Random state: under os-seeded each run draws its own from the operating system; under
+    // seeded-v1 (default) each starts from its program's seed, so the same program draws the same.
+    const options = { ...ownServer('fresh'), scoring: 'os-seeded' as const };
     // Only the first split prints and leaves marks; a later run must see none of them.
     const probe = body(
       'import os',
@@ -116,6 +118,13 @@ describe.runIf(support === 'namespaces')('fork server', () => {
     );
     expect(rand[0]?.[1]).not.toBe(rand[1]?.[1]);
     expect(rand[0]?.[2]).not.toBe(rand[1]?.[2]);
+    const seeded = { ...options, scoring: 'seeded-v1' as const };
+    const again = [
+      await evaluateProgram(dataset, probe, seeded),
+      await evaluateProgram(dataset, probe, seeded),
+    ].map((run) => line(run.stdout, 'RAND'));
+    expect(again[0]).toMatch(/^RAND 0\.\d+ 0\.\d+$/);
+    expect(again[1]).toBe(again[0]);
   }, 60_000);
 
   it('leaves no trace of one run in the shared pipes of the next', async () => {
