@@ -17,6 +17,7 @@ export type { ReadmeExampleRun } from './readme-example.js';
 export { runReadmeExample } from './readme-example.js';
 export type { RedisServer } from './redis-server.js';
 export { RedisServerMissingError, redisServerPath, startRedis } from './redis-server.js';
+export { mulberry32 } from './seeded.js';
 export { spawnApp, waitFor } from './spawn.js';
 export type {
   CommandResult,
