@@ -4,6 +4,7 @@
 // fused ops, which
 // fall back to plain TF.js ops when the fused kernels are not registered. Base weights are constants; LoRA adapters (rank 8, alpha 16) on q and v are the
 // only variables, trained with Adam.
+import { mulberry32 } from '@poad/dev-kit';
 import * as tf from '@tensorflow/tfjs-core';
 import { logProbStats, rmsNorm, rotaryEmbedding, swiGlu } from '../src/index.js';
 
@@ -39,17 +40,6 @@ export const QUICK: MiniLmConfig = {
   batch: 4,
   seq: 64,
 };
-
-function mulberry32(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Layer {
   norm1: tf.Tensor1D;

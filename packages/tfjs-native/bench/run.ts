@@ -49,61 +49,31 @@ interface MatCase {
   stockRepeats: number;
 }
 
+/** A product case; its flops, 2·batch·m·n·k, follow from the shapes and transposes. */
+function matCase(
+  name: string,
+  a: number[],
+  b: number[],
+  transposes: '' | 'A' | 'B',
+  stockRepeats: number,
+): MatCase {
+  const tA = transposes === 'A';
+  const tB = transposes === 'B';
+  const [rowsA, colsA] = a.slice(-2) as [number, number];
+  const [rowsB, colsB] = b.slice(-2) as [number, number];
+  const batch = a.slice(0, -2).reduce((p, d) => p * d, 1);
+  const [m, k] = tA ? [colsA, rowsA] : [rowsA, colsA];
+  const n = tB ? rowsB : colsB;
+  return { name, a, b, tA, tB, flops: 2 * batch * m * n * k, stockRepeats };
+}
+
 const matCases: MatCase[] = [
-  {
-    name: '1024x256 . 256x256',
-    a: [1024, 256],
-    b: [256, 256],
-    tA: false,
-    tB: false,
-    flops: 2 * 1024 * 256 * 256,
-    stockRepeats: 5,
-  },
-  {
-    name: 'same, transposeB',
-    a: [1024, 256],
-    b: [256, 256],
-    tA: false,
-    tB: true,
-    flops: 2 * 1024 * 256 * 256,
-    stockRepeats: 3,
-  },
-  {
-    name: 'same, transposeA (1024x256)T . 1024x256',
-    a: [1024, 256],
-    b: [1024, 256],
-    tA: true,
-    tB: false,
-    flops: 2 * 256 * 256 * 1024,
-    stockRepeats: 3,
-  },
-  {
-    name: 'LM-head dW (1024x256)T . 1024x4096',
-    a: [1024, 256],
-    b: [1024, 4096],
-    tA: true,
-    tB: false,
-    flops: 2 * 256 * 4096 * 1024,
-    stockRepeats: 1,
-  },
-  {
-    name: 'QK^T batched 32x128x64',
-    a: [32, 128, 64],
-    b: [32, 128, 64],
-    tA: false,
-    tB: true,
-    flops: 2 * 32 * 128 * 128 * 64,
-    stockRepeats: 3,
-  },
-  {
-    name: 'PV batched 32x128x128 . 32x128x64',
-    a: [32, 128, 128],
-    b: [32, 128, 64],
-    tA: false,
-    tB: false,
-    flops: 2 * 32 * 128 * 64 * 128,
-    stockRepeats: 3,
-  },
+  matCase('1024x256 . 256x256', [1024, 256], [256, 256], '', 5),
+  matCase('same, transposeB', [1024, 256], [256, 256], 'B', 3),
+  matCase('same, transposeA (1024x256)T . 1024x256', [1024, 256], [1024, 256], 'A', 3),
+  matCase('LM-head dW (1024x256)T . 1024x4096', [1024, 256], [1024, 4096], 'A', 1),
+  matCase('QK^T batched 32x128x64', [32, 128, 64], [32, 128, 64], 'B', 3),
+  matCase('PV batched 32x128x128 . 32x128x64', [32, 128, 128], [32, 128, 64], '', 3),
 ];
 
 /**

@@ -53,14 +53,8 @@ static void attn_softmax_row(float *restrict s, const float *restrict mask, size
 /* One row of dS from dP (in place) and P: dS = P ⊙ (dP − Σ dP ⊙ P). */
 POAD_CLONES
 static void attn_softmax_grad_row(float *restrict ds, const float *restrict p, size_t n) {
-  float d8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  size_t j = 0;
-  for (; j + 8 <= n; j += 8)
-    for (int i = 0; i < 8; i++) d8[i] += ds[j + i] * p[j + i];
-  float dot = 0.0f;
-  for (int i = 0; i < 8; i++) dot += d8[i];
-  for (; j < n; j++) dot += ds[j] * p[j];
-  for (j = 0; j < n; j++) ds[j] = p[j] * (ds[j] - dot);
+  float dot = poad_dot8(ds, p, n);
+  for (size_t j = 0; j < n; j++) ds[j] = p[j] * (ds[j] - dot);
 }
 
 /* Tasks [begin, end) of the forward, task = b · heads + h. */
@@ -156,6 +150,21 @@ static int get_dims(napi_env env, napi_value *argv, int64_t *dims) {
   return 1;
 }
 
+/* The part of the context both passes share: q, k and v in the heap, the sizes d, the scale. */
+static attn_ctx attn_inputs(const heap_t *heap, int64_t qOff, int64_t kOff, int64_t vOff,
+                            const int64_t *d, float scale) {
+  attn_ctx c = {0};
+  c.q = (const float *)(heap->data + qOff);
+  c.k = (const float *)(heap->data + kOff);
+  c.v = (const float *)(heap->data + vOff);
+  c.seq = (size_t)d[1];
+  c.heads = (size_t)d[2];
+  c.kv_heads = (size_t)d[3];
+  c.hd = (size_t)d[4];
+  c.scale = scale;
+  return c;
+}
+
 /* attention(heap, qOff, kOff, vOff, maskOff, outOff, probsOff, batch, seq, heads, kvHeads, hd, scale) */
 napi_value js_attention(napi_env env, napi_callback_info info) {
   GET_ARGS(13);
@@ -177,23 +186,10 @@ napi_value js_attention(napi_env env, napi_callback_info info) {
       !check_range(env, &heap, pOff, batch * heads * seq * seq, "attention probs"))
     return NULL;
   if (batch == 0 || seq == 0) return NULL;
-  attn_ctx ctx = {(const float *)(heap.data + qOff),
-                  (const float *)(heap.data + kOff),
-                  (const float *)(heap.data + vOff),
-                  (const float *)(heap.data + mOff),
-                  NULL,
-                  NULL,
-                  (float *)(heap.data + oOff),
-                  (float *)(heap.data + pOff),
-                  NULL,
-                  NULL,
-                  NULL,
-                  (size_t)seq,
-                  (size_t)heads,
-                  (size_t)kv,
-                  (size_t)hd,
-                  scale,
-                  0};
+  attn_ctx ctx = attn_inputs(&heap, qOff, kOff, vOff, d, scale);
+  ctx.mask = (const float *)(heap.data + mOff);
+  ctx.out = (float *)(heap.data + oOff);
+  ctx.p = (float *)(heap.data + pOff);
   attn_run((size_t)(batch * heads), attn_forward_chunk, &ctx);
   return NULL;
 }
@@ -225,23 +221,12 @@ napi_value js_attention_grad(napi_env env, napi_callback_info info) {
       !check_range(env, &heap, dvOff, batch * seq * kv * hd, "attentionGrad dv"))
     return NULL;
   if (batch == 0 || seq == 0) return NULL;
-  attn_ctx ctx = {(const float *)(heap.data + qOff),
-                  (const float *)(heap.data + kOff),
-                  (const float *)(heap.data + vOff),
-                  NULL,
-                  (const float *)(heap.data + pOff),
-                  (const float *)(heap.data + dyOff),
-                  NULL,
-                  NULL,
-                  (float *)(heap.data + dqOff),
-                  (float *)(heap.data + dkOff),
-                  (float *)(heap.data + dvOff),
-                  (size_t)seq,
-                  (size_t)heads,
-                  (size_t)kv,
-                  (size_t)hd,
-                  scale,
-                  0};
+  attn_ctx ctx = attn_inputs(&heap, qOff, kOff, vOff, d, scale);
+  ctx.probs = (const float *)(heap.data + pOff);
+  ctx.dy = (const float *)(heap.data + dyOff);
+  ctx.dq = (float *)(heap.data + dqOff);
+  ctx.dk = (float *)(heap.data + dkOff);
+  ctx.dv = (float *)(heap.data + dvOff);
   attn_run((size_t)(batch * kv), attn_backward_chunk, &ctx);
   if (ctx.failed) throw_error(env, "attentionGrad: out of memory for a [seq, seq] scratch buffer");
   return NULL;

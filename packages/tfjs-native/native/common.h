@@ -122,6 +122,37 @@ static inline float poad_expf(float x) {
   return x != x ? x : res;
 }
 
+/*
+ * Row reductions over 8 lanes, so that the loops vectorise: lane j takes elements j, j + 8, …,
+ * the lanes are combined in order, then the tail is added. Every kernel that reduces a row this
+ * way gets the same bits.
+ */
+
+/* Largest of x[0..n); -Infinity when n = 0. */
+static inline float poad_max8(const float *x, size_t n) {
+  float m8[8];
+  for (int j = 0; j < 8; j++) m8[j] = -INFINITY;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; j++) m8[j] = x[i + j] > m8[j] ? x[i + j] : m8[j];
+  float m = -INFINITY;
+  for (int j = 0; j < 8; j++) m = m8[j] > m ? m8[j] : m;
+  for (; i < n; i++) m = x[i] > m ? x[i] : m;
+  return m;
+}
+
+/* Σ a[i]·b[i] over [0, n). */
+static inline float poad_dot8(const float *a, const float *b, size_t n) {
+  float s8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; j++) s8[j] += a[i + j] * b[i + j];
+  float s = 0.0f;
+  for (int j = 0; j < 8; j++) s += s8[j];
+  for (; i < n; i++) s += a[i] * b[i];
+  return s;
+}
+
 /* Entry points, one file per concept. */
 napi_value js_gemm(napi_env env, napi_callback_info info);
 napi_value js_epilogue(napi_env env, napi_callback_info info);

@@ -18,17 +18,10 @@ typedef struct {
 
 POAD_CLONES
 static void lps_row(const float *restrict z, size_t n, float *m_out, float *s_out, float *tz_out) {
-  float m8[8];
-  for (int j = 0; j < 8; j++) m8[j] = -INFINITY;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int j = 0; j < 8; j++) m8[j] = z[i + j] > m8[j] ? z[i + j] : m8[j];
-  float m = -INFINITY;
-  for (int j = 0; j < 8; j++) m = m8[j] > m ? m8[j] : m;
-  for (; i < n; i++) m = z[i] > m ? z[i] : m;
+  float m = poad_max8(z, n);
   float s8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   float t8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  i = 0;
+  size_t i = 0;
   for (; i + 8 <= n; i += 8)
     for (int j = 0; j < 8; j++) {
       float d = z[i + j] - m;

@@ -14,15 +14,8 @@ typedef struct {
 POAD_CLONES
 static void rms_row(const float *restrict x, const float *restrict w, float *restrict y,
                     float *rstd_out, size_t n, float eps) {
-  float q8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int j = 0; j < 8; j++) q8[j] += x[i + j] * x[i + j];
-  float q = 0.0f;
-  for (int j = 0; j < 8; j++) q += q8[j];
-  for (; i < n; i++) q += x[i] * x[i];
-  float rstd = 1.0f / sqrtf(q / (float)n + eps);
-  for (i = 0; i < n; i++) y[i] = x[i] * rstd * w[i];
+  float rstd = 1.0f / sqrtf(poad_dot8(x, x, n) / (float)n + eps);
+  for (size_t i = 0; i < n; i++) y[i] = x[i] * rstd * w[i];
   *rstd_out = rstd;
 }
 

@@ -20,17 +20,10 @@ static void exp_chunk(void *p, size_t b, size_t e) {
 
 POAD_CLONES
 static void softmax_row(const float *restrict x, float *restrict y, size_t n, int log_mode) {
-  float m8[8];
-  for (int j = 0; j < 8; j++) m8[j] = -INFINITY;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int j = 0; j < 8; j++) m8[j] = x[i + j] > m8[j] ? x[i + j] : m8[j];
-  float mx = -INFINITY;
-  for (int j = 0; j < 8; j++) mx = m8[j] > mx ? m8[j] : mx;
-  for (; i < n; i++) mx = x[i] > mx ? x[i] : mx;
+  float mx = poad_max8(x, n);
 
   float s8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  i = 0;
+  size_t i = 0;
   for (; i + 8 <= n; i += 8)
     for (int j = 0; j < 8; j++) {
       float e = poad_expf(x[i + j] - mx);

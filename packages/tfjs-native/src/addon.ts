@@ -21,6 +21,16 @@ export interface NativeBuildInfo {
   abiVersion: number;
 }
 
+/** The sizes that end the arguments of the native `attention` and `attentionGrad`. */
+export type AttentionSizes = [
+  batch: number,
+  seq: number,
+  heads: number,
+  kvHeads: number,
+  headDim: number,
+  scale: number,
+];
+
 /** Functions exported by `build/Release/poad_native.node`. Offsets are bytes into the heap. */
 export interface NativeAddon {
   gemm(
@@ -136,12 +146,7 @@ export interface NativeAddon {
     maskOffset: number,
     outOffset: number,
     probsOffset: number,
-    batch: number,
-    seq: number,
-    heads: number,
-    kvHeads: number,
-    headDim: number,
-    scale: number,
+    ...sizes: AttentionSizes
   ): void;
   attentionGrad(
     heap: Uint8Array,
@@ -153,12 +158,7 @@ export interface NativeAddon {
     dqOffset: number,
     dkOffset: number,
     dvOffset: number,
-    batch: number,
-    seq: number,
-    heads: number,
-    kvHeads: number,
-    headDim: number,
-    scale: number,
+    ...sizes: AttentionSizes
   ): void;
   setThreads(blasThreads: number, elementwiseThreads: number): void;
   info(): NativeBuildInfo;

@@ -35,20 +35,23 @@ export interface NativeKernelsOptions {
   fusedOps?: boolean;
 }
 
+/** The native kernel for each stock TF.js kernel this package replaces, in registration order. */
+const NATIVE_KERNELS: Record<string, (ctx: KernelContext) => KernelFunc> = {
+  BatchMatMul: batchMatMulKernel,
+  _FusedMatMul: fusedMatMulKernel,
+  Exp: expKernel,
+  Softmax: (ctx) => softmaxKernel(ctx, false),
+  LogSoftmax: (ctx) => softmaxKernel(ctx, true),
+  GatherV2: gatherKernel,
+  Identity: identityKernel,
+  SplitV: splitKernel,
+  Concat: concatKernel,
+  Slice: sliceKernel,
+  UnsortedSegmentSum: segmentSumKernel,
+};
+
 /** Stock TF.js kernels this package replaces, in registration order. */
-export const NATIVE_KERNEL_NAMES: readonly string[] = [
-  'BatchMatMul',
-  '_FusedMatMul',
-  'Exp',
-  'Softmax',
-  'LogSoftmax',
-  'GatherV2',
-  'Identity',
-  'SplitV',
-  'Concat',
-  'Slice',
-  'UnsortedSegmentSum',
-];
+export const NATIVE_KERNEL_NAMES: readonly string[] = Object.keys(NATIVE_KERNELS);
 
 /** Kernels this package adds (forward/backward pairs used by its fused ops). */
 export const FUSED_KERNEL_NAMES: readonly string[] = Object.values(FUSED_KERNELS);
@@ -65,32 +68,7 @@ function isMine(name: string): boolean {
 }
 
 function makeKernel(name: string, ctx: KernelContext): KernelFunc {
-  const fused = fusedKernelFuncs(ctx.addon)[name];
-  if (fused) return fused;
-  switch (name) {
-    case 'BatchMatMul':
-      return batchMatMulKernel(ctx);
-    case '_FusedMatMul':
-      return fusedMatMulKernel(ctx);
-    case 'Exp':
-      return expKernel(ctx);
-    case 'Softmax':
-      return softmaxKernel(ctx, false);
-    case 'GatherV2':
-      return gatherKernel(ctx);
-    case 'Identity':
-      return identityKernel(ctx);
-    case 'SplitV':
-      return splitKernel(ctx);
-    case 'Concat':
-      return concatKernel(ctx);
-    case 'Slice':
-      return sliceKernel(ctx);
-    case 'UnsortedSegmentSum':
-      return segmentSumKernel(ctx);
-    default:
-      return softmaxKernel(ctx, true);
-  }
+  return fusedKernelFuncs(ctx.addon)[name] ?? NATIVE_KERNELS[name]!(ctx);
 }
 
 function describe(): string {

@@ -32,6 +32,18 @@ export function heap(backend: WasmBackendLike): Uint8Array {
   return backend.wasm.HEAPU8;
 }
 
+/**
+ * The leading arguments of a native kernel call: the heap view, read now (so after the outputs
+ * were allocated), then the byte offset of each tensor in it, in the order given.
+ */
+export function heapArgs<T extends TensorInfo[]>(
+  backend: WasmBackendLike,
+  ...tensors: T
+): [Uint8Array, ...{ [K in keyof T]: number }] {
+  const args = [heap(backend), ...tensors.map((t) => heapOffset(backend, t))];
+  return args as [Uint8Array, ...{ [K in keyof T]: number }];
+}
+
 /** Number of elements of a shape. */
 export function sizeOf(shape: readonly number[]): number {
   let s = 1;

@@ -1,13 +1,16 @@
 import * as tf from '@tensorflow/tfjs-core';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { attention, unregisterNativeKernels } from '../src/index.js';
 import {
-  attention,
-  isNativeAvailable,
-  nativeUnavailableReason,
-  unregisterNativeKernels,
-} from '../src/index.js';
-import { randomValues, runNative, useWasm, withNative, withStock, worstRatio } from './helpers.js';
+  describeNative,
+  randomValues,
+  stockAndNative,
+  useWasm,
+  withNative,
+  withStock,
+  worstRatio,
+} from './helpers.js';
 
 const MASKED = -1e9;
 
@@ -228,21 +231,12 @@ describe('attention without native kernels (TF.js ops)', () => {
   });
 });
 
-describe.runIf(runNative)('attention with native kernels', () => {
-  beforeAll(async () => {
-    expect(isNativeAvailable(), nativeUnavailableReason() ?? '').toBe(true);
-    await useWasm();
-    return () => {
-      unregisterNativeKernels();
-    };
-  });
-
+describeNative('attention with native kernels', () => {
   it('native values and q/k/v gradients equal the TF.js ops; values equal plain loops', () => {
     const before = tf.memory().numTensors;
     fc.assert(
       fc.property(caseArb, (c) => {
-        const reference = withStock(() => evaluate(c));
-        const native = withNative(() => evaluate(c));
+        const { stock: reference, native } = stockAndNative(() => evaluate(c));
         expectClose(native.value, reference.value, 'value');
         expectClose(native.value, referenceAttention(c), 'native vs loops');
         expect(native.grads).toHaveLength(3);

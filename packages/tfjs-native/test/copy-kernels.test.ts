@@ -1,12 +1,8 @@
+import { mulberry32 } from '@poad/dev-kit';
 import * as tf from '@tensorflow/tfjs-core';
 import fc from 'fast-check';
-import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  isNativeAvailable,
-  nativeUnavailableReason,
-  unregisterNativeKernels,
-} from '../src/index.js';
-import { mulberry32, randomValues, runNative, useWasm, withNative, withStock } from './helpers.js';
+import { expect, it } from 'vitest';
+import { describeNative, randomInput, randomValues, stockAndNative } from './helpers.js';
 
 type Out = { shape: number[]; dtype: string; values: number[] }[];
 
@@ -19,31 +15,18 @@ function read(ts: tf.Tensor | tf.Tensor[]): Out {
 }
 
 function make(shape: number[], seed: number, int: boolean): tf.Tensor {
-  const v = randomValues(
-    shape.reduce((p, d) => p * d, 1),
-    seed,
-    50,
-  );
+  const v = randomInput(shape, seed, 50).values;
   return int ? tf.tensor(Int32Array.from(v, Math.round), shape, 'int32') : tf.tensor(v, shape);
 }
 
 const shapeArb = fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 4 });
 
 function same(fn: () => tf.Tensor | tf.Tensor[]): void {
-  const stock = withStock(() => tf.tidy(() => read(fn())));
-  const native = withNative(() => tf.tidy(() => read(fn())));
+  const { stock, native } = stockAndNative(() => tf.tidy(() => read(fn())));
   expect(native).toEqual(stock);
 }
 
-describe.runIf(runNative)('SplitV, Concat and Slice by block copies', () => {
-  beforeAll(async () => {
-    expect(isNativeAvailable(), nativeUnavailableReason() ?? '').toBe(true);
-    await useWasm();
-    return () => {
-      unregisterNativeKernels();
-    };
-  });
-
+describeNative('SplitV, Concat and Slice by block copies', () => {
   it('split equals the stock kernel (counts and sizes, every axis, both dtypes)', () => {
     fc.assert(
       fc.property(

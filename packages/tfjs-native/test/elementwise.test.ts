@@ -1,14 +1,27 @@
 import * as tf from '@tensorflow/tfjs-core';
 import fc from 'fast-check';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import {
-  isNativeAvailable,
-  nativeUnavailableReason,
-  unregisterNativeKernels,
-} from '../src/index.js';
-import { randomValues, runNative, useWasm, withNative, withStock, worstRatio } from './helpers.js';
+  describeNative,
+  randomInput,
+  randomValues,
+  stockAndNative,
+  withNative,
+  withStock,
+  worstRatio,
+} from './helpers.js';
 
 const shapeArb = fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 0, maxLength: 3 });
+
+/** Inputs of the row kernels: up to two leading axes of 1 to 5 and rows of 1 to 300 values. */
+const rowsArb = fc
+  .tuple(
+    fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 0, maxLength: 2 }),
+    fc.integer({ min: 1, max: 300 }),
+    fc.double({ min: 0.01, max: 60, noNaN: true }),
+    fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+  )
+  .map(([lead, cols, scale, seed]) => randomInput([...lead, cols], seed, scale));
 
 function values(fn: () => tf.Tensor): { shape: number[]; values: Float32Array } {
   return tf.tidy(() => {
@@ -17,15 +30,7 @@ function values(fn: () => tf.Tensor): { shape: number[]; values: Float32Array } 
   });
 }
 
-describe.runIf(runNative)('native Exp, Softmax, LogSoftmax', () => {
-  beforeAll(async () => {
-    expect(isNativeAvailable(), nativeUnavailableReason() ?? '').toBe(true);
-    await useWasm();
-    return () => {
-      unregisterNativeKernels();
-    };
-  });
-
+describeNative('native Exp, Softmax, LogSoftmax', () => {
   it('Exp equals the stock kernel, including NaN, ±Inf, overflow and subnormal results', () => {
     const special = [
       Number.NaN,
@@ -44,8 +49,7 @@ describe.runIf(runNative)('native Exp, Softmax, LogSoftmax', () => {
       -200,
     ];
     const x = Float32Array.from(special);
-    const stock = withStock(() => values(() => tf.exp(tf.tensor1d(x))));
-    const native = withNative(() => values(() => tf.exp(tf.tensor1d(x))));
+    const { stock, native } = stockAndNative(() => values(() => tf.exp(tf.tensor1d(x))));
     expect(worstRatio(native.values, stock.values, 3e-45, 2e-7)).toBeLessThanOrEqual(1);
     expect(native.values[1]).toBe(Infinity);
     expect(native.values[2]).toBe(0);
@@ -59,10 +63,8 @@ describe.runIf(runNative)('native Exp, Softmax, LogSoftmax', () => {
         fc.double({ min: 0.01, max: 90, noNaN: true }),
         fc.integer({ min: 0, max: 2 ** 31 - 1 }),
         (shape, scale, seed) => {
-          const size = shape.reduce((p, d) => p * d, 1);
-          const x = randomValues(size, seed, scale);
-          const stock = withStock(() => values(() => tf.exp(tf.tensor(x, shape))));
-          const native = withNative(() => values(() => tf.exp(tf.tensor(x, shape))));
+          const x = randomInput(shape, seed, scale).values;
+          const { stock, native } = stockAndNative(() => values(() => tf.exp(tf.tensor(x, shape))));
           expect(native.shape).toEqual(stock.shape);
           expect(worstRatio(native.values, stock.values, 3e-45, 2e-7)).toBeLessThanOrEqual(1);
         },
@@ -73,66 +75,42 @@ describe.runIf(runNative)('native Exp, Softmax, LogSoftmax', () => {
 
   it('Exp over a large tensor (threaded path) matches the stock kernel', () => {
     const x = randomValues(1 << 20, 11, 30);
-    const stock = withStock(() => values(() => tf.exp(tf.tensor1d(x))));
-    const native = withNative(() => values(() => tf.exp(tf.tensor1d(x))));
+    const { stock, native } = stockAndNative(() => values(() => tf.exp(tf.tensor1d(x))));
     expect(worstRatio(native.values, stock.values, 3e-45, 2e-7)).toBeLessThanOrEqual(1);
   });
 
   it('Softmax equals the stock kernel on generated shapes (rows of 1 to 300)', () => {
     fc.assert(
-      fc.property(
-        fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 0, maxLength: 2 }),
-        fc.integer({ min: 1, max: 300 }),
-        fc.double({ min: 0.01, max: 60, noNaN: true }),
-        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
-        (lead, cols, scale, seed) => {
-          const shape = [...lead, cols];
-          const x = randomValues(
-            shape.reduce((p, d) => p * d, 1),
-            seed,
-            scale,
-          );
-          const stock = withStock(() => values(() => tf.softmax(tf.tensor(x, shape))));
-          const native = withNative(() => values(() => tf.softmax(tf.tensor(x, shape))));
-          expect(native.shape).toEqual(shape);
-          expect(worstRatio(native.values, stock.values, 1e-7, 2e-6)).toBeLessThanOrEqual(1);
-        },
-      ),
+      fc.property(rowsArb, ({ shape, values: x }) => {
+        const { stock, native } = stockAndNative(() =>
+          values(() => tf.softmax(tf.tensor(x, shape))),
+        );
+        expect(native.shape).toEqual(shape);
+        expect(worstRatio(native.values, stock.values, 1e-7, 2e-6)).toBeLessThanOrEqual(1);
+      }),
       { numRuns: 200, seed: 8 },
     );
   });
 
   it('LogSoftmax kernel equals tf.logSoftmax on generated shapes', () => {
     fc.assert(
-      fc.property(
-        fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 0, maxLength: 2 }),
-        fc.integer({ min: 1, max: 300 }),
-        fc.double({ min: 0.01, max: 60, noNaN: true }),
-        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
-        (lead, cols, scale, seed) => {
-          const shape = [...lead, cols];
-          const x = randomValues(
-            shape.reduce((p, d) => p * d, 1),
-            seed,
-            scale,
-          );
-          const expected = withStock(() => values(() => tf.logSoftmax(tf.tensor(x, shape))));
-          const native = withNative(() =>
-            values(
-              () =>
-                tf
-                  .engine()
-                  .runKernel(
-                    'LogSoftmax',
-                    { logits: tf.tensor(x, shape) },
-                    { axis: -1 },
-                  ) as tf.Tensor,
-            ),
-          );
-          expect(native.shape).toEqual(shape);
-          expect(worstRatio(native.values, expected.values, 2e-6, 2e-6)).toBeLessThanOrEqual(1);
-        },
-      ),
+      fc.property(rowsArb, ({ shape, values: x }) => {
+        const expected = withStock(() => values(() => tf.logSoftmax(tf.tensor(x, shape))));
+        const native = withNative(() =>
+          values(
+            () =>
+              tf
+                .engine()
+                .runKernel(
+                  'LogSoftmax',
+                  { logits: tf.tensor(x, shape) },
+                  { axis: -1 },
+                ) as tf.Tensor,
+          ),
+        );
+        expect(native.shape).toEqual(shape);
+        expect(worstRatio(native.values, expected.values, 2e-6, 2e-6)).toBeLessThanOrEqual(1);
+      }),
       { numRuns: 200, seed: 9 },
     );
   });

@@ -1,29 +1,37 @@
 import * as tf from '@tensorflow/tfjs-core';
 import fc from 'fast-check';
-import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  isNativeAvailable,
-  nativeUnavailableReason,
-  unregisterNativeKernels,
-} from '../src/index.js';
+import { describe, expect, it } from 'vitest';
 import { biasLayout } from '../src/kernels/fused-mat-mul.js';
-import { randomValues, runNative, useWasm, withNative, withStock, worstRatio } from './helpers.js';
+import {
+  describeNative,
+  randomInput,
+  randomValues,
+  stockAndNative,
+  withNative,
+  withStock,
+  worstRatio,
+} from './helpers.js';
 
 type Act = 'linear' | 'relu' | 'relu6' | 'leakyrelu' | 'elu' | 'sigmoid' | 'prelu';
 type BiasKind = 'none' | 'row' | 'scalar' | 'full';
 
+/** A product with bias and activation: operands, transposes, the bias (or none), PReLU slopes. */
+interface Product {
+  aShape: number[];
+  a: Float32Array;
+  bShape: number[];
+  b: Float32Array;
+  tA: boolean;
+  tB: boolean;
+  bias: { shape: number[]; values: Float32Array } | null;
+  activation: Act;
+  slopes?: Float32Array;
+}
+
 /** The same product with separate stock ops (matMul, add, activation): the oracle. */
-function composite(
-  aShape: number[],
-  a: Float32Array,
-  bShape: number[],
-  b: Float32Array,
-  tA: boolean,
-  tB: boolean,
-  bias: { shape: number[]; values: Float32Array } | null,
-  activation: Act,
-  slopes: Float32Array = Float32Array.of(0.3),
-): Float32Array {
+function composite(p: Product): Float32Array {
+  const { aShape, a, bShape, b, tA, tB, bias, activation } = p;
+  const slopes = p.slopes ?? Float32Array.of(0.3);
   return tf.tidy(() => {
     let y = tf.matMul(tf.tensor(a, aShape), tf.tensor(b, bShape), tA, tB);
     if (bias) y = tf.add(y, tf.tensor(bias.values, bias.shape));
@@ -45,17 +53,9 @@ function composite(
   });
 }
 
-function fused(
-  aShape: number[],
-  a: Float32Array,
-  bShape: number[],
-  b: Float32Array,
-  tA: boolean,
-  tB: boolean,
-  bias: { shape: number[]; values: Float32Array } | null,
-  activation: Act,
-  slopes: Float32Array = Float32Array.of(0.3),
-): Float32Array {
+function fused(p: Product): Float32Array {
+  const { aShape, a, bShape, b, tA, tB, bias, activation } = p;
+  const slopes = p.slopes ?? Float32Array.of(0.3);
   return tf.tidy(() => {
     const out = tf.fused.matMul({
       a: tf.tensor(a, aShape),
@@ -83,22 +83,23 @@ describe('bias layouts', () => {
   });
 });
 
-describe.runIf(runNative)('native _FusedMatMul', () => {
-  beforeAll(async () => {
-    expect(isNativeAvailable(), nativeUnavailableReason() ?? '').toBe(true);
-    await useWasm();
-    return () => {
-      unregisterNativeKernels();
-    };
-  });
-
+describeNative('native _FusedMatMul', () => {
   it('stock wasm _FusedMatMul gets a transposeB + bias case wrong (why the oracle is composite)', () => {
     const a = Float32Array.from([1, 2]);
     const b = Float32Array.from([3, 4]);
     const bias = { shape: [2], values: Float32Array.from([10, 20]) };
     const expected = [13, 24, 16, 28];
-    const stock = withStock(() => fused([2, 1], a, [2, 1], b, false, true, bias, 'linear'));
-    const native = withNative(() => fused([2, 1], a, [2, 1], b, false, true, bias, 'linear'));
+    const p: Product = {
+      aShape: [2, 1],
+      a,
+      bShape: [2, 1],
+      b,
+      tA: false,
+      tB: true,
+      bias,
+      activation: 'linear',
+    };
+    const { stock, native } = stockAndNative(() => fused(p));
     expect(Array.from(native)).toEqual(expected);
     expect(Array.from(stock)).not.toEqual(expected);
   });
@@ -120,16 +121,8 @@ describe.runIf(runNative)('native _FusedMatMul', () => {
           const aShape = [...lead, ...(tA ? [k, m] : [m, k])];
           const bShape = [...lead, ...(tB ? [n, k] : [k, n])];
           const outShape = [...lead, m, n];
-          const a = randomValues(
-            aShape.reduce((p, d) => p * d, 1),
-            seed,
-            3,
-          );
-          const b = randomValues(
-            bShape.reduce((p, d) => p * d, 1),
-            seed + 1,
-            3,
-          );
+          const a = randomInput(aShape, seed, 3).values;
+          const b = randomInput(bShape, seed + 1, 3).values;
           const biasShape =
             biasKind === 'row'
               ? [n]
@@ -143,16 +136,13 @@ describe.runIf(runNative)('native _FusedMatMul', () => {
               ? null
               : {
                   shape: biasShape,
-                  values: randomValues(
-                    biasShape.reduce((p, d) => p * d, 1),
-                    seed + 2,
-                    3,
-                  ),
+                  values: randomInput(biasShape, seed + 2, 3).values,
                 };
           // PReLU slopes: one shared value or one per column.
           const slopes = randomValues(seed % 2 === 0 ? 1 : n, seed + 3, 0.5);
-          const stock = withStock(() => composite(aShape, a, bShape, b, tA, tB, bias, act, slopes));
-          const native = withNative(() => fused(aShape, a, bShape, b, tA, tB, bias, act, slopes));
+          const p: Product = { aShape, a, bShape, b, tA, tB, bias, activation: act, slopes };
+          const stock = withStock(() => composite(p));
+          const native = withNative(() => fused(p));
           expect(worstRatio(native, stock, 1e-5 * k, 1e-6)).toBeLessThanOrEqual(1);
         },
       ),

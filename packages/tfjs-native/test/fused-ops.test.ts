@@ -2,61 +2,24 @@ import * as tf from '@tensorflow/tfjs-core';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  isNativeAvailable,
   logProbStats,
-  nativeUnavailableReason,
   rmsNorm,
   rotaryEmbedding,
   swiGlu,
   unregisterNativeKernels,
 } from '../src/index.js';
-import { randomValues, runNative, useWasm, withNative, withStock, worstRatio } from './helpers.js';
-
-interface Result {
-  values: Float32Array[];
-  grads: Float32Array[];
-}
-
-/** Values of `f(xs)` and gradients of Σ_i sum(f_i · w_i) for seeded weights w_i. */
-function evaluate(
-  f: (xs: tf.Tensor[]) => tf.Tensor[],
-  inputs: { shape: number[]; values: Float32Array }[],
-  seed: number,
-): Result {
-  return tf.tidy(() => {
-    const xs = inputs.map((x) => tf.tensor(x.values, x.shape));
-    const values = f(xs).map((t) => t.dataSync().slice() as Float32Array);
-    const g = tf.grads((...args: tf.Tensor[]) => {
-      const outs = f(args);
-      return tf.addN(
-        outs.map((y, i) => tf.sum(tf.mul(y, tf.tensor(randomValues(y.size, seed + i), y.shape)))),
-      ) as tf.Scalar;
-    });
-    const grads = g(xs).map((t) => t.dataSync().slice() as Float32Array);
-    return { values, grads };
-  });
-}
-
-function input(shape: number[], seed: number, scale = 1) {
-  return {
-    shape,
-    values: randomValues(
-      shape.reduce((p, d) => p * d, 1),
-      seed,
-      scale,
-    ),
-  };
-}
-
-function expectClose(native: Result, reference: Result, atol: number, rtol: number): void {
-  expect(native.values.length).toBe(reference.values.length);
-  native.values.forEach((v, i) => {
-    expect(worstRatio(v, reference.values[i]!, atol, rtol)).toBeLessThanOrEqual(1);
-  });
-  native.grads.forEach((g, i) => {
-    expect(worstRatio(g, reference.grads[i]!, atol, rtol)).toBeLessThanOrEqual(1);
-  });
-}
+import {
+  describeNative,
+  evaluate,
+  expectClose,
+  randomInput,
+  randomValues,
+  stockAndNative,
+  useWasm,
+  withNative,
+  withStock,
+  worstRatio,
+} from './helpers.js';
 
 function usedKernels(fn: () => void): Promise<string[]> {
   return tf.profile(fn).then((info) => info.kernels.map((k) => k.name));
@@ -130,7 +93,7 @@ describe('fused ops without native kernels', () => {
         fc.integer({ min: 2, max: 40 }),
         fc.integer({ min: 0, max: 2 ** 31 - 1 }),
         (rows, cols, seed) => {
-          const z = input([rows, cols], seed, 4);
+          const z = randomInput([rows, cols], seed, 4);
           const targets = Int32Array.from({ length: rows }, (_, i) => (seed + i * 7) % cols);
           const w = [randomValues(rows, seed), randomValues(rows, seed + 1)];
           const analytic = withStock(() =>
@@ -162,15 +125,7 @@ describe('fused ops without native kernels', () => {
   });
 });
 
-describe.runIf(runNative)('fused ops with native kernels', () => {
-  beforeAll(async () => {
-    expect(isNativeAvailable(), nativeUnavailableReason() ?? '').toBe(true);
-    await useWasm();
-    return () => {
-      unregisterNativeKernels();
-    };
-  });
-
+describeNative('fused ops with native kernels', () => {
   it('logProbStats: native values and gradients equal the TF.js ops (incl. invalid targets)', () => {
     const before = tf.memory().numTensors;
     fc.assert(
@@ -181,7 +136,7 @@ describe.runIf(runNative)('fused ops with native kernels', () => {
         fc.double({ min: 0.1, max: 30, noNaN: true }),
         fc.integer({ min: 0, max: 2 ** 31 - 1 }),
         (rows, cols, scale, seed) => {
-          const z = input([rows, cols], seed, scale);
+          const z = randomInput([rows, cols], seed, scale);
           const targets = Int32Array.from({ length: rows }, (_, i) =>
             i === 0 && seed % 5 === 0
               ? -1
@@ -193,8 +148,7 @@ describe.runIf(runNative)('fused ops with native kernels', () => {
             const s = logProbStats(xs[0] as tf.Tensor2D, targets);
             return [s.logProbs, s.entropies];
           };
-          const reference = withStock(() => evaluate(f, [z], seed + 1));
-          const native = withNative(() => evaluate(f, [z], seed + 1));
+          const { stock: reference, native } = stockAndNative(() => evaluate(f, [z], seed + 1));
           expectClose({ values: native.values, grads: [] }, reference, 1e-5, 1e-5);
           // A row without a target has log-probability 0 on both paths, but the native backward
           // pass gives it the gradient of z_t − lse (−p) where TF.js differentiates the 0: the
@@ -204,8 +158,9 @@ describe.runIf(runNative)('fused ops with native kernels', () => {
             const s = logProbStats(xs[0] as tf.Tensor2D, targets);
             return [tf.mul(s.logProbs, valid), s.entropies];
           };
-          const referenceGrads = withStock(() => evaluate(g, [z], seed + 1));
-          const nativeGrads = withNative(() => evaluate(g, [z], seed + 1));
+          const { stock: referenceGrads, native: nativeGrads } = stockAndNative(() =>
+            evaluate(g, [z], seed + 1),
+          );
           expectClose(nativeGrads, referenceGrads, 1e-5, 1e-5);
         },
       ),
@@ -222,11 +177,10 @@ describe.runIf(runNative)('fused ops with native kernels', () => {
         fc.double({ min: 0.01, max: 10, noNaN: true }),
         fc.integer({ min: 0, max: 2 ** 31 - 1 }),
         (lead, d, scale, seed) => {
-          const x = input([...lead, d], seed, scale);
-          const w = input([d], seed + 1, 2);
+          const x = randomInput([...lead, d], seed, scale);
+          const w = randomInput([d], seed + 1, 2);
           const f = (xs: tf.Tensor[]) => [rmsNorm(xs[0]!, xs[1] as tf.Tensor1D, 1e-5)];
-          const reference = withStock(() => evaluate(f, [x, w], seed + 2));
-          const native = withNative(() => evaluate(f, [x, w], seed + 2));
+          const { stock: reference, native } = stockAndNative(() => evaluate(f, [x, w], seed + 2));
           expectClose(native, reference, 2e-5, 2e-5);
         },
       ),
@@ -241,11 +195,10 @@ describe.runIf(runNative)('fused ops with native kernels', () => {
         fc.double({ min: 0.01, max: 20, noNaN: true }),
         fc.integer({ min: 0, max: 2 ** 31 - 1 }),
         (shape, scale, seed) => {
-          const g = input(shape, seed, scale);
-          const u = input(shape, seed + 1, 2);
+          const g = randomInput(shape, seed, scale);
+          const u = randomInput(shape, seed + 1, 2);
           const f = (xs: tf.Tensor[]) => [swiGlu(xs[0]!, xs[1]!)];
-          const reference = withStock(() => evaluate(f, [g, u], seed + 2));
-          const native = withNative(() => evaluate(f, [g, u], seed + 2));
+          const { stock: reference, native } = stockAndNative(() => evaluate(f, [g, u], seed + 2));
           expectClose(native, reference, 1e-5, 1e-5);
         },
       ),
@@ -261,7 +214,7 @@ describe.runIf(runNative)('fused ops with native kernels', () => {
         fc.integer({ min: 1, max: 12 }),
         fc.integer({ min: 0, max: 2 ** 31 - 1 }),
         (rows, heads, half, seed) => {
-          const x = input([rows, heads * 2 * half], seed, 3);
+          const x = randomInput([rows, heads * 2 * half], seed, 3);
           const angles = randomValues(rows * half, seed + 1, 10);
           const cos = Float32Array.from(angles, Math.cos);
           const sin = Float32Array.from(angles, Math.sin);
@@ -273,8 +226,7 @@ describe.runIf(runNative)('fused ops with native kernels', () => {
               heads,
             ),
           ];
-          const reference = withStock(() => evaluate(f, [x], seed + 2));
-          const native = withNative(() => evaluate(f, [x], seed + 2));
+          const { stock: reference, native } = stockAndNative(() => evaluate(f, [x], seed + 2));
           expectClose(native, reference, 1e-5, 1e-5);
         },
       ),

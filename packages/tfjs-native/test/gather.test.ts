@@ -1,12 +1,15 @@
+import { mulberry32 } from '@poad/dev-kit';
 import * as tf from '@tensorflow/tfjs-core';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  isNativeAvailable,
-  nativeUnavailableReason,
-  unregisterNativeKernels,
-} from '../src/index.js';
-import { mulberry32, randomValues, runNative, useWasm, withNative, withStock } from './helpers.js';
+  describeNative,
+  randomValues,
+  runNative,
+  stockAndNative,
+  useWasm,
+  withNative,
+} from './helpers.js';
 
 function gathered(
   xShape: number[],
@@ -22,15 +25,7 @@ function gathered(
   });
 }
 
-describe.runIf(runNative)('GatherV2 by heap copies', () => {
-  beforeAll(async () => {
-    expect(isNativeAvailable(), nativeUnavailableReason() ?? '').toBe(true);
-    await useWasm();
-    return () => {
-      unregisterNativeKernels();
-    };
-  });
-
+describeNative('GatherV2 by heap copies', () => {
   it('equals the stock kernel for every axis, index shape and 4-byte dtype', () => {
     fc.assert(
       fc.property(
@@ -50,8 +45,9 @@ describe.runIf(runNative)('GatherV2 by heap copies', () => {
           const count = idShape.reduce((p, d) => p * d, 1);
           const ids = Int32Array.from({ length: count }, () => Math.floor(rand() * shape[axis]!));
           const dtype = isInt ? 'int32' : 'float32';
-          const stock = withStock(() => gathered(shape, x, dtype, idShape, ids, axis));
-          const native = withNative(() => gathered(shape, x, dtype, idShape, ids, axis));
+          const { stock, native } = stockAndNative(() =>
+            gathered(shape, x, dtype, idShape, ids, axis),
+          );
           expect(native).toEqual(stock);
         },
       ),

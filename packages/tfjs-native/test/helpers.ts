@@ -1,13 +1,41 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-wasm';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
-import { isNativeAvailable, registerNativeKernels, unregisterNativeKernels } from '../src/index.js';
+import { mulberry32 } from '@poad/dev-kit';
+import { beforeAll, describe, expect } from 'vitest';
+import {
+  isNativeAvailable,
+  nativeUnavailableReason,
+  registerNativeKernels,
+  unregisterNativeKernels,
+} from '../src/index.js';
+import { sizeOf } from '../src/wasm-heap.js';
 
 /**
  * Tests of the native path run when the addon is built, and always under CI, where a missing
  * addon must make them fail rather than skip.
  */
 export const runNative = isNativeAvailable() || Boolean(process.env.CI);
+
+/**
+ * `beforeAll` of the tests of the native path: the addon must load (else the reason fails the
+ * test), the wasm backend becomes current, and the native kernels are unregistered afterwards.
+ */
+async function setUpNative(): Promise<() => void> {
+  expect(isNativeAvailable(), nativeUnavailableReason() ?? '').toBe(true);
+  await useWasm();
+  return () => {
+    unregisterNativeKernels();
+  };
+}
+
+/** A describe block of tests of the native path: run as {@link runNative} says, set up by {@link setUpNative}. */
+export function describeNative(name: string, body: () => void): void {
+  describe.runIf(runNative)(name, () => {
+    beforeAll(setUpNative);
+    body();
+  });
+}
 
 /** Make the wasm backend current. */
 export async function useWasm(): Promise<void> {
@@ -32,16 +60,9 @@ export function withNative<T>(fn: () => T): T {
   return fn();
 }
 
-/** mulberry32: a small seeded generator of floats in [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+/** `fn` run with the stock kernels, then with the native ones. */
+export function stockAndNative<T>(fn: () => T): { stock: T; native: T } {
+  return { stock: withStock(fn), native: withNative(fn) };
 }
 
 /** `size` seeded uniform values in [-scale, scale). */
@@ -50,6 +71,52 @@ export function randomValues(size: number, seed: number, scale = 1): Float32Arra
   const out = new Float32Array(size);
   for (let i = 0; i < size; i++) out[i] = (rand() * 2 - 1) * scale;
   return out;
+}
+
+/** Seeded uniform values in [-scale, scale) for a tensor of `shape`, with the shape. */
+export function randomInput(
+  shape: number[],
+  seed: number,
+  scale = 1,
+): { shape: number[]; values: Float32Array } {
+  return { shape, values: randomValues(sizeOf(shape), seed, scale) };
+}
+
+/** Values of a function of tensors and the gradients of a weighted sum of them. */
+export interface Result {
+  values: Float32Array[];
+  grads: Float32Array[];
+}
+
+/** Values of `f(xs)` and gradients of Σ_i sum(f_i · w_i) for seeded weights w_i. */
+export function evaluate(
+  f: (xs: tf.Tensor[]) => tf.Tensor[],
+  inputs: { shape: number[]; values: Float32Array }[],
+  seed: number,
+): Result {
+  return tf.tidy(() => {
+    const xs = inputs.map((x) => tf.tensor(x.values, x.shape));
+    const values = f(xs).map((t) => t.dataSync().slice() as Float32Array);
+    const g = tf.grads((...args: tf.Tensor[]) => {
+      const outs = f(args);
+      return tf.addN(
+        outs.map((y, i) => tf.sum(tf.mul(y, tf.tensor(randomValues(y.size, seed + i), y.shape)))),
+      ) as tf.Scalar;
+    });
+    const grads = g(xs).map((t) => t.dataSync().slice() as Float32Array);
+    return { values, grads };
+  });
+}
+
+/** Values and gradients within `atol + rtol·|reference|`, element by element. */
+export function expectClose(native: Result, reference: Result, atol: number, rtol: number): void {
+  expect(native.values.length).toBe(reference.values.length);
+  native.values.forEach((v, i) => {
+    expect(worstRatio(v, reference.values[i]!, atol, rtol)).toBeLessThanOrEqual(1);
+  });
+  native.grads.forEach((g, i) => {
+    expect(worstRatio(g, reference.grads[i]!, atol, rtol)).toBeLessThanOrEqual(1);
+  });
 }
 
 /** Largest |a - b| / (atol + rtol·|b|); ≤ 1 means within tolerance. NaN and ±Inf must match. */

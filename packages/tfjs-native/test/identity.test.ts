@@ -1,21 +1,8 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  isNativeAvailable,
-  nativeUnavailableReason,
-  unregisterNativeKernels,
-} from '../src/index.js';
-import { runNative, useWasm, withNative } from './helpers.js';
+import { expect, it } from 'vitest';
+import { describeNative, withNative } from './helpers.js';
 
-describe.runIf(runNative)('Identity shares data', () => {
-  beforeAll(async () => {
-    expect(isNativeAvailable(), nativeUnavailableReason() ?? '').toBe(true);
-    await useWasm();
-    return () => {
-      unregisterNativeKernels();
-    };
-  });
-
+describeNative('Identity shares data', () => {
   it('clones survive disposing the original, and memory is freed when both go', () => {
     withNative(() => {
       const before = tf.memory();

@@ -1,16 +1,10 @@
 import * as tf from '@tensorflow/tfjs-core';
 import fc from 'fast-check';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import {
-  isNativeAvailable,
-  nativeUnavailableReason,
-  unregisterNativeKernels,
-} from '../src/index.js';
-import {
-  randomValues,
+  describeNative,
+  randomInput,
   referenceMatMul,
-  runNative,
-  useWasm,
   withNative,
   withStock,
   worstRatio,
@@ -75,29 +69,15 @@ function matMulValues(
   });
 }
 
-describe.runIf(runNative)('native BatchMatMul', () => {
-  beforeAll(async () => {
-    expect(isNativeAvailable(), nativeUnavailableReason() ?? '').toBe(true);
-    await useWasm();
-    return () => {
-      unregisterNativeKernels();
-    };
-  });
-
+describeNative('native BatchMatMul', () => {
   it('matches a float64 reference and the stock kernel for every transpose and broadcast', () => {
     const before = tf.memory().numTensors;
     let stockCompared = 0;
     fc.assert(
       fc.property(caseArb, (c) => {
         const { aShape, bShape } = shapes(c);
-        const a = randomValues(
-          aShape.reduce((p, d) => p * d, 1),
-          c.seed,
-        );
-        const b = randomValues(
-          bShape.reduce((p, d) => p * d, 1),
-          c.seed + 1,
-        );
+        const a = randomInput(aShape, c.seed).values;
+        const b = randomInput(bShape, c.seed + 1).values;
         const ref = referenceMatMul(aShape, a, bShape, b, c.transposeA, c.transposeB);
         const native = withNative(() => matMulValues(aShape, a, bShape, b, c));
         expect(native.shape).toEqual(ref.shape);

@@ -1,11 +1,7 @@
+import { mulberry32 } from '@poad/dev-kit';
 import * as tf from '@tensorflow/tfjs-core';
-import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  isNativeAvailable,
-  nativeUnavailableReason,
-  unregisterNativeKernels,
-} from '../src/index.js';
-import { mulberry32, randomValues, runNative, useWasm, withNative, withStock } from './helpers.js';
+import { expect, it } from 'vitest';
+import { describeNative, randomValues, withNative, withStock } from './helpers.js';
 
 const B = 2;
 const T = 8;
@@ -78,15 +74,7 @@ function train(steps: number, seed: number): number[] {
   return losses;
 }
 
-describe.runIf(runNative)('training with native kernels', () => {
-  beforeAll(async () => {
-    expect(isNativeAvailable(), nativeUnavailableReason() ?? '').toBe(true);
-    await useWasm();
-    return () => {
-      unregisterNativeKernels();
-    };
-  });
-
+describeNative('training with native kernels', () => {
   it('20 Adam steps give the same losses (1e-4) with and without native kernels, without leaks', () => {
     const before = tf.memory().numTensors;
     const stock = withStock(() => train(20, 1234));

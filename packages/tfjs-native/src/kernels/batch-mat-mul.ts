@@ -1,6 +1,6 @@
 import type { KernelFunc, TensorInfo } from '@tensorflow/tfjs-core';
 import { planMatMul } from '../matmul-plan.js';
-import { heap, heapOffset, isWasmBackend, sizeOf } from '../wasm-heap.js';
+import { heapArgs, isWasmBackend, sizeOf } from '../wasm-heap.js';
 import { boolAttr, type KernelArgs, type KernelContext, runStock } from './kernel-context.js';
 
 /**
@@ -23,10 +23,7 @@ export function batchMatMulKernel(ctx: KernelContext): KernelFunc {
     const out = backend.makeOutput(plan.outShape, 'float32');
     if (sizeOf(plan.outShape) === 0) return out;
     ctx.addon.gemm(
-      heap(backend),
-      heapOffset(backend, a),
-      heapOffset(backend, b),
-      heapOffset(backend, out),
+      ...heapArgs(backend, a, b, out),
       plan.batch,
       plan.m,
       plan.n,

@@ -1,5 +1,5 @@
 import type { KernelFunc, TensorInfo } from '@tensorflow/tfjs-core';
-import { heap, heapOffset, isWasmBackend, sizeOf } from '../wasm-heap.js';
+import { heapArgs, isWasmBackend, sizeOf } from '../wasm-heap.js';
 import { type KernelArgs, type KernelContext, runStock } from './kernel-context.js';
 
 /** `Exp` with a vectorised native loop (threaded for large tensors). */
@@ -12,8 +12,7 @@ export function expKernel(ctx: KernelContext): KernelFunc {
     }
     const out = backend.makeOutput(x.shape, 'float32');
     const size = sizeOf(x.shape);
-    if (size > 0)
-      ctx.addon.exp(heap(backend), heapOffset(backend, x), heapOffset(backend, out), size);
+    if (size > 0) ctx.addon.exp(...heapArgs(backend, x, out), size);
     return out;
   };
 }

@@ -1,6 +1,6 @@
 import type { KernelFunc, TensorInfo } from '@tensorflow/tfjs-core';
-import type { NativeAddon } from '../addon.js';
-import { heap, heapOffset, isWasmBackend, sizeOf, type WasmBackendLike } from '../wasm-heap.js';
+import type { AttentionSizes, NativeAddon } from '../addon.js';
+import { heapArgs, isWasmBackend, sizeOf, type WasmBackendLike } from '../wasm-heap.js';
 import type { KernelArgs } from './kernel-context.js';
 
 /** Names of the fused kernels this package adds to the wasm backend (no stock equivalents). */
@@ -16,11 +16,12 @@ export const FUSED_KERNELS = {
   attentionGrad: 'PoadAttentionGrad',
 } as const;
 
-function wasmArgs(
+/** The wasm backend and the named inputs, in order; throws naming the kernel otherwise. */
+function wasmArgs<const K extends readonly string[]>(
   args: KernelArgs,
   name: string,
-  inputs: string[],
-): [WasmBackendLike, TensorInfo[]] {
+  inputs: K,
+): [WasmBackendLike, { -readonly [I in keyof K]: TensorInfo }] {
   const backend = args.backend;
   if (!isWasmBackend(backend)) throw new Error(`${name}: runs only on the wasm backend`);
   const tensors = inputs.map((key) => {
@@ -28,54 +29,35 @@ function wasmArgs(
     if (!t) throw new Error(`${name}: input "${key}" is missing`);
     return t;
   });
-  return [backend, tensors];
+  return [backend, tensors as { -readonly [I in keyof K]: TensorInfo }];
+}
+
+/** Rows and columns of a tensor read as rows of its last axis. */
+function lastAxisRows(x: TensorInfo): { rows: number; cols: number } {
+  const cols = x.shape[x.shape.length - 1] ?? 1;
+  return { rows: cols === 0 ? 0 : sizeOf(x.shape) / cols, cols };
 }
 
 /** logits [n, V] float32, targets [n] int32 → [stats [2n] (log-probs then entropies), lse [n]]. */
 function logProbStatsKernel(addon: NativeAddon): KernelFunc {
   return (args) => {
     const [backend, [z, t]] = wasmArgs(args, 'logProbStats', ['logits', 'targets']);
-    const [rows, cols] = z!.shape as [number, number];
+    const [rows, cols] = z.shape as [number, number];
     const stats = backend.makeOutput([2 * rows], 'float32');
     const lse = backend.makeOutput([rows], 'float32');
-    if (rows > 0) {
-      addon.logProbStats(
-        heap(backend),
-        heapOffset(backend, z!),
-        heapOffset(backend, t!),
-        heapOffset(backend, stats),
-        heapOffset(backend, lse),
-        rows,
-        cols,
-      );
-    }
+    if (rows > 0) addon.logProbStats(...heapArgs(backend, z, t, stats, lse), rows, cols);
     return [stats, lse];
   };
 }
 
 function logProbStatsGradKernel(addon: NativeAddon): KernelFunc {
   return (args) => {
-    const [backend, [z, t, lse, stats, dy]] = wasmArgs(args, 'logProbStatsGrad', [
-      'logits',
-      'targets',
-      'lse',
-      'stats',
-      'dy',
-    ]);
-    const [rows, cols] = z!.shape as [number, number];
+    const inputs = ['logits', 'targets', 'lse', 'stats', 'dy'] as const;
+    const [backend, [z, t, lse, stats, dy]] = wasmArgs(args, 'logProbStatsGrad', inputs);
+    const [rows, cols] = z.shape as [number, number];
     const dz = backend.makeOutput([rows, cols], 'float32');
     if (rows > 0) {
-      addon.logProbStatsGrad(
-        heap(backend),
-        heapOffset(backend, z!),
-        heapOffset(backend, t!),
-        heapOffset(backend, lse!),
-        heapOffset(backend, stats!),
-        heapOffset(backend, dy!),
-        heapOffset(backend, dz),
-        rows,
-        cols,
-      );
+      addon.logProbStatsGrad(...heapArgs(backend, z, t, lse, stats, dy, dz), rows, cols);
     }
     return dz;
   };
@@ -85,22 +67,11 @@ function logProbStatsGradKernel(addon: NativeAddon): KernelFunc {
 function rmsNormKernel(addon: NativeAddon): KernelFunc {
   return (args) => {
     const [backend, [x, w]] = wasmArgs(args, 'rmsNorm', ['x', 'weight']);
-    const cols = x!.shape[x!.shape.length - 1] ?? 1;
-    const rows = cols === 0 ? 0 : sizeOf(x!.shape) / cols;
-    const y = backend.makeOutput(x!.shape, 'float32');
+    const { rows, cols } = lastAxisRows(x);
+    const y = backend.makeOutput(x.shape, 'float32');
     const rstd = backend.makeOutput([rows], 'float32');
-    if (rows > 0) {
-      addon.rmsNorm(
-        heap(backend),
-        heapOffset(backend, x!),
-        heapOffset(backend, w!),
-        heapOffset(backend, y),
-        heapOffset(backend, rstd),
-        rows,
-        cols,
-        Number(args.attrs?.eps ?? 1e-6),
-      );
-    }
+    const eps = Number(args.attrs?.eps ?? 1e-6);
+    if (rows > 0) addon.rmsNorm(...heapArgs(backend, x, w, y, rstd), rows, cols, eps);
     return [y, rstd];
   };
 }
@@ -113,21 +84,10 @@ function rmsNormGradKernel(addon: NativeAddon): KernelFunc {
       'rstd',
       'dy',
     ]);
-    const cols = x!.shape[x!.shape.length - 1] ?? 1;
-    const rows = cols === 0 ? 0 : sizeOf(x!.shape) / cols;
-    const dx = backend.makeOutput(x!.shape, 'float32');
+    const { rows, cols } = lastAxisRows(x);
+    const dx = backend.makeOutput(x.shape, 'float32');
     const dw = backend.makeOutput([cols], 'float32');
-    addon.rmsNormGrad(
-      heap(backend),
-      heapOffset(backend, x!),
-      heapOffset(backend, w!),
-      heapOffset(backend, rstd!),
-      heapOffset(backend, dy!),
-      heapOffset(backend, dx),
-      heapOffset(backend, dw),
-      rows,
-      cols,
-    );
+    addon.rmsNormGrad(...heapArgs(backend, x, w, rstd, dy, dx, dw), rows, cols);
     return [dx, dw];
   };
 }
@@ -136,17 +96,9 @@ function rmsNormGradKernel(addon: NativeAddon): KernelFunc {
 function swiGluKernel(addon: NativeAddon): KernelFunc {
   return (args) => {
     const [backend, [g, u]] = wasmArgs(args, 'swiGlu', ['gate', 'up']);
-    const y = backend.makeOutput(g!.shape, 'float32');
-    const size = sizeOf(g!.shape);
-    if (size > 0) {
-      addon.swiGlu(
-        heap(backend),
-        heapOffset(backend, g!),
-        heapOffset(backend, u!),
-        heapOffset(backend, y),
-        size,
-      );
-    }
+    const y = backend.makeOutput(g.shape, 'float32');
+    const size = sizeOf(g.shape);
+    if (size > 0) addon.swiGlu(...heapArgs(backend, g, u, y), size);
     return y;
   };
 }
@@ -154,20 +106,10 @@ function swiGluKernel(addon: NativeAddon): KernelFunc {
 function swiGluGradKernel(addon: NativeAddon): KernelFunc {
   return (args) => {
     const [backend, [g, u, dy]] = wasmArgs(args, 'swiGluGrad', ['gate', 'up', 'dy']);
-    const dg = backend.makeOutput(g!.shape, 'float32');
-    const du = backend.makeOutput(g!.shape, 'float32');
-    const size = sizeOf(g!.shape);
-    if (size > 0) {
-      addon.swiGluGrad(
-        heap(backend),
-        heapOffset(backend, g!),
-        heapOffset(backend, u!),
-        heapOffset(backend, dy!),
-        heapOffset(backend, dg),
-        heapOffset(backend, du),
-        size,
-      );
-    }
+    const dg = backend.makeOutput(g.shape, 'float32');
+    const du = backend.makeOutput(g.shape, 'float32');
+    const size = sizeOf(g.shape);
+    if (size > 0) addon.swiGluGrad(...heapArgs(backend, g, u, dy, dg, du), size);
     return [dg, du];
   };
 }
@@ -179,34 +121,30 @@ function swiGluGradKernel(addon: NativeAddon): KernelFunc {
 function ropeKernel(addon: NativeAddon): KernelFunc {
   return (args) => {
     const [backend, [x, cos, sin]] = wasmArgs(args, 'rope', ['x', 'cos', 'sin']);
-    const [rows, width] = x!.shape as [number, number];
+    const [rows, width] = x.shape as [number, number];
     const heads = Number(args.attrs?.heads ?? 1);
-    const y = backend.makeOutput(x!.shape, 'float32');
+    const transpose = args.attrs?.transpose === true;
+    const y = backend.makeOutput(x.shape, 'float32');
     if (rows > 0 && width > 0) {
-      addon.rope(
-        heap(backend),
-        heapOffset(backend, x!),
-        heapOffset(backend, cos!),
-        heapOffset(backend, sin!),
-        heapOffset(backend, y),
-        rows,
-        heads,
-        width / heads / 2,
-        args.attrs?.transpose === true,
-      );
+      addon.rope(...heapArgs(backend, x, cos, sin, y), rows, heads, width / heads / 2, transpose);
     }
     return y;
   };
 }
 
-/** Attention sizes from the attributes `batch`, `heads`, `kvHeads`, `scale` and q's shape. */
+/**
+ * Attention sizes from the attributes `batch`, `heads`, `kvHeads`, `scale` and q's shape, with
+ * `sizes`, the trailing arguments of the native `attention` and `attentionGrad`.
+ */
 function attentionDims(args: KernelArgs, q: TensorInfo) {
   const [rows, width] = q.shape as [number, number];
   const batch = Number(args.attrs?.batch);
   const heads = Number(args.attrs?.heads);
   const kvHeads = Number(args.attrs?.kvHeads);
   const scale = Number(args.attrs?.scale);
-  return { rows, width, batch, heads, kvHeads, scale, seq: rows / batch, hd: width / heads };
+  const seq = rows / batch;
+  const sizes: AttentionSizes = [batch, seq, heads, kvHeads, width / heads, scale];
+  return { rows, width, batch, heads, seq, sizes };
 }
 
 /**
@@ -217,26 +155,10 @@ function attentionDims(args: KernelArgs, q: TensorInfo) {
 function attentionKernel(addon: NativeAddon): KernelFunc {
   return (args) => {
     const [backend, [q, k, v, mask]] = wasmArgs(args, 'attention', ['q', 'k', 'v', 'mask']);
-    const d = attentionDims(args, q!);
+    const d = attentionDims(args, q);
     const out = backend.makeOutput([d.rows, d.width], 'float32');
     const probs = backend.makeOutput([d.batch, d.heads, d.seq, d.seq], 'float32');
-    if (d.rows > 0) {
-      addon.attention(
-        heap(backend),
-        heapOffset(backend, q!),
-        heapOffset(backend, k!),
-        heapOffset(backend, v!),
-        heapOffset(backend, mask!),
-        heapOffset(backend, out),
-        heapOffset(backend, probs),
-        d.batch,
-        d.seq,
-        d.heads,
-        d.kvHeads,
-        d.hd,
-        d.scale,
-      );
-    }
+    if (d.rows > 0) addon.attention(...heapArgs(backend, q, k, v, mask, out, probs), ...d.sizes);
     return [out, probs];
   };
 }
@@ -244,35 +166,14 @@ function attentionKernel(addon: NativeAddon): KernelFunc {
 /** q, k, v, probs (from the forward), dy (shape of q) → [dq, dk, dv]. Same attributes. */
 function attentionGradKernel(addon: NativeAddon): KernelFunc {
   return (args) => {
-    const [backend, [q, k, v, probs, dy]] = wasmArgs(args, 'attentionGrad', [
-      'q',
-      'k',
-      'v',
-      'probs',
-      'dy',
-    ]);
-    const d = attentionDims(args, q!);
-    const dq = backend.makeOutput(q!.shape, 'float32');
-    const dk = backend.makeOutput(k!.shape, 'float32');
-    const dv = backend.makeOutput(v!.shape, 'float32');
+    const inputs = ['q', 'k', 'v', 'probs', 'dy'] as const;
+    const [backend, [q, k, v, probs, dy]] = wasmArgs(args, 'attentionGrad', inputs);
+    const d = attentionDims(args, q);
+    const dq = backend.makeOutput(q.shape, 'float32');
+    const dk = backend.makeOutput(k.shape, 'float32');
+    const dv = backend.makeOutput(v.shape, 'float32');
     if (d.rows > 0) {
-      addon.attentionGrad(
-        heap(backend),
-        heapOffset(backend, q!),
-        heapOffset(backend, k!),
-        heapOffset(backend, v!),
-        heapOffset(backend, probs!),
-        heapOffset(backend, dy!),
-        heapOffset(backend, dq),
-        heapOffset(backend, dk),
-        heapOffset(backend, dv),
-        d.batch,
-        d.seq,
-        d.heads,
-        d.kvHeads,
-        d.hd,
-        d.scale,
-      );
+      addon.attentionGrad(...heapArgs(backend, q, k, v, probs, dy, dq, dk, dv), ...d.sizes);
     }
     return [dq, dk, dv];
   };

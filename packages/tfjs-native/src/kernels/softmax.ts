@@ -1,5 +1,5 @@
 import type { KernelFunc, TensorInfo } from '@tensorflow/tfjs-core';
-import { heap, heapOffset, isWasmBackend, sizeOf } from '../wasm-heap.js';
+import { heapArgs, isWasmBackend, sizeOf } from '../wasm-heap.js';
 import { type KernelArgs, type KernelContext, runStock } from './kernel-context.js';
 
 /**
@@ -27,14 +27,7 @@ export function softmaxKernel(ctx: KernelContext, log: boolean): KernelFunc {
     const size = sizeOf(x.shape);
     const cols = x.shape[rank - 1]!;
     if (size > 0) {
-      ctx.addon.softmax(
-        heap(backend),
-        heapOffset(backend, x),
-        heapOffset(backend, out),
-        size / cols,
-        cols,
-        log,
-      );
+      ctx.addon.softmax(...heapArgs(backend, x, out), size / cols, cols, log);
     }
     return out;
   };

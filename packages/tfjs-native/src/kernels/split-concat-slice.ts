@@ -21,6 +21,31 @@ function splitSizes(dim: number, spec: number | number[]): number[] | null {
 }
 
 /**
+ * Copy between a tensor and its parts along one axis, all at word offsets into `words`: the
+ * tensor is `outer` rows of `Σ sizes · inner` words, part i is `outer` rows of `sizes[i] · inner`
+ * words holding the next `sizes[i]` units of each row. `split` copies the tensor into the parts,
+ * otherwise the parts into the tensor.
+ */
+function copyAlongAxis(
+  words: Int32Array,
+  whole: number,
+  parts: number[],
+  sizes: number[],
+  outer: number,
+  inner: number,
+  split: boolean,
+): void {
+  const row = sizes.reduce((p, s) => p + s, 0) * inner;
+  let offset = 0;
+  sizes.forEach((s, i) => {
+    const at = whole + offset * inner;
+    if (split) copyBlocks(words, at, row, parts[i]!, s * inner, outer, s * inner);
+    else copyBlocks(words, parts[i]!, s * inner, at, row, outer, s * inner);
+    offset += s;
+  });
+}
+
+/**
  * `SplitV` as block copies in the heap. The stock wasm kernel slices each part with strides: on a
  * [1016, 1376] input split in two along the last axis it took about 13 ms.
  */
@@ -42,24 +67,10 @@ export function splitKernel(ctx: KernelContext): KernelFunc {
       shape[axis] = s;
       return backend.makeOutput(shape, x.dtype);
     });
-    const outer = span(x.shape, 0, axis);
-    const inner = span(x.shape, axis + 1);
-    const dim = x.shape[axis]!;
     const words = new Int32Array(heap(backend).buffer);
-    const src = heapOffset(backend, x) >>> 2;
-    let offset = 0;
-    sizes.forEach((s, i) => {
-      copyBlocks(
-        words,
-        src + offset * inner,
-        dim * inner,
-        heapOffset(backend, outs[i]!) >>> 2,
-        s * inner,
-        outer,
-        s * inner,
-      );
-      offset += s;
-    });
+    const parts = outs.map((t) => heapOffset(backend, t) >>> 2);
+    const [outer, inner] = [span(x.shape, 0, axis), span(x.shape, axis + 1)];
+    copyAlongAxis(words, heapOffset(backend, x) >>> 2, parts, sizes, outer, inner, true);
     return outs;
   };
 }
@@ -87,26 +98,11 @@ export function concatKernel(ctx: KernelContext): KernelFunc {
     const shape = first.shape.slice();
     shape[axis] = total;
     const out = backend.makeOutput(shape, first.dtype);
-    const outer = span(shape, 0, axis);
-    const inner = span(shape, axis + 1);
     const words = new Int32Array(heap(backend).buffer);
-    const dst = heapOffset(backend, out) >>> 2;
-    let offset = 0;
-    for (const t of tensors) {
-      const s = t.shape[axis]!;
-      if (s > 0 && outer * inner > 0) {
-        copyBlocks(
-          words,
-          heapOffset(backend, t) >>> 2,
-          s * inner,
-          dst + offset * inner,
-          total * inner,
-          outer,
-          s * inner,
-        );
-      }
-      offset += s;
-    }
+    const parts = tensors.map((t) => heapOffset(backend, t) >>> 2);
+    const sizes = tensors.map((t) => t.shape[axis]!);
+    const [outer, inner] = [span(shape, 0, axis), span(shape, axis + 1)];
+    copyAlongAxis(words, heapOffset(backend, out) >>> 2, parts, sizes, outer, inner, false);
     return out;
   };
 }

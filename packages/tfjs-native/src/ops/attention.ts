@@ -14,6 +14,14 @@ export interface AttentionOptions {
   scale?: number;
 }
 
+/** The tensors of {@link attention}, checked. */
+interface Inputs {
+  q: tf.Tensor2D;
+  k: tf.Tensor2D;
+  v: tf.Tensor2D;
+  mask: tf.Tensor3D;
+}
+
 interface Dims {
   batch: number;
   seq: number;
@@ -28,13 +36,7 @@ interface Dims {
  * rows of one product: q [B, H, S, hd] is [B·KV, group·S, hd] since head h = kv·group + i, so
  * k and v need no repetition and autodiff sums their gradients over the group.
  */
-function composite(
-  q: tf.Tensor2D,
-  k: tf.Tensor2D,
-  v: tf.Tensor2D,
-  mask: tf.Tensor3D,
-  d: Dims,
-): tf.Tensor2D {
+function composite({ q, k, v, mask }: Inputs, d: Dims): tf.Tensor2D {
   return tf.tidy(() => {
     const { batch, seq, heads, kvHeads, hd } = d;
     const group = heads / kvHeads;
@@ -60,13 +62,7 @@ function composite(
   });
 }
 
-function native(
-  q: tf.Tensor2D,
-  k: tf.Tensor2D,
-  v: tf.Tensor2D,
-  mask: tf.Tensor3D,
-  d: Dims,
-): tf.Tensor2D {
+function native({ q, k, v, mask }: Inputs, d: Dims): tf.Tensor2D {
   const attrs = { batch: d.batch, heads: d.heads, kvHeads: d.kvHeads, scale: d.scale };
   const f = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
     const [qi, ki, vi, save] = args as [tf.Tensor, tf.Tensor, tf.Tensor, tf.GradSaveFunc];
@@ -157,5 +153,5 @@ export function attention(
     rows > 0 &&
     [q, k, v, mask].every((t) => t.dtype === 'float32') &&
     fusedKernelActive(FUSED_KERNELS.attention);
-  return useNative ? native(q, k, v, mask, d) : composite(q, k, v, mask, d);
+  return (useNative ? native : composite)({ q, k, v, mask }, d);
 }
