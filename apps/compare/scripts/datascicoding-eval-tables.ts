@@ -10,16 +10,18 @@
 // prior's report counts them) and the share of the most frequent kind, and the mean token
 // entropy (each a mean over seeds).
 // Reads the summary.json that `npm run compare -- --resume DIR --report-only --prior FILE` writes,
-// from every compare-* folder of a dataset (settings run with --extra are labelled with it).
+// from every compare-* comparison of a dataset, its folder or its archive (compare-*.zip, read as
+// it is: src/archive-file.ts); settings run with --extra are labelled with it.
 // From the repository root, after `npm run build`:
 //   node --import tsx apps/compare/scripts/datascicoding-eval-tables.ts [folder holding <dataset>/compare-*/]
 // (default: results/datascicoding-eval).
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultCodeModelPath } from '@poad/default-model';
 import { loadTokenizer } from '@poad/hf-files';
 import { chosenEstimator } from '@poad/train-datascicoding/programs';
+import { comparisonsIn, dataExists, listData, readJson } from '../src/archive-file.js';
 import type { PriorReference } from '../src/prior.js';
 import { fixed, PRIOR_MARGIN, type ProgramSummary } from '../src/report.js';
 import { type Program, readJsonl } from './programs.js';
@@ -53,9 +55,7 @@ console.log('|---|---|---|---|---|---|---|---|---|');
 // A dataset's folder may hold several comparisons (digits: POAD's, and NTPO's and ETPO's at
 // --timeout 90); a comparison run with --extra labels its settings with it, as --combine does.
 const extraOf = (dir: string): string => {
-  const { argv } = JSON.parse(readFileSync(join(dir, 'compare.json'), 'utf8')) as {
-    argv: string[];
-  };
+  const { argv } = readJson<{ argv: string[] }>(join(dir, 'compare.json'));
   const i = argv.findIndex((a) => a === '--extra' || a.startsWith('--extra='));
   if (i < 0) return '';
   return (argv[i] === '--extra' ? argv[i + 1]! : argv[i]!.slice('--extra='.length)).trim();
@@ -65,15 +65,15 @@ const datasets = readdirSync(root).filter(
 );
 for (const ds of datasets) {
   const dir = join(root, ds);
-  const compares = readdirSync(dir)
-    .filter((d) => d.startsWith('compare-') && existsSync(join(dir, d, 'summary.json')))
-    .sort();
-  for (const compare of compares) {
-    const s = JSON.parse(readFileSync(join(dir, compare, 'summary.json'), 'utf8')) as Summary;
+  const compares = comparisonsIn(dir).filter(
+    (c) => c.name.startsWith('compare-') && dataExists(join(c.root, 'summary.json')),
+  );
+  for (const { root: compare } of compares) {
+    const s = readJson<Summary>(join(compare, 'summary.json'));
     const prior = s.prior;
     if (!prior)
       throw new Error(`${ds}: summary.json has no prior; rewrite the report with --prior`);
-    const extra = extraOf(join(dir, compare));
+    const extra = extraOf(compare);
     // --csv FILE --target COLUMN say which dataset it is, not how it is trained
     const shown = extra
       .replace(/--(csv|target)(=|\s+)\S+/g, '')
@@ -97,8 +97,8 @@ for (const ds of datasets) {
       changes.push({
         dataset: prior.dataset,
         label,
-        dir: join(dir, compare),
-        seeds: readdirSync(join(dir, compare))
+        dir: compare,
+        seeds: listData(compare)
           .filter((r) => r.startsWith(`${p.label}-s`))
           .sort(),
       });
@@ -172,7 +172,7 @@ console.log('|---|---|---|---|---|---|---|');
 for (const c of changes) {
   const parts: { first: Part[]; last: Part[] } = { first: [], last: [] };
   for (const run of c.seeds) {
-    if (!existsSync(join(c.dir, run, 'programs.jsonl'))) continue;
+    if (!dataExists(join(c.dir, run, 'programs.jsonl'))) continue;
     const { first, last } = await partsOf(join(c.dir, run));
     parts.first.push(first);
     parts.last.push(last);

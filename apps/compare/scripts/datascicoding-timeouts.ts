@@ -2,10 +2,12 @@
 // machine of the evaluation's other runs, 30 s) against samples on a slower machine at 30, 60
 // and 90 s (timeouts/digits-256-t*.json). From the repository root:
 //   node --import tsx apps/compare/scripts/datascicoding-timeouts.ts [folder holding prior-256.json and timeouts/]
-// (default: results/datascicoding-prior).
-import { readFileSync } from 'node:fs';
+// (default: results/datascicoding-prior). A FILE.json is read from FILE.json.gz too, as results/
+// keeps the large ones.
+
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readJson } from '../src/archive-file.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const dir = resolve(process.argv[2] ?? join(ROOT, 'results', 'datascicoding-prior'));
@@ -38,7 +40,7 @@ console.log(
     .join('')}---|---|`,
 );
 for (const [name, file] of files) {
-  const json = JSON.parse(readFileSync(file, 'utf8')) as PriorFile;
+  const json = readJson<PriorFile>(file);
   const ps = json.programs.digits ?? [];
   const s = json.summaries.find((x) => x.dataset === 'digits');
   if (!s) throw new Error(`${file}: no digits summary`);

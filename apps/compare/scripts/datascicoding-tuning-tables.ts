@@ -3,13 +3,15 @@
 // program text re-encoded with the code model's tokenizer; sampled ids are not stored) and how
 // many programs reached the 192-token limit, and the mean token entropy.
 // From the repository root, after `npm run build`:
-//   node --import tsx apps/compare/scripts/datascicoding-tuning-tables.ts [folder holding lr-*/compare-*/]
+//   node --import tsx apps/compare/scripts/datascicoding-tuning-tables.ts [folder holding lr-*/compare-*]
+// (each comparison its folder or its archive, compare-*.zip, read as it is: src/archive-file.ts)
 // (default: results/datascicoding-tuning).
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultCodeModelPath } from '@poad/default-model';
 import { loadTokenizer } from '@poad/hf-files';
+import { comparisonsIn } from '../src/archive-file.js';
 import { type Program, readJsonl } from './programs.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -30,10 +32,10 @@ console.log('|---|---|---|---|---|---|');
 for (const lr of ['3e-4', '1e-3', '3e-3']) {
   const dir = join(here, `lr-${lr}`);
   if (!existsSync(dir)) continue;
-  const compare = readdirSync(dir).find((d) => d.startsWith('compare-'));
+  const compare = comparisonsIn(dir).find((c) => c.name.startsWith('compare-'));
   if (compare === undefined) continue;
   for (const algo of ['poad', 'ntpo']) {
-    const run = join(dir, compare, `${algo}-s101`);
+    const run = join(compare.root, `${algo}-s101`);
     const rows = readJsonl<MetricsRow>(join(run, 'metrics.jsonl'));
     const programs = readJsonl<Program>(join(run, 'programs.jsonl'));
     const its = rows.map((r) => r.iteration);

@@ -6,17 +6,25 @@
 // accuracy (the report's test; for them both measures are one number). Raw p-values.
 // From the repository root, with one new comparison folder per task:
 //   node --import tsx apps/compare/scripts/deciding-token-tables.ts key-token=DIR delayed=DIR loop=DIR
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+// (each DIR a comparison folder or its archive, DIR.zip, read as it is: src/archive-file.ts)
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  comparisonsIn,
+  dataExists,
+  listData,
+  openComparison,
+  readJson,
+  readText,
+} from '../src/archive-file.js';
 import { fixed, type GroupSummary, summariseRun } from '../src/report.js';
 import { compareGroups } from '../src/stats.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const archive = (task: string) => {
   const dir = join(ROOT, 'results', 'group-baselines', `credit-${task}`);
-  const found = readdirSync(dir).filter((d) => d.startsWith('compare-'));
-  return join(dir, found.sort().at(-1)!);
+  const found = comparisonsIn(dir).filter((c) => c.name.startsWith('compare-'));
+  return found.at(-1)!.root;
 };
 
 /** Metrics keys that hold wall-clock times or rates, which two runs of one seed need not share. */
@@ -25,7 +33,7 @@ const timing = (k: string) => /Seconds$|PerSec$/.test(k);
 /** Values of two runs' metrics rows that differ, wall-clock times and the new column aside. */
 function differences(a: string, b: string): string[] {
   const rows = (d: string) =>
-    readFileSync(join(d, 'metrics.jsonl'), 'utf8')
+    readText(join(d, 'metrics.jsonl'))
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -39,8 +47,8 @@ function differences(a: string, b: string): string[] {
         out.push(`row ${i + 1} ${k}: ${String(ra[i]![k])} against ${String(rb[i]![k])}`);
     }
   const evals = (d: string) =>
-    JSON.stringify(JSON.parse(readFileSync(join(d, 'eval.json'), 'utf8')).results);
-  if (existsSync(join(a, 'eval.json')) && evals(a) !== evals(b)) out.push('eval.json differs');
+    JSON.stringify(readJson<{ results: unknown }>(join(d, 'eval.json')).results);
+  if (dataExists(join(a, 'eval.json')) && evals(a) !== evals(b)) out.push('eval.json differs');
   return out;
 }
 
@@ -62,12 +70,11 @@ const out: string[] = [
   '|---|---|---|---|---|---|---|---|',
 ];
 for (const arg of process.argv.slice(2)) {
-  const [task, dir] = arg.split('=') as [string, string];
+  const [task, given] = arg.split('=') as [string, string];
+  const dir = openComparison(given, task).root;
   const old = archive(task);
-  const summary = JSON.parse(readFileSync(join(old, 'summary.json'), 'utf8')) as {
-    summaries: GroupSummary[];
-  };
-  const names = readdirSync(dir)
+  const summary = readJson<{ summaries: GroupSummary[] }>(join(old, 'summary.json'));
+  const names = listData(dir)
     .filter((d) => /^poad-s\d+$/.test(d))
     .sort((a, b) => Number(a.slice(6)) - Number(b.slice(6)));
   const repeated = names.filter((n) => {

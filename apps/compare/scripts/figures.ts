@@ -5,11 +5,14 @@
 //                                                     docs/img/ byte for byte (exit 1 if one differs)
 //   npm run figures -w @poad/compare -- --out DIR     writes them into DIR instead
 //   … -- --results DIR                                reads the comparisons from DIR, not results/
+// Each comparison is read from its folder or, as results/ keeps it, from its archive
+// (src/archive-file.ts); a held-out report FILE.json from FILE.json.gz too.
 // The output depends on the data only: the same files give the same bytes.
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lineChartSvg, type Series, svgToPng, writeFileAtomicSync } from '@poad/run-kit';
+import { type Comparison, dataExists, openComparison, readJson } from '../src/archive-file.js';
 import type { PriorReference } from '../src/prior.js';
 import { type Group, groupCurve, mean, std } from '../src/report.js';
 import { type HeldOutSource, heldOutArms } from './settle-tables.js';
@@ -109,12 +112,12 @@ interface Summary {
   prior?: PriorReference;
 }
 
-const readJson = <T>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T;
-
-function readSummary(dir: string): Summary {
-  const file = join(dir, 'summary.json');
-  if (!existsSync(file)) throw new Error(`${dir}: no summary.json (not a comparison folder)`);
-  return readJson<Summary>(file);
+/** The comparison at `dir` (its folder, or its archive) and its summary.json. */
+function readSummary(dir: string): { comparison: Comparison; summary: Summary } {
+  const comparison = openComparison(dir, 'figures:');
+  const file = join(comparison.root, 'summary.json');
+  if (!dataExists(file)) throw new Error(`${dir}: no summary.json (not a comparison folder)`);
+  return { comparison, summary: readJson<Summary>(file) };
 }
 
 /**
@@ -135,12 +138,12 @@ function combinedFolder(folder: string, results: string): string {
  * hold its settings in the same order, each labelled there without the folder's `--extra`.
  */
 export function groupsOf(dir: string, results: string, kept?: readonly string[]): Group[] {
-  const summary = readSummary(dir);
-  const combine = join(dir, 'combine.json');
-  if (!existsSync(combine)) {
+  const { comparison, summary } = readSummary(dir);
+  const combine = join(comparison.root, 'combine.json');
+  if (!dataExists(combine)) {
     return summary.summaries.map((s) => ({
       label: s.label,
-      runDirs: s.runs.map((r) => join(dir, r.name)),
+      runDirs: s.runs.map((r) => join(comparison.root, r.name)),
     }));
   }
   const { folders } = readJson<{ folders: string[] }>(combine);
@@ -151,8 +154,10 @@ export function groupsOf(dir: string, results: string, kept?: readonly string[])
   }
   const groups: Group[] = [];
   for (const [i, folder] of folders.entries()) {
-    const from = kept ? join(results, kept[i]!) : combinedFolder(folder, results);
-    for (const own of readSummary(from).summaries) {
+    const { comparison: theirs, summary: their } = readSummary(
+      kept ? join(results, kept[i]!) : combinedFolder(folder, results),
+    );
+    for (const own of their.summaries) {
       const shown = summary.summaries[groups.length];
       const names = (s: { runs: { name: string }[] }) => s.runs.map((r) => r.name).join(',');
       const sameLabel = shown?.label === own.label || shown?.label.startsWith(`${own.label} `);
@@ -161,7 +166,7 @@ export function groupsOf(dir: string, results: string, kept?: readonly string[])
           `${dir}: setting ${groups.length + 1} of summary.json is not ${own.label} (${names(own)}) of ${folder}`,
         );
       }
-      groups.push({ label: shown.label, runDirs: own.runs.map((r) => join(from, r.name)) });
+      groups.push({ label: shown.label, runDirs: own.runs.map((r) => join(theirs.root, r.name)) });
     }
   }
   if (groups.length !== summary.summaries.length) {
@@ -207,7 +212,7 @@ export function figureSvg(figure: Figure, results: string): string {
     });
   }
   const dir = join(results, figure.comparison);
-  const { env, prior } = readSummary(dir);
+  const { env, prior } = readSummary(dir).summary;
   const series: Series[] = groupsOf(dir, results, figure.folders).map((g) =>
     groupCurve(g, figure.chart),
   );

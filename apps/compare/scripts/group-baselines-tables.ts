@@ -8,11 +8,13 @@
 // and every other pair and measure with its raw p-value (exploratory). A family is computed only
 // when all of its comparisons are in; otherwise the script says which are missing.
 // Reads each comparison's summary.json (`npm run compare -- --resume DIR --report-only` writes
-// it) from results/group-baselines/<env>/compare-*/. From the repository root:
+// it) from results/group-baselines/<env>/compare-*, a folder or its archive (compare-*.zip, read
+// as it is: src/archive-file.ts). From the repository root:
 //   node --import tsx apps/compare/scripts/group-baselines-tables.ts [folder] [--json FILE]
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { comparisonsIn, dataExists, readJson } from '../src/archive-file.js';
 import {
   fixed,
   type GroupSummary,
@@ -51,20 +53,23 @@ interface Summary {
   differences: PairDifference[];
 }
 
-/** The archived comparison folder of an environment, or null when it is not archived yet. */
+/**
+ * The archived comparison of an environment (its folder or archive: the path its runs are joined
+ * onto), or null when it is not archived yet.
+ */
 function folderOf(env: string): string | null {
   const dir = join(root, env);
   if (!existsSync(dir)) return null;
-  const found = readdirSync(dir)
-    .filter((d) => d.startsWith('compare-') && existsSync(join(dir, d, 'summary.json')))
-    .sort();
-  return found.length ? join(dir, found.at(-1)!) : null;
+  const found = comparisonsIn(dir).filter(
+    (c) => c.name.startsWith('compare-') && dataExists(join(c.root, 'summary.json')),
+  );
+  return found.at(-1)?.root ?? null;
 }
 
 /** The summary.json of an environment's comparison, or null when it is not archived yet. */
 function load(env: string): Summary | null {
   const dir = folderOf(env);
-  return dir ? (JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as Summary) : null;
+  return dir ? readJson<Summary>(join(dir, 'summary.json')) : null;
 }
 
 const loaded = new Map(ALL.map((env) => [env, load(env)]));

@@ -1,5 +1,5 @@
 // What the summarising scripts read of a DataSciCoding run's archived files.
-import { readFileSync } from 'node:fs';
+import { readText } from '../src/archive-file.js';
 
 /** One line of a run's programs.jsonl. */
 export interface Program {
@@ -10,9 +10,9 @@ export interface Program {
   body: string;
 }
 
-/** The rows of a JSON-lines file. */
+/** The rows of a JSON-lines file (on disk, gzipped beside, or in an archive: src/archive-file.ts). */
 export function readJsonl<T>(file: string): T[] {
-  return readFileSync(file, 'utf8')
+  return readText(file)
     .trim()
     .split('\n')
     .filter(Boolean)

@@ -7,12 +7,13 @@
 #   apps/compare/scripts/settle-runs.sh save TREE    # results/settle/ ← what TREE/runs holds
 #
 # TREE is a checkout of the protocols' commit (git worktree add TREE acbbaa1; npm ci there): the
-# runs train on that code, in TREE/runs. `train` first copies back whatever results/settle/ holds
+# runs train on that code, in TREE/runs. `train` first unpacks whatever results/settle/ holds
 # that TREE/runs lacks, finished runs and cut-off runs with their latest checkpoint, and resumes
 # (runs are deterministic, so a run continued from its checkpoint ends as an uninterrupted one).
 # Stop it with SIGTERM to its process group (the runs save a checkpoint and stop), then `save`:
-# finished runs without checkpoints, unfinished ones with their latest checkpoint only
-# (npm run archive -w @poad/compare -- DIR DEST --unfinished, from this checkout).
+# each comparison's archive, finished runs without checkpoints, unfinished ones with their latest
+# checkpoint only (npm run archive -w @poad/compare -- DIR DEST.zip --unfinished, from this
+# checkout), and the held-out reports gzipped, as results/ keeps them (results/README.md).
 set -euo pipefail
 # The whole script is one block, read before any of it runs: editing the file while it runs (for
 # hours) cannot change what it does.
@@ -27,7 +28,7 @@ if [[ "$(git -C "$tree" rev-parse HEAD)" != "$protocol"* ]]; then
   exit 2
 fi
 
-# Comparison folder in TREE/runs ↔ its archive in results/settle/.
+# Comparison folder in TREE/runs ↔ its archive in results/settle/ (that name with .zip).
 pairs=(
   "settle-poad-twosome/poad-twosome-30:poad-twosome-30"
   "settle-etpo/A/etpo-A:etpo/A"
@@ -51,37 +52,43 @@ named() { # folder
 
 if [ "$mode" = save ]; then
   for p in "${pairs[@]}"; do
-    run=$tree/runs/${p%%:*} dest=$results/${p#*:}
+    run=$tree/runs/${p%%:*} dest=$results/${p#*:}.zip
     named "$run"
     [ -f "$run/compare.json" ] || continue
-    rm -rf "$dest.tmp"
-    # The way on from here is this script's train, not compare --resume on the archive.
-    (cd "$here" && node --import tsx apps/compare/src/archive.ts "$run" "$dest.tmp" --unfinished) |
-      sed -e "s|npm run compare -- --resume $dest.tmp|$0 train $tree|" -e "s|$dest.tmp|$dest|g"
-    rm -rf "$dest" && mv "$dest.tmp" "$dest"
+    # The archive is written aside and renamed into place. The way on from here is this
+    # script's train, not compare --resume on the archive.
+    (cd "$here" && node --import tsx apps/compare/src/archive.ts "$run" "$dest" --unfinished) |
+      sed -e "s|npm run compare -- --resume [^)]*|$0 train $tree|"
   done
-  # The ETPO arms' combined report (it trains nothing: its folder is copied as it is).
-  if [ -d "$tree/runs/settle-etpo/combined" ]; then
-    rm -rf "$results/etpo/combined" && cp -r "$tree/runs/settle-etpo/combined" "$results/etpo/combined"
-  fi
+  # The ETPO arms' combined report (it trains nothing): its archive.
+  for c in "$tree"/runs/settle-etpo/combined/combined-*/; do
+    [ -f "$c/combine.json" ] || continue
+    (cd "$here" && node --import tsx apps/compare/src/archive.ts "${c%/}" \
+      "$results/etpo/combined/$(basename "$c").zip")
+  done
+  # The prior samplings and held-out scorings, gzipped (each written aside, then renamed).
   for f in "$tree"/runs/settle-heldout/*.json; do
-    [ -f "$f" ] && mkdir -p "$results/heldout" && cp "$f" "$results/heldout/"
+    [ -f "$f" ] || continue
+    out=$results/heldout/$(basename "$f").gz
+    mkdir -p "$results/heldout" && gzip -9nc "$f" > "$out.tmp" && mv "$out.tmp" "$out"
   done
   exit 0
 fi
 [ "$mode" = train ] || { echo "error: mode $mode: use train or save" >&2; exit 2; }
 
 cd "$tree"
-# Continue from results/settle/ where TREE/runs lacks a comparison.
+# Continue from results/settle/ where TREE/runs lacks a comparison: its archive unpacked.
 for p in "${pairs[@]}"; do
-  run=runs/${p%%:*} dest=$results/${p#*:}
-  if [ ! -d "$run" ] && [ -f "$dest/compare.json" ]; then
-    mkdir -p "$(dirname "$run")" && cp -r "$dest" "$run"
+  run=runs/${p%%:*} dest=$results/${p#*:}.zip
+  if [ ! -d "$run" ] && [ -f "$dest" ]; then
+    mkdir -p "$(dirname "$run")"
+    (cd "$here" && node --import tsx apps/compare/src/archive.ts --unpack "$dest" "$tree/$run")
   fi
 done
-for f in "$results"/heldout/prior-*.json "$results"/heldout/heldout-*.json; do
-  [ -f "$f" ] && [ ! -f "runs/settle-heldout/$(basename "$f")" ] && mkdir -p runs/settle-heldout &&
-    cp "$f" runs/settle-heldout/
+for f in "$results"/heldout/prior-*.json.gz "$results"/heldout/heldout-*.json.gz; do
+  name=$(basename "$f" .gz)
+  [ -f "$f" ] && [ ! -f "runs/settle-heldout/$name" ] && mkdir -p runs/settle-heldout &&
+    gunzip -c "$f" > "runs/settle-heldout/$name.tmp" && mv "runs/settle-heldout/$name.tmp" "runs/settle-heldout/$name"
 done
 
 # Every run trains with one native-kernel thread (each run records it in its config.json), two

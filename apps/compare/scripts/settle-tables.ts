@@ -14,11 +14,13 @@
 //                      beyond that protocol, from the same reports: POAD − prior on the share of
 //                      programs that ran, on best of 1 (a failure counting as 0) and on best of
 //                      256, with the same statistics (not pre-registered).
-// From the repository root:
-//   node --import tsx apps/compare/scripts/settle-tables.ts poad-twosome results/settle/poad-twosome-30/compare-…
-import { existsSync, readFileSync } from 'node:fs';
+// A comparison is its folder or its archive (results/settle/poad-twosome-30 names
+// results/settle/poad-twosome-30.zip once archived), and a report FILE.json is read from FILE.json.gz
+// too. From the repository root:
+//   node --import tsx apps/compare/scripts/settle-tables.ts poad-twosome results/settle/poad-twosome-30
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { type Comparison, dataExists, openComparison, readJson } from '../src/archive-file.js';
 import { fixed, type GroupSummary, readRows, SOLVED_AT, solvedSeeds } from '../src/report.js';
 import {
   compareGroups,
@@ -37,13 +39,13 @@ interface Summary {
   summaries: GroupSummary[];
 }
 
-function summaryOf(dir: string): Summary {
-  const file = join(dir, 'summary.json');
-  if (!existsSync(file))
+function summaryOf(c: Comparison): Summary {
+  const file = join(c.root, 'summary.json');
+  if (!dataExists(file))
     throw new Error(
-      `${file} is missing: run npm run compare -- --resume ${dir} --report-only first`,
+      `${file} is missing: run npm run compare -- --resume ${c.root} --report-only first`,
     );
-  return JSON.parse(readFileSync(file, 'utf8')) as Summary;
+  return readJson<Summary>(file);
 }
 
 function group(s: Summary, label: string): GroupSummary {
@@ -55,10 +57,8 @@ function group(s: Summary, label: string): GroupSummary {
 /** Greedy success per evaluated task of one run (eval.json's `task/greedy` entries). */
 function greedyByTask(runDir: string): Record<string, number> {
   const file = join(runDir, 'eval.json');
-  if (!existsSync(file)) return {};
-  const e = JSON.parse(readFileSync(file, 'utf8')) as {
-    results: Record<string, { successRate: number }>;
-  };
+  if (!dataExists(file)) return {};
+  const e = readJson<{ results: Record<string, { successRate: number }> }>(file);
   return Object.fromEntries(
     Object.entries(e.results)
       .filter(([k]) => k.endsWith('/greedy'))
@@ -67,7 +67,8 @@ function greedyByTask(runDir: string): Record<string, number> {
 }
 
 export function poadTwosome(dir: string): string[] {
-  const s = summaryOf(dir);
+  const c = openComparison(dir, 'poad-twosome');
+  const s = summaryOf(c);
   const [poad, twosome] = [group(s, 'poad'), group(s, 'twosome')];
   const [a, b] = [solvedSeeds(poad)!, solvedSeeds(twosome)!];
   const fisher = fisherExact(a, b);
@@ -86,7 +87,7 @@ export function poadTwosome(dir: string): string[] {
   const train = 'food-preparation';
   const unseen = (g: GroupSummary) =>
     g.runs.map((r) => {
-      const tasks = Object.entries(greedyByTask(join(dir, r.name))).filter(([t]) => t !== train);
+      const tasks = Object.entries(greedyByTask(join(c.root, r.name))).filter(([t]) => t !== train);
       return tasks.length ? mean(tasks.map(([, v]) => v)) : Number.NaN;
     });
   const [ua, ub] = [unseen(poad), unseen(twosome)];
@@ -130,13 +131,13 @@ export function etpoArms(dirs: readonly string[]): string[] {
     greedyReturn: number[];
   }[] = [];
   for (const dir of dirs) {
-    const s = summaryOf(dir);
-    const compare = JSON.parse(readFileSync(join(dir, 'compare.json'), 'utf8')) as {
-      argv?: string[];
-    };
+    const c = openComparison(dir, 'etpo');
+    const s = summaryOf(c);
+    const compare = readJson<{ argv?: string[] }>(join(c.root, 'compare.json'));
     const extra = (compare.argv ?? []).find((a) => a.startsWith('--extra='))?.slice(8) ?? '';
-    // The arm's letter: its archived folder (results/settle/etpo/A) or its run folder (…/A/etpo-A).
-    const letter = basename(dir).replace(/^etpo-/, '');
+    // The arm's letter: its archive (results/settle/etpo/A.zip), archived folder
+    // (results/settle/etpo/A) or run folder (…/A/etpo-A).
+    const letter = c.name.replace(/^etpo-/, '');
     const name = `${letter}${extra ? ` (${extra})` : ''}`;
     const g = group(s, 'etpo');
     const arm = {
@@ -147,7 +148,7 @@ export function etpoArms(dirs: readonly string[]): string[] {
       greedyReturn: [] as number[],
     };
     for (const r of g.runs) {
-      const rows = readRows(join(dir, r.name)) as unknown as Record<string, unknown>[];
+      const rows = readRows(join(c.root, r.name)) as unknown as Record<string, unknown>[];
       const e = [at(rows, 'entropy', 1), at(rows, 'entropy', 20), at(rows, 'entropy', 'last')];
       arm.entropy20.push(e[1]!);
       if (r.sampledSuccessAt[1] !== null) {
@@ -209,7 +210,7 @@ export function heldOutArms(files: readonly string[]): {
   priors: HeldOutSource[];
 } {
   if (files.length === 0) throw new Error('heldout: no report given');
-  const reports = files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as HeldOutReport);
+  const reports = files.map((f) => readJson<HeldOutReport>(f));
   const dataset = reports[0]!.dataset;
   if (reports.some((r) => r.dataset !== dataset))
     throw new Error('heldout: the reports are of different datasets');
@@ -222,6 +223,9 @@ export function heldOutArms(files: readonly string[]): {
   });
   return { dataset, runs, priors };
 }
+
+/** A report's name as it was written (results/ keeps it gzipped: FILE.json.gz names FILE.json). */
+const reportName = (file: string): string => basename(file).replace(/\.gz$/, '');
 
 export function heldOut(files: readonly string[]): string[] {
   const { dataset, runs, priors } = heldOutArms(files);
@@ -241,7 +245,7 @@ export function heldOut(files: readonly string[]): string[] {
     `|---|---|---|${ks.map(() => '---').join('|')}|`,
     ...[...runs, ...priors].map(
       (s, i) =>
-        `| ${i < runs.length ? s.source : `prior (${basename(files[i - runs.length]!)})`} | ${fixed(100 * s.ran, 0)}% | ${fixed(s.meanAuc, 4)} | ${curve(s).join(' | ')} |`,
+        `| ${i < runs.length ? s.source : `prior (${reportName(files[i - runs.length]!)})`} | ${fixed(100 * s.ran, 0)}% | ${fixed(s.meanAuc, 4)} | ${curve(s).join(' | ')} |`,
     ),
   ];
 }

@@ -5,14 +5,7 @@
 // --queue redis://HOST:PORT the runs go on a Redis queue instead, for `npm run compare -- worker`
 // on any number of machines (queue-coordinator.ts, queue-worker.ts).
 import { type ChildProcess, spawn } from 'node:child_process';
-import {
-  createWriteStream,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-} from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { formatHelp, OptionError, type OptionsSchema, resolveOptions } from '@poad/config';
@@ -28,6 +21,13 @@ import { checkRedis, parseQueueUrl } from '@poad/sweep-queue';
 import { releaseBackend } from '@poad/tfjs-kernels';
 import { type AppSpec, algorithmNames, type RunConfig, runCli, runConfigOf } from '@poad/trainer';
 import { APPS, appOf, RUN_JOB } from './apps.js';
+import {
+  type Comparison,
+  dataExists,
+  findComparison,
+  readJson,
+  unpackArchive,
+} from './archive-file.js';
 import { type PriorReference, priorDatasetOf, readPrior } from './prior.js';
 import { type FailedRun, queuedConfig, runOnQueue, sweepIdOf } from './queue-coordinator.js';
 import { worker } from './queue-worker.js';
@@ -137,19 +137,19 @@ const schema = {
     optional: true,
     placeholder: 'compare-dir',
     description:
-      'Continue an interrupted comparison in this folder: finished runs are kept, cut-off runs resume from their checkpoint',
+      'Continue an interrupted comparison in this folder: finished runs are kept, cut-off runs resume from their checkpoint. An archive (npm run archive -w @poad/compare) is read as it is: it continues in a folder of its name under --out (default runs/), unpacked from it first, and --report-only reports on it into that folder',
   },
   reuse: {
     type: 'list',
     optional: true,
     description:
-      'Copy in finished runs from these earlier comparison folders when their training settings and seed equal a run of this one, instead of training it again',
+      'Copy in finished runs from these earlier comparison folders (or their archives) when their training settings and seed equal a run of this one, instead of training it again',
   },
   combine: {
     type: 'list',
     optional: true,
     description:
-      "Report side by side on the finished runs of these comparison folders (one environment; each setting labelled with its folder's --extra, e.g. 'twosome --advantage-normalisation chunk:4') in a new folder under --out, with every pair's intervals and p-values; trains nothing",
+      "Report side by side on the finished runs of these comparison folders or archives (one environment; each setting labelled with its folder's --extra, e.g. 'twosome --advantage-normalisation chunk:4') in a new folder under --out, with every pair's intervals and p-values; trains nothing",
   },
   prior: {
     type: 'string',
@@ -340,15 +340,22 @@ function priorOf(
   return readPrior(file, priorDatasetOf(rest.join('/'), extra));
 }
 
-/** The command-line arguments a comparison folder was started with (its compare.json). */
+/**
+ * The comparison `path` names (a folder, an archive, or a folder since archived: see
+ * findComparison), or the folder `path` as it is when it is none (refused by `savedArgv`).
+ */
+const comparisonAt = (path: string): Comparison =>
+  findComparison(path) ?? { root: path, name: basename(resolve(path)), archived: false };
+
+/** The command-line arguments a comparison (folder or archive) was started with (its compare.json). */
 function savedArgv(dir: string, flag: string): string[] {
   const saved = join(resolve(dir), 'compare.json');
-  if (!existsSync(saved)) {
+  if (!dataExists(saved)) {
     throw new OptionError(
-      `${flag} ${dir}: no compare.json there; pass a folder written by npm run compare`,
+      `${flag} ${dir}: no compare.json there; pass a folder written by npm run compare, or its archive`,
     );
   }
-  return (JSON.parse(readFileSync(saved, 'utf8')) as { argv: string[] }).argv;
+  return readJson<{ argv: string[] }>(saved).argv;
 }
 
 /**
@@ -366,8 +373,9 @@ async function combine(o: Options, argv: readonly string[]): Promise<number> {
   let firstExtra: string | undefined;
   const groups: Group[] = [];
   for (const d of o.combine ?? []) {
-    const dir = resolve(d);
-    const theirArgv = savedArgv(d, '--combine');
+    const source = comparisonAt(d);
+    const dir = resolve(source.root);
+    const theirArgv = savedArgv(source.archived ? source.root : d, '--combine');
     const theirs = resolveOptions(schema, (await parseArgsWithConfig(theirArgv, schema)).explicit);
     if (env !== undefined && theirs.env !== env) {
       throw new OptionError(
@@ -384,7 +392,7 @@ async function combine(o: Options, argv: readonly string[]): Promise<number> {
       const done = runDirs.filter(finished);
       if (done.length === 0) continue;
       let label = extra ? `${s.label} ${extra}` : s.label;
-      if (groups.some((g) => g.label === label)) label = `${label} (${basename(dir)})`;
+      if (groups.some((g) => g.label === label)) label = `${label} (${source.name})`;
       groups.push({ label, runDirs: done });
     }
   }
@@ -553,16 +561,19 @@ export async function compare(argv: readonly string[]): Promise<number> {
   let o = resolveOptions(schema, parsed.explicit, { sources: parsed.sources });
   if (o.combine) return combine(o, argv);
   let original = argv;
+  let source: Comparison | undefined;
   if (o.resume) {
     // The comparison's own options come from the folder; only --jobs, --queue and --prior may
-    // change.
-    original = savedArgv(o.resume, '--resume');
+    // change (and --out, where an archive's report or continued folder goes).
+    source = comparisonAt(o.resume);
+    original = savedArgv(source.archived ? source.root : o.resume, '--resume');
     const again = (await parseArgsWithConfig(original, schema)).explicit;
     o = resolveOptions(schema, {
       ...again,
       ...(parsed.explicit.jobs === undefined ? {} : { jobs: parsed.explicit.jobs }),
       ...(parsed.explicit.queue === undefined ? {} : { queue: parsed.explicit.queue }),
       ...(parsed.explicit.prior === undefined ? {} : { prior: parsed.explicit.prior }),
+      out: parsed.explicit.out ?? schema.out.default,
       resume: o.resume,
       reportOnly: o.reportOnly,
     });
@@ -577,9 +588,36 @@ export async function compare(argv: readonly string[]): Promise<number> {
   // A bad --prior is refused before anything trains.
   const prior = priorOf(o.prior, o.env, o.extra);
   const settings = settingsOf(o);
-  const dir = o.resume
+  // Where the runs are, and where the report goes: the same folder, but for --report-only on an
+  // archive, which is read as it is and reported on into a folder of its name under --out.
+  let dir = o.resume
     ? resolve(o.resume)
     : resolve(o.out, runName(['compare', o.env.replace('/', '-')]));
+  let reportDir = dir;
+  if (source?.archived) {
+    reportDir = resolve(o.out, source.name);
+    if (o.reportOnly) {
+      dir = resolve(source.root);
+      if (existsSync(join(reportDir, 'compare.json'))) {
+        throw new OptionError(
+          `--report-only ${o.resume}: ${reportDir} holds the comparison continued from this archive; report on it with --resume ${reportDir} --report-only, or pass another --out`,
+        );
+      }
+    } else {
+      dir = reportDir;
+      // An unreachable queue is refused before the archive is unpacked.
+      if (queue) await checkRedis(queue);
+      // The archive goes on in a folder of its own: unpacked once, continued from then on.
+      if (existsSync(join(dir, 'compare.json'))) {
+        process.stderr.write(`continuing ${source.root} in ${dir} (unpacked from it earlier)\n`);
+      } else {
+        unpackArchive(source.root, dir);
+        process.stderr.write(
+          `unpacked ${source.root} into ${dir} to continue it there (archive it again with: npm run archive -w @poad/compare -- ${dir} ${source.root})\n`,
+        );
+      }
+    }
+  }
   const common = [
     `--${app.taskOption ?? 'task'}`,
     task,
@@ -626,8 +664,8 @@ export async function compare(argv: readonly string[]): Promise<number> {
     }
   }
   // An unreachable queue is refused before anything is written.
-  if (queue && !o.reportOnly) await checkRedis(queue);
-  mkdirSync(dir, { recursive: true });
+  if (queue && !o.reportOnly && !source?.archived) await checkRedis(queue);
+  mkdirSync(reportDir, { recursive: true });
   if (!o.resume) writeJsonAtomicSync(join(dir, 'compare.json'), { argv: original });
   if (!o.reportOnly && !queue) {
     // A run cut off before its first checkpoint has nothing to resume from: it starts again.
@@ -714,8 +752,9 @@ export async function compare(argv: readonly string[]): Promise<number> {
       return INTERRUPTED;
     }
   }
-  const command = `npm run compare -- ${original.join(' ')}${o.resume ? ` (then --resume ${basename(dir)}${o.reportOnly ? ' --report-only: finished runs only' : ''})` : ''}`;
-  await writeReport(dir, o.env, app, task, groups, command, prior, failed);
+  const resumed = source?.archived ? source.name : basename(dir);
+  const command = `npm run compare -- ${original.join(' ')}${o.resume ? ` (then --resume ${resumed}${o.reportOnly ? ' --report-only: finished runs only' : ''})` : ''}`;
+  await writeReport(reportDir, o.env, app, task, groups, command, prior, failed);
   if (failed.length) {
     process.stderr.write(
       `${failed.length} of ${jobs.length} runs failed (named in the report); fix the cause and queue them again with: npm run compare -- --resume ${dir}\n`,

@@ -1,8 +1,8 @@
 // The untrained model's programs on a DataSciCoding dataset (the JSON that `npm run prior -w
 // @poad/train-datascicoding` writes), as the reference level of a comparison's report.
-import { existsSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { OptionError } from '@poad/config';
+import { dataExists, readText } from './archive-file.js';
 
 /** What the report shows of the prior on one dataset. */
 export interface PriorReference {
@@ -49,13 +49,16 @@ export function priorDatasetOf(task: string, extra: string | undefined): string 
   return basename(file);
 }
 
-/** Reads the prior of `dataset` from `file`, refusing anything that is not one. */
+/**
+ * Reads the prior of `dataset` from `file` (or from `file.gz`, as results/ keeps a large one),
+ * refusing anything that is not one.
+ */
 export function readPrior(file: string, dataset: string): PriorReference {
   const how = `make one with: npm run prior -w @poad/train-datascicoding -- --samples 256 --out ${file}`;
-  if (!existsSync(file)) throw new OptionError(`--prior ${file}: no such file; ${how}`);
+  if (!dataExists(file)) throw new OptionError(`--prior ${file}: no such file; ${how}`);
   let json: PriorFile;
   try {
-    json = JSON.parse(readFileSync(file, 'utf8')) as PriorFile;
+    json = JSON.parse(readText(file)) as PriorFile;
   } catch {
     throw new OptionError(`--prior ${file}: not valid JSON; ${how}`);
   }

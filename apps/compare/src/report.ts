@@ -1,7 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Series } from '@poad/run-kit';
-import { attemptsOf, readPrograms } from '@poad/train-datascicoding/programs';
+import { attemptsOf, type ProgramRow } from '@poad/train-datascicoding/programs';
+import { dataExists, readText } from './archive-file.js';
 import type { PriorReference } from './prior.js';
 import {
   type Count,
@@ -14,7 +14,10 @@ import {
   holm,
 } from './stats.js';
 
-/** One curve group: an algorithm (or ablation setting) over several seeds. */
+/**
+ * One curve group: an algorithm (or ablation setting) over several seeds. A run folder may be
+ * one of an archive (`…/X.zip/poad-s1`): every file of it is read through archive-file.ts.
+ */
 export interface Group {
   label: string;
   runDirs: string[];
@@ -131,9 +134,19 @@ export interface RunPrograms {
   firstAttempts: { startReward: number; finalReward: number } | null;
 }
 
+/** The rows of a DataSciCoding run's programs.jsonl ([] when it has none). */
+function readProgramRows(runDir: string): ProgramRow[] {
+  const file = join(runDir, 'programs.jsonl');
+  if (!dataExists(file)) return [];
+  return readText(file)
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as ProgramRow);
+}
+
 /** Mean reward of a run's first-attempt programs, first and last `k` iterations. */
 function firstAttemptFigures(runDir: string, k: number): RunPrograms['firstAttempts'] {
-  const programs = readPrograms(runDir);
+  const programs = readProgramRows(runDir);
   const envs = readRunJson<{ envs?: number }>(runDir, 'config.json', {}).envs;
   if (programs.length === 0 || typeof envs !== 'number') return null;
   const attempts = attemptsOf(programs, envs);
@@ -163,7 +176,7 @@ function runPrograms(rows: readonly Row[], k = 5, runDir?: string): RunPrograms 
 
 /** The metrics rows as written. */
 function rawRows(runDir: string): Row[] {
-  return readFileSync(join(runDir, 'metrics.jsonl'), 'utf8')
+  return readText(join(runDir, 'metrics.jsonl'))
     .trim()
     .split('\n')
     .filter(Boolean)
@@ -233,7 +246,7 @@ type EvalResults = Record<string, { meanReturn: number; successRate: number }>;
 /** A JSON file of a run folder, or `missing` while it has not been written. */
 function readRunJson<T>(runDir: string, name: string, missing: T): T {
   const f = join(runDir, name);
-  return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as T) : missing;
+  return dataExists(f) ? (JSON.parse(readText(f)) as T) : missing;
 }
 
 /** A run's final evaluation by `task/greedy` and `task/sampled` ({} before it is written). */

@@ -13,6 +13,7 @@ import { defaultModelPath as DEFAULT_MODEL } from '@poad/default-model';
 import { folderProgress, spawnApp, waitUntil, withProgress } from '@poad/dev-kit';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { archiveComparison } from '../src/archive.js';
+import { openArchive } from '../src/archive-file.js';
 import { compare } from '../src/main.js';
 import {
   type GroupSummary,
@@ -560,12 +561,20 @@ describe('npm run compare', () => {
     // An algorithm comparison: NTPO with γ_w unset, i.e. γ_w = γ = 0.95.
     expect(await comparing([...common, '--algos', 'ntpo', '--out', join(base, 'a')], base)).toBe(0);
     const a = join(base, 'a', readdirSync(join(base, 'a'))[0]!);
-    // Its archive (finished runs without checkpoints) is what the ablation reuses.
-    const arch = join(base, 'a-archive');
-    expect(archiveComparison(a, arch)).toEqual({ finished: ['ntpo-s1'], unfinished: [] });
+    // Its archive (finished runs without checkpoints, one zip file) is what the ablation reuses,
+    // read as it is.
+    const arch = join(base, 'a-archive.zip');
+    expect(archiveComparison(a, arch)).toEqual({
+      file: arch,
+      finished: ['ntpo-s1'],
+      unfinished: [],
+      kept: [],
+    });
     expect(existsSync(join(a, 'ntpo-s1', 'checkpoints'))).toBe(true);
-    expect(existsSync(join(arch, 'ntpo-s1', 'checkpoints'))).toBe(false);
-    expect(existsSync(join(arch, 'compare.json'))).toBe(true);
+    const members = openArchive(arch).names();
+    expect(members).toContain('compare.json');
+    expect(members).toContain('ntpo-s1/metrics.jsonl');
+    expect(members.some((m) => m.includes('checkpoints'))).toBe(false);
     expect(() => archiveComparison(join(a, 'ntpo-s1'), join(base, 'x'))).toThrow(
       /not a comparison folder/,
     );

@@ -1,8 +1,10 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { etpoArms, heldOut, heldOutExploratory } from '../scripts/settle-tables.js';
+import { archiveComparison } from '../src/archive.js';
 
 const base = mkdtempSync(join(tmpdir(), 'poad-settle-tables-'));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
@@ -97,6 +99,21 @@ describe('etpoArms (the pre-registered ETPO predictions)', () => {
     expect(with3.at(-1)).toMatch(/: B \(--critic-scale 0.0667\) \(0.516\)/);
   });
 
+  it('reads an arm from its archive as from its folder, named by its letter', () => {
+    const seeds = [collapsed, { entropy20: 0.6, at90: 5000, greedyReturn: 0.774 }, collapsed];
+    const folder = arm('F', '--beta 0.01', seeds, 'archive');
+    // Finished runs (an archive keeps those).
+    for (const run of ['etpo-s1', 'etpo-s2', 'etpo-s3'])
+      writeFileSync(join(folder, run, 'eval.json'), '{}');
+    const zip = archiveComparison(folder, join(base, 'zipped', 'F')).file;
+    const lines = etpoArms([folder]);
+    expect(etpoArms([zip])).toEqual(lines);
+    // Named as the folder was, once only the archive is there.
+    rmSync(folder, { recursive: true });
+    expect(etpoArms([join(base, 'zipped', 'F')])).toEqual(lines);
+    expect(lines.some((l) => l.startsWith('| F (--beta 0.01) | etpo-s2 |'))).toBe(true);
+  });
+
   it('keeps the preset when no arm reaches 90% sampled success in 2 of 3 seeds', () => {
     const a = arm(
       'A4',
@@ -147,6 +164,19 @@ describe('heldOut (the pre-registered pass criterion)', () => {
     // POAD − prior 0.008 with its interval above 0: only the 0.01 rule fails it.
     expect(head).toMatch(/POAD − prior 0\.0080 \[0\.00\d\d, 0\.0\d+\]/);
     expect(head).toMatch(/Pass .*: no\.$/);
+  });
+
+  it('reads reports kept gzipped, each prior named by its report as it was written', () => {
+    const poad = [0.7, 0.71, 0.69, 0.72, 0.7];
+    const files = priors.map((p, i) => report(`gz-${i}`, 'kiln_batches', poad, p));
+    const plain = heldOut(files);
+    const gz = files.map((f) => {
+      writeFileSync(`${f}.gz`, gzipSync(readFileSync(f)));
+      rmSync(f);
+      return `${f}.gz`;
+    });
+    expect(heldOut(gz)).toEqual(plain);
+    expect(plain).toContain('| prior (gz-0.json) | 80% | 0.6000 | 0.600 | – | – | – | – |');
   });
 
   it('fails when the interval reaches 0, and refuses reports of different datasets', () => {
