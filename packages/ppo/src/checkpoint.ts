@@ -61,10 +61,10 @@ export async function readVariables(vars: readonly tf.Variable[]): Promise<Tenso
 }
 
 /**
- * Writes plain data into variables (shapes must match).
+ * Checks that plain data fits variables (count and shapes) without writing anything.
  * @throws CheckpointMismatchError naming the first variable whose count or shape differs.
  */
-export function writeVariables(
+export function checkVariables(
   vars: readonly tf.Variable[],
   data: readonly TensorData[],
   what: string,
@@ -86,6 +86,18 @@ export function writeVariables(
       );
     }
   });
+}
+
+/**
+ * Writes plain data into variables (shapes must match; checked before anything is written).
+ * @throws CheckpointMismatchError naming the first variable whose count or shape differs.
+ */
+export function writeVariables(
+  vars: readonly tf.Variable[],
+  data: readonly TensorData[],
+  what: string,
+): void {
+  checkVariables(vars, data, what);
   tf.tidy(() => {
     vars.forEach((v, i) => {
       v.assign(tf.tensor(data[i]!.data, v.shape, 'float32'));

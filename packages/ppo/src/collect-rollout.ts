@@ -169,6 +169,25 @@ export async function collectRollout(args: CollectRolloutArgs): Promise<RolloutR
   }
 }
 
+/**
+ * The rollout of a trainer whose environments continue across iterations (PPO, ETPO): from the
+ * trainer's current steps (the environments reset first when it has none), which it leaves at
+ * the rollout's `nextSteps`, as in the original runners (no reset between iterations).
+ */
+export async function continueRollout(trainer: {
+  readonly policy: TokenPolicy;
+  readonly env: VecEnvLike;
+  readonly config: RolloutConfig;
+  readonly rng: SeededRng;
+  steps: TextStep[] | null;
+}): Promise<RolloutResult> {
+  if (trainer.steps === null) trainer.steps = await trainer.env.reset();
+  const { policy, env, config, rng } = trainer;
+  const rollout = await collectRollout({ policy, env, steps: trainer.steps, config, rng });
+  trainer.steps = rollout.nextSteps;
+  return rollout;
+}
+
 /** A step's padded `[N, width]` values, still on the device, and the array they are read into. */
 interface PendingValues {
   readonly tensor: tf.Tensor;

@@ -6,7 +6,12 @@ export { NORMALISATION_EPS, normaliseAdvantages } from './advantage-normalisatio
 export type { Advantages, RolloutSegment } from './advantages.js';
 export { computeAdvantages, rolloutSegments } from './advantages.js';
 export type { TensorData, TrainerCheckpoint, TrainerCounters } from './checkpoint.js';
-export { assertFiniteCheckpoint, readVariables, writeVariables } from './checkpoint.js';
+export {
+  assertFiniteCheckpoint,
+  checkVariables,
+  readVariables,
+  writeVariables,
+} from './checkpoint.js';
 export { checkpointFromJson, checkpointToJson } from './checkpoint-json.js';
 export type {
   CollectRolloutArgs,
@@ -15,7 +20,7 @@ export type {
   RolloutResult,
   RolloutStats,
 } from './collect-rollout.js';
-export { collectRollout, promptValuesOf } from './collect-rollout.js';
+export { collectRollout, continueRollout, promptValuesOf } from './collect-rollout.js';
 export type {
   AdvantageNormalisation,
   Algorithm,
@@ -47,6 +52,8 @@ export {
   policyLoss,
   valueLoss,
 } from './losses.js';
+export type { MomentOptimizerOptions, OptimizerState } from './moment-optimizer.js';
+export { MomentOptimizer } from './moment-optimizer.js';
 export type { GradClip } from './multi-tensor.js';
 export {
   assignFlat,
@@ -77,6 +84,14 @@ export { selectActions } from './select-actions.js';
 export type { IterationReport, PpoTrainerOptions } from './trainer.js';
 // The loop
 export { PpoTrainer } from './trainer.js';
+export type {
+  CollectedRollout,
+  StateLayout,
+  TrainerBaseConfig,
+  TrainerTypes,
+  UpdateCounts,
+} from './trainer-base.js';
+export { requireTrainable, TrainerBase } from './trainer-base.js';
 export type { CandidateDistribution } from './twosome-sampler.js';
 export { argmax, candidateDistribution, candidateNormaliser } from './twosome-sampler.js';
 export type { VecEnvLike } from './vec-env-like.js';
