@@ -1,22 +1,21 @@
-import type { TextStep } from '@poad/envs-core';
 import {
   Adam,
   type AdamState,
   allowedTokenSets,
-  collectRollout,
+  continueRollout,
   explainedVariance,
   gradNorm,
   NonFiniteUpdateError,
   type RngState,
   type RolloutBuffer,
+  type RolloutResult,
   type RolloutStats,
-  readVariables,
-  SeededRng,
+  type StateLayout,
   type TensorData,
   type TokenBatch,
+  TrainerBase,
   type TrainerCounters,
   type VecEnvLike,
-  writeVariables,
 } from '@poad/ppo';
 import * as tf from '@tensorflow/tfjs-core';
 import { type EtpoConfig, resolveEtpoConfig } from './config.js';
@@ -95,23 +94,21 @@ export interface EtpoTrainerOptions {
  * Σ_w π(w)·(β·log(π(w)/π̄(w)) − Q(w)) (gradient through π only; `policyLoss: 'released'`: the
  * mean over the token space of β·log π(w) − Q(w) instead). AdamW for both, as `@poad/ppo`.
  */
-export class EtpoTrainer {
-  readonly policy: EtpoPolicy;
-  readonly env: VecEnvLike;
-  /** The resolved configuration. */
-  readonly config: EtpoConfig;
-  readonly rng: SeededRng;
+export class EtpoTrainer extends TrainerBase<{
+  config: EtpoConfig;
+  policy: EtpoPolicy;
+  env: VecEnvLike;
+  rollout: RolloutResult;
+  advantages: Float64Array;
+  update: EtpoUpdateDiagnostics;
+  report: EtpoIterationReport;
+  checkpoint: EtpoCheckpoint;
+}> {
   readonly actorOptimizer: Adam | Lion;
   readonly criticOptimizer: Adam | Lion;
-  counters: TrainerCounters = { iterations: 0, envSteps: 0, actorUpdates: 0 };
-  /** The current steps of the environments (null before the first rollout). */
-  steps: TextStep[] | null = null;
-  private nonFiniteStreak = 0;
 
   constructor(o: EtpoTrainerOptions) {
-    this.config = resolveEtpoConfig(o.config);
-    this.policy = o.policy;
-    this.env = o.env;
+    super(resolveEtpoConfig(o.config), o.policy, o.env);
     const target = o.policy.targetVariables;
     const critic = o.policy.criticVariables;
     if (
@@ -130,7 +127,6 @@ export class EtpoTrainer {
         `the policy scales its critic by ${scale}, the config asks for ${this.config.criticScale}; build the policy with the config's criticScale`,
       );
     }
-    this.rng = new SeededRng(this.config.seed);
     const c = this.config;
     const make = (vars: readonly tf.Variable[], lr: number) =>
       c.optimizer === 'lion'
@@ -146,47 +142,54 @@ export class EtpoTrainer {
     this.criticOptimizer = make(critic, this.config.criticLr);
   }
 
-  /** One rollout of `numSteps` steps per environment, then one ETPO update. */
-  async iterate(): Promise<EtpoIterationReport> {
-    if (this.steps === null) this.steps = await this.env.reset();
-    const rollout = await collectRollout({
-      policy: this.policy,
-      env: this.env,
-      steps: this.steps,
-      config: this.config,
-      rng: this.rng,
-    });
-    this.steps = rollout.nextSteps;
-    const targets = softBadTargets(rollout.buffer, this.config);
-    let update: EtpoUpdateDiagnostics;
-    try {
-      update = await this.update(rollout.buffer, targets);
-    } catch (e) {
-      if (e instanceof NonFiniteUpdateError)
-        throw new NonFiniteUpdateError(e.streak, e.detail, this.counters.iterations + 1);
-      throw e;
-    }
-    this.counters = {
-      iterations: this.counters.iterations + 1,
-      envSteps: this.counters.envSteps + rollout.stats.envSteps,
-      actorUpdates: this.counters.actorUpdates + update.actorSteps,
-    };
+  protected collect(): Promise<RolloutResult> {
+    return continueRollout(this);
+  }
+
+  /** The soft-BAD critic targets of every token (`softBad` of `@poad/bellman`). */
+  protected advantagesOf(rollout: RolloutResult): Float64Array {
+    return softBadTargets(rollout.buffer, this.config);
+  }
+
+  protected reportOf(d: {
+    iteration: number;
+    rollout: RolloutResult;
+    advantages: Float64Array;
+    update: EtpoUpdateDiagnostics;
+  }): EtpoIterationReport {
+    const { iteration, rollout, update } = d;
     return {
-      iteration: this.counters.iterations,
+      iteration,
       rollout: rollout.stats,
       update,
       buffer: rollout.buffer,
-      targets,
+      targets: d.advantages,
     };
   }
 
-  private async update(
-    buffer: RolloutBuffer,
+  protected layout(): StateLayout {
+    return {
+      format: 'poad-etpo-checkpoint',
+      identity: { optimizer: this.config.optimizer },
+      // Checkpoints from before the option existed were trained with AdamW.
+      identityDefaults: { optimizer: 'adamw' },
+      weights: {
+        actor: this.policy.actorVariables,
+        critic: this.policy.criticVariables,
+        target: this.policy.targetVariables,
+      },
+      optimizers: { actor: this.actorOptimizer, critic: this.criticOptimizer },
+      keepsStreak: true,
+    };
+  }
+
+  protected async update(
+    rollout: RolloutResult,
     targets: Float64Array,
   ): Promise<EtpoUpdateDiagnostics> {
     const started = performance.now();
     const { config, policy } = this;
-    policy.enterPhase?.('update');
+    const { buffer } = rollout;
     const { beta, tau } = config;
     const size = buffer.size;
     const mbSize = Math.max(1, Math.floor(size / config.numMinibatches));
@@ -336,56 +339,6 @@ export class EtpoTrainer {
       seconds,
       tokensPerSec: seconds > 0 ? tokensSeen / seconds : 0,
     };
-  }
-
-  /** A checkpoint of the run as plain data (weights, target critic, optimisers, generator, counters). */
-  async getState(): Promise<EtpoCheckpoint> {
-    return {
-      format: 'poad-etpo-checkpoint',
-      version: 1,
-      optimizer: this.config.optimizer,
-      actorWeights: await readVariables(this.policy.actorVariables),
-      criticWeights: await readVariables(this.policy.criticVariables),
-      targetWeights: await readVariables(this.policy.targetVariables),
-      actorOptimizer: await this.actorOptimizer.getState(),
-      criticOptimizer: await this.criticOptimizer.getState(),
-      rng: this.rng.getState(),
-      counters: { ...this.counters },
-      nonFiniteStreak: this.nonFiniteStreak,
-    };
-  }
-
-  /** Restores a checkpoint from {@link EtpoTrainer.getState}; the environments are restored by the caller. */
-  setState(state: EtpoCheckpoint): void {
-    if (state?.format !== 'poad-etpo-checkpoint' || state.version !== 1) {
-      throw new EtpoArgumentError(
-        'state',
-        'expected a checkpoint written by EtpoTrainer.getState (format poad-etpo-checkpoint, version 1)',
-      );
-    }
-    // Checkpoints from before the option existed were trained with AdamW.
-    const optimizer = state.optimizer ?? 'adamw';
-    if (optimizer !== this.config.optimizer) {
-      throw new EtpoArgumentError(
-        'state.optimizer',
-        `the checkpoint was trained with ${optimizer}, this trainer uses ${this.config.optimizer}; resume with the run's own optimiser`,
-      );
-    }
-    writeVariables(this.policy.actorVariables, state.actorWeights, 'actor');
-    writeVariables(this.policy.criticVariables, state.criticWeights, 'critic');
-    writeVariables(this.policy.targetVariables, state.targetWeights, 'target critic');
-    (this.actorOptimizer.setState as (s: AdamState | LionState) => void)(state.actorOptimizer);
-    (this.criticOptimizer.setState as (s: AdamState | LionState) => void)(state.criticOptimizer);
-    this.rng.setState(state.rng);
-    this.counters = { ...state.counters };
-    this.nonFiniteStreak = state.nonFiniteStreak;
-    this.steps = null;
-  }
-
-  /** Frees the optimisers' moments (the policy's variables belong to the policy). */
-  dispose(): void {
-    this.actorOptimizer.dispose();
-    this.criticOptimizer.dispose();
   }
 }
 

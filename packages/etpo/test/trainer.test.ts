@@ -175,7 +175,7 @@ describe('EtpoTrainer on the key-token task', () => {
       // A checkpoint of the other optimiser is refused, naming both.
       const other = setup(5, 4, { optimizer: optimizer === 'lion' ? 'adamw' : 'lion' });
       expect(() => other.trainer.setState(sa)).toThrow(
-        new RegExp(`trained with ${optimizer}, this trainer uses`),
+        new RegExp(`saved with optimizer '${optimizer}', this trainer runs`),
       );
       for (const p of [a, b, c, other]) {
         p.policy.dispose();
