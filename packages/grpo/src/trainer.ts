@@ -1,21 +1,23 @@
-import type { TextStep } from '@poad/envs-core';
 import {
   Adam,
   type AdamState,
-  NonFiniteUpdateError,
   type RngState,
   type RolloutBuffer,
   type RolloutStats,
-  readVariables,
-  SeededRng,
+  requireTrainable,
+  type StateLayout,
   type TensorData,
+  TrainerBase,
   type TrainerCounters,
-  writeVariables,
 } from '@poad/ppo';
 import { type GroupConfig, resolveGroupConfig } from './config.js';
-import { GroupConfigError } from './errors.js';
 import { type GroupAdvantages, groupAdvantages } from './group-advantages.js';
-import { collectGroupRollout, type GroupEnvLike, type GroupEpisode } from './group-rollout.js';
+import {
+  collectGroupRollout,
+  type GroupEnvLike,
+  type GroupEpisode,
+  type GroupRollout,
+} from './group-rollout.js';
 import { type GroupUpdateDiagnostics, groupUpdate, referenceLogProbs } from './group-update.js';
 import type { GroupPolicy } from './policy.js';
 
@@ -59,27 +61,22 @@ export interface GroupTrainerOptions {
  * holds it, so a resumed run repeats the uninterrupted one: each iteration starts its episodes
  * afresh from seeds that generator draws.
  */
-export class GroupTrainer {
-  readonly policy: GroupPolicy;
-  readonly env: GroupEnvLike;
-  readonly config: GroupConfig;
-  readonly rng: SeededRng;
+export class GroupTrainer extends TrainerBase<{
+  config: GroupConfig;
+  policy: GroupPolicy;
+  env: GroupEnvLike;
+  rollout: GroupRollout;
+  advantages: GroupAdvantages;
+  update: GroupUpdateDiagnostics;
+  report: GroupIterationReport;
+  checkpoint: GroupCheckpoint;
+}> {
+  /** AdamW over the actor variables. */
   readonly optimizer: Adam;
-  counters: TrainerCounters = { iterations: 0, envSteps: 0, actorUpdates: 0 };
-  /** Unused between iterations (each starts its own episodes); kept for the run loop's interface. */
-  steps: TextStep[] | null = null;
-  private nonFiniteStreak = 0;
 
   constructor(o: GroupTrainerOptions) {
-    this.config = resolveGroupConfig(o.config);
-    this.policy = o.policy;
-    this.env = o.env;
-    if (this.policy.actorVariables.length === 0)
-      throw new GroupConfigError(
-        'policy.actorVariables',
-        'expected at least one trainable variable',
-      );
-    this.rng = new SeededRng(this.config.seed);
+    super(resolveGroupConfig(o.config), o.policy, o.env);
+    requireTrainable('policy.actorVariables', this.policy.actorVariables);
     const c = this.config;
     this.optimizer = new Adam(this.policy.actorVariables, {
       lr: c.lr,
@@ -90,47 +87,46 @@ export class GroupTrainer {
     });
   }
 
-  /**
-   * One group rollout and one update.
-   * @throws NonFiniteUpdateError (with the iteration) after `maxNonFiniteSkips` non-finite
-   *   minibatches in a row.
-   */
-  async iterate(): Promise<GroupIterationReport> {
-    const rollout = await collectGroupRollout({
+  /** Groups of whole episodes, each group from one start state (no steps carried over). */
+  protected collect(): Promise<GroupRollout> {
+    return collectGroupRollout({
       policy: this.policy,
       env: this.env,
       config: this.config,
       rng: this.rng,
     });
-    const advantages = groupAdvantages(rollout.episodes, rollout.buffer.size, this.config);
-    // The reference policy's log-probs are read for the update.
-    this.policy.enterPhase?.('update');
+  }
+
+  protected advantagesOf(rollout: GroupRollout): GroupAdvantages {
+    return groupAdvantages(rollout.episodes, rollout.buffer.size, this.config);
+  }
+
+  protected async update(
+    rollout: GroupRollout,
+    advantages: GroupAdvantages,
+  ): Promise<GroupUpdateDiagnostics> {
     const reference = await referenceLogProbs(this.policy, rollout.buffer, this.config);
-    let update: GroupUpdateDiagnostics;
-    try {
-      update = await groupUpdate({
-        policy: this.policy,
-        buffer: rollout.buffer,
-        advantages: advantages.perSample,
-        reference,
-        config: this.config,
-        rng: this.rng,
-        optimizer: this.optimizer,
-        nonFiniteStreak: this.nonFiniteStreak,
-      });
-    } catch (e) {
-      if (e instanceof NonFiniteUpdateError)
-        throw new NonFiniteUpdateError(e.streak, e.detail, this.counters.iterations + 1);
-      throw e;
-    }
-    this.nonFiniteStreak = update.nonFiniteStreak;
-    this.counters = {
-      iterations: this.counters.iterations + 1,
-      envSteps: this.counters.envSteps + rollout.stats.envSteps,
-      actorUpdates: this.counters.actorUpdates + update.actorSteps,
-    };
+    return groupUpdate({
+      policy: this.policy,
+      buffer: rollout.buffer,
+      advantages: advantages.perSample,
+      reference,
+      config: this.config,
+      rng: this.rng,
+      optimizer: this.optimizer,
+      nonFiniteStreak: this.nonFiniteStreak,
+    });
+  }
+
+  protected reportOf(d: {
+    iteration: number;
+    rollout: GroupRollout;
+    advantages: GroupAdvantages;
+    update: GroupUpdateDiagnostics;
+  }): GroupIterationReport {
+    const { iteration, rollout, advantages, update } = d;
     return {
-      iteration: this.counters.iterations,
+      iteration,
       rollout: rollout.stats,
       update,
       buffer: rollout.buffer,
@@ -139,45 +135,13 @@ export class GroupTrainer {
     };
   }
 
-  /** A checkpoint as plain data (the actor's weights, AdamW, the generator, the counters). */
-  async getState(): Promise<GroupCheckpoint> {
+  protected layout(): StateLayout {
     return {
       format: 'poad-group-checkpoint',
-      version: 1,
-      estimator: this.config.estimator,
-      actorWeights: await readVariables(this.policy.actorVariables),
-      actorOptimizer: await this.optimizer.getState(),
-      rng: this.rng.getState(),
-      counters: { ...this.counters },
-      nonFiniteStreak: this.nonFiniteStreak,
+      identity: { estimator: this.config.estimator },
+      weights: { actor: this.policy.actorVariables },
+      optimizers: { actor: this.optimizer },
+      keepsStreak: true,
     };
-  }
-
-  /** Restores a checkpoint of {@link getState}; checks everything before writing anything. */
-  setState(state: GroupCheckpoint): void {
-    if (state?.format !== 'poad-group-checkpoint' || state.version !== 1)
-      throw new GroupConfigError(
-        'state',
-        'expected a checkpoint written by GroupTrainer.getState (format poad-group-checkpoint, version 1)',
-      );
-    if (state.estimator !== this.config.estimator)
-      throw new GroupConfigError(
-        'state.estimator',
-        `the checkpoint was trained with ${state.estimator}, this trainer runs ${this.config.estimator}`,
-      );
-    const sizes = this.policy.actorVariables.map((v) => v.size).join(',');
-    if (state.actorWeights.map((w) => w.data.length).join(',') !== sizes)
-      throw new GroupConfigError('state.actorWeights', `sizes differ from the policy's (${sizes})`);
-    writeVariables(this.policy.actorVariables, state.actorWeights, 'actorWeights');
-    this.optimizer.setState(state.actorOptimizer);
-    this.rng.setState(state.rng);
-    this.counters = { ...state.counters };
-    this.nonFiniteStreak = state.nonFiniteStreak;
-    this.steps = null;
-  }
-
-  /** Frees the optimiser's moments (the policy's variables belong to the policy). */
-  dispose(): void {
-    this.optimizer.dispose();
   }
 }
