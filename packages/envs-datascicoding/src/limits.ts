@@ -7,9 +7,10 @@ export interface SandboxLimits {
   /** Address-space limit (RLIMIT_AS) in MiB. */
   memoryMb: number;
   /**
-   * CPU-time limit (RLIMIT_CPU) of the program in seconds, counted from its first line (the
-   * interpreter's start and the runner's imports do not count); SIGXCPU at the limit, SIGKILL
-   * one second later.
+   * CPU-time limit of the program in seconds, counted from its first line (the interpreter's
+   * start and the runner's imports do not count): a profiling timer (SIGPROF) at the limit, and
+   * RLIMIT_CPU (SIGXCPU, then SIGKILL a second later) less than a second after it for a program
+   * that disarms the timer.
    */
   cpuSeconds: number;
   /** Largest file the program may write (RLIMIT_FSIZE), in MiB. */

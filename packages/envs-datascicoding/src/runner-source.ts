@@ -290,15 +290,20 @@ CPU_ALLOWANCE = 30
 
 
 def start_program_clock(limits):
-    # The program's CPU time counts from here: the soft limit becomes the CPU time used so far
-    # (rounded up to whole seconds, as the limit counts) plus the program's cpuSeconds. A limit
-    # can only be lowered, and this one stays below the start's.
+    # The program's CPU time counts from here. A profiling timer (ITIMER_PROF, the process's CPU
+    # time to the microsecond) ends the program with SIGPROF, whose default action ends a process
+    # even inside a long C call, after exactly cpuSeconds. A program that disarms the timer or
+    # handles the signal meets RLIMIT_CPU instead, lowered here to the CPU time used so far,
+    # rounded up to whole seconds (its unit), plus cpuSeconds: SIGXCPU, and SIGKILL a second later.
     import math
+    import signal
     usage = resource.getrusage(resource.RUSAGE_SELF)
     used = int(math.ceil(usage.ru_utime + usage.ru_stime))
     hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
     soft = min(used + limits['cpuSeconds'], hard - 1)
     resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 1))
+    signal.signal(signal.SIGPROF, signal.SIG_DFL)
+    signal.setitimer(signal.ITIMER_PROF, limits['cpuSeconds'])
 
 
 def seed_randomness(seed):

@@ -192,8 +192,9 @@ export class DiskScoreCache implements ScoreCache {
   }
 
   get(key: string): Evaluation | undefined {
+    const file = this.file(key);
     try {
-      const stored = JSON.parse(readFileSync(this.file(key), 'utf8')) as Evaluation & {
+      const stored = JSON.parse(readFileSync(file, 'utf8')) as Evaluation & {
         auc: number | null;
         std: number | null;
       };

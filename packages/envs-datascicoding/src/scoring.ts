@@ -355,7 +355,7 @@ function interpret(
     return fail(reason, result.error ?? 'the program failed');
   }
   if (result?.ok !== true) {
-    if (run.signal === 'SIGXCPU') {
+    if (run.signal === 'SIGXCPU' || run.signal === 'SIGPROF') {
       return fail('cpu-limit', `the program used more than ${limits.cpuSeconds} s of CPU time`);
     }
     if (run.signal !== null) {
