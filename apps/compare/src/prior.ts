@@ -6,7 +6,7 @@ import { dataExists, readText } from './archive-file.js';
 
 /** What the report shows of the prior on one dataset. */
 export interface PriorReference {
-  /** The prior file as given. */
+  /** The prior file as given (results/ keeps a large one gzipped: `F.json.gz` is named `F.json`). */
   file: string;
   /** The dataset's name in that file (a built-in dataset, or a CSV file's name). */
   dataset: string;
@@ -82,7 +82,7 @@ export function readPrior(file: string, dataset: string): PriorReference {
     se = Math.sqrt(variance / r.length);
   }
   return {
-    file,
+    file: file.replace(/\.gz$/, ''),
     dataset,
     samples: s.samples,
     meanReward: s.meanReward,

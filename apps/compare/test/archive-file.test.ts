@@ -22,6 +22,7 @@ import {
   unpackArchive,
   ZipReader,
 } from '../src/archive-file.js';
+import { readPrior } from '../src/prior.js';
 import { filesUnder, noise, tree } from './files.js';
 
 const base = mkdtempSync(join(tmpdir(), 'poad-archive-file-'));
@@ -173,5 +174,23 @@ describe('zip archives (archive-file.ts)', () => {
     expect(readJson(join(dir, 'prior.json'))).toEqual({ summaries: [1] });
     expect(readJson(join(dir, 'prior.json.gz'))).toEqual({ summaries: [1] });
     expect(() => readData(join(dir, 'other.json'))).toThrow(/no such file \(nor other\.json\.gz/);
+  });
+
+  it('reads a prior of programs kept gzipped, named in the report as it was written', () => {
+    const dir = join(base, 'prior');
+    mkdirSync(dir);
+    const prior = {
+      summaries: [{ dataset: 'wine', samples: 2, ran: 0.5, meanReward: -0.1, bestAuc: 0.8 }],
+      programs: {
+        wine: [
+          { ok: true, auc: 0.8 },
+          { ok: false, auc: null },
+        ],
+      },
+    };
+    writeFileSync(join(dir, 'prior-256.json.gz'), gzipSync(JSON.stringify(prior)));
+    const byPlain = readPrior(join(dir, 'prior-256.json'), 'wine');
+    expect(byPlain).toMatchObject({ file: join(dir, 'prior-256.json'), samples: 2, bestAuc: 0.8 });
+    expect(readPrior(join(dir, 'prior-256.json.gz'), 'wine')).toEqual(byPlain);
   });
 });
