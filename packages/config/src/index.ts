@@ -3,7 +3,7 @@
 
 export type { Naming } from './coerce.js';
 export { coerceOption, fieldLabel } from './coerce.js';
-export { OptionError } from './errors.js';
+export { InputError, OptionError, UserError } from './errors.js';
 export type { HelpInfo } from './help.js';
 export { formatHelp } from './help.js';
 export { camel, closestName, kebab } from './names.js';
