@@ -5,29 +5,19 @@ import {
   pickSchema,
   type ResolveOptions,
 } from '@poad/config';
-import { ppoConfigSchema } from '@poad/ppo';
+import { ADAMW_FIELDS, ppoConfigSchema, SAMPLER_FIELDS } from '@poad/ppo';
 import { EtpoArgumentError } from './errors.js';
 
 /** The fields ETPO shares with `@poad/ppo`'s config: the rollout, the sampler and the optimisers. */
 const SHARED = [
   'gamma',
   'truncationAsTermination',
-  'numSteps',
-  'candidateNormalisation',
-  'tokenSpace',
-  'greedy',
-  'maxNewTokens',
-  'temperature',
-  'topK',
-  'stopCheckEvery',
+  ...SAMPLER_FIELDS,
   'epochs',
   'numMinibatches',
   'lr',
   'criticLr',
-  'weightDecay',
-  'adamEps',
-  'adamBeta1',
-  'adamBeta2',
+  ...ADAMW_FIELDS,
   'maxGradNorm',
   'criticMaxGradNorm',
   'maxNonFiniteSkips',
@@ -108,19 +98,15 @@ export const etpoConfigSchema = defineSchema({
 /** Every setting of an ETPO run (see {@link etpoConfigSchema}). */
 export type EtpoConfig = OptionValues<typeof etpoConfigSchema>;
 
-const etpoResolver = configResolver(etpoConfigSchema, {
-  error: (label, reason) => new EtpoArgumentError(label, reason),
-});
-
 /**
  * Fills unset fields from the schema's defaults (below them, `options.layers`, e.g. a preset)
  * and checks every field, once. A config this function returned passes through unchanged;
  * `options` also says how errors name a field (`config.tau` by default).
  * @throws EtpoArgumentError naming the first invalid field.
  */
-export function resolveEtpoConfig(
-  overrides: Partial<EtpoConfig> = {},
-  options: ResolveOptions = {},
-): EtpoConfig {
-  return etpoResolver(overrides, options);
-}
+export const resolveEtpoConfig: (
+  overrides?: Partial<EtpoConfig>,
+  options?: ResolveOptions,
+) => EtpoConfig = configResolver(etpoConfigSchema, {
+  error: (label, reason) => new EtpoArgumentError(label, reason),
+});

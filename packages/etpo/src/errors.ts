@@ -1,10 +1,6 @@
-/** A bad argument to an ETPO function; the message names it and what is expected. */
-export class EtpoArgumentError extends Error {
-  override readonly name = 'EtpoArgumentError';
-  constructor(
-    readonly argument: string,
-    detail: string,
-  ) {
-    super(`${argument}: ${detail}`);
-  }
+import { InputError } from '@poad/config';
+
+/** A bad argument to an ETPO function; the message names it (its `input`) and what is expected. */
+export class EtpoArgumentError extends InputError {
+  override name = 'EtpoArgumentError';
 }

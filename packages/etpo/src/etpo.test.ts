@@ -495,7 +495,9 @@ describe('Lion', () => {
     const other = new Lion([p], { lr: 0.1 });
     other.setState(state);
     expect(await other.getState()).toEqual(state);
-    expect(() => other.setState({ ...state, m: [] })).toThrow(/optimiser has 1 variables, state has 0/);
+    expect(() => other.setState({ ...state, m: [] })).toThrow(
+      /optimiser has 1 variables, state has 0/,
+    );
     tf.dispose([p, g1]);
     lion.dispose();
     other.dispose();

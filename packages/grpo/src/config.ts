@@ -5,29 +5,19 @@ import {
   pickSchema,
   type ResolveOptions,
 } from '@poad/config';
-import { ppoConfigSchema } from '@poad/ppo';
+import { ADAMW_FIELDS, ppoConfigSchema, SAMPLER_FIELDS } from '@poad/ppo';
 import { GroupConfigError } from './errors.js';
 
 /** The fields a group-relative run shares with `@poad/ppo`'s config: sampler, update and optimiser. */
 const SHARED = [
   'gamma',
-  'numSteps',
-  'candidateNormalisation',
-  'tokenSpace',
-  'greedy',
-  'maxNewTokens',
-  'temperature',
-  'topK',
-  'stopCheckEvery',
+  ...SAMPLER_FIELDS,
   'epochs',
   'numMinibatches',
   'clip',
   'entropyCoef',
   'lr',
-  'weightDecay',
-  'adamEps',
-  'adamBeta1',
-  'adamBeta2',
+  ...ADAMW_FIELDS,
   'maxGradNorm',
   'maxNonFiniteSkips',
   'seed',
@@ -107,18 +97,14 @@ export const groupConfigSchema = defineSchema({
 /** Every setting of a group-relative run (see {@link groupConfigSchema}). */
 export type GroupConfig = OptionValues<typeof groupConfigSchema>;
 
-const groupResolver = configResolver(groupConfigSchema, {
-  error: (label, reason) => new GroupConfigError(label, reason),
-});
-
 /**
  * Fills unset fields from the schema's defaults (below them, `options.layers`, e.g. a preset) and
  * checks every field once. A config this function returned passes through unchanged.
  * @throws GroupConfigError naming the first invalid field.
  */
-export function resolveGroupConfig(
-  overrides: Partial<GroupConfig> = {},
-  options: ResolveOptions = {},
-): GroupConfig {
-  return groupResolver(overrides, options);
-}
+export const resolveGroupConfig: (
+  overrides?: Partial<GroupConfig>,
+  options?: ResolveOptions,
+) => GroupConfig = configResolver(groupConfigSchema, {
+  error: (label, reason) => new GroupConfigError(label, reason),
+});

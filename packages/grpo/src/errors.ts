@@ -1,10 +1,6 @@
-/** A bad setting or input of a group-relative trainer; the message names it and what is expected. */
-export class GroupConfigError extends Error {
-  override readonly name = 'GroupConfigError';
-  constructor(
-    readonly input: string,
-    detail: string,
-  ) {
-    super(`${input}: ${detail}`);
-  }
+import { InputError } from '@poad/config';
+
+/** A bad setting or input of a group-relative trainer; the message names it (its `input`) and what is expected. */
+export class GroupConfigError extends InputError {
+  override name = 'GroupConfigError';
 }

@@ -277,6 +277,25 @@ export const defaultConfig: Readonly<PpoConfig> = Object.freeze(
   defaultsOf(ppoConfigSchema) as PpoConfig,
 );
 
+/**
+ * The sampler's fields: the rollout's length and how actions are chosen (a label by the TWOSOME
+ * sampler, or generated text). Every trainer family that acts takes them with these names, so a
+ * flag keeps one meaning (`@poad/etpo` and `@poad/grpo` pick them from {@link ppoConfigSchema}).
+ */
+export const SAMPLER_FIELDS = [
+  'numSteps',
+  'candidateNormalisation',
+  'tokenSpace',
+  'greedy',
+  'maxNewTokens',
+  'temperature',
+  'topK',
+  'stopCheckEvery',
+] as const;
+
+/** The AdamW fields besides the learning rates, shared in the same way as {@link SAMPLER_FIELDS}. */
+export const ADAMW_FIELDS = ['weightDecay', 'adamEps', 'adamBeta1', 'adamBeta2'] as const;
+
 const resolvePpo = configResolver(ppoConfigSchema, {
   error: (label, reason) => new PpoConfigError(label, reason.endsWith('.') ? reason : `${reason}.`),
   check: (c) => checkConfig(c as PpoConfig),

@@ -1,16 +1,11 @@
+import { InputError, UserError } from '@poad/config';
+
 /**
  * Thrown when a trainer option, preset override or input has an invalid value. The message names
- * the offending input and says how to fix it.
+ * the offending input (its `input`, e.g. `config.numMinibatches`) and says how to fix it.
  */
-export class PpoConfigError extends Error {
-  /** The input that was rejected, e.g. `config.numMinibatches`. */
-  readonly input: string;
-
-  constructor(input: string, problem: string) {
-    super(`${input}: ${problem}`);
-    this.name = 'PpoConfigError';
-    this.input = input;
-  }
+export class PpoConfigError extends InputError {
+  override name = 'PpoConfigError';
 }
 
 /** Thrown when a policy (or vectorised env) returns data of the wrong shape or content. */
@@ -25,11 +20,11 @@ export class PolicyContractError extends Error {
   }
 }
 
-/** Thrown by `restore` when a checkpoint does not match the trainer it is loaded into. */
-export class CheckpointMismatchError extends Error {
+/** Thrown by `setState` when a checkpoint does not match the trainer it is loaded into. */
+export class CheckpointMismatchError extends UserError {
+  override name = 'CheckpointMismatchError';
   constructor(problem: string) {
     super(`checkpoint: ${problem} Load a checkpoint saved by a trainer with the same policy.`);
-    this.name = 'CheckpointMismatchError';
   }
 }
 

@@ -29,7 +29,13 @@ export type {
   TokenSpace,
 } from './config.js';
 // Configuration
-export { defaultConfig, ppoConfigSchema, resolveConfig } from './config.js';
+export {
+  ADAMW_FIELDS,
+  defaultConfig,
+  ppoConfigSchema,
+  resolveConfig,
+  SAMPLER_FIELDS,
+} from './config.js';
 export type { UpdateDiagnostics } from './diagnostics.js';
 export { explainedVariance } from './diagnostics.js';
 export {
