@@ -7,24 +7,51 @@
 // from the order statistics.
 //
 //   npm run heldout -w @poad/train-datascicoding -- --dataset kiln_batches
+//     [--dataset csv --csv FILE --target COLUMN --holdout F [--holdout-seed S] [--max-rows N]]
 //     [--runs DIR[,DIR...]] [--prior prior.json] [--last-iterations 5 | --last PROGRAMS]
-//     [--k-max 256] [--failure-value 0] [--timeout S] [--out report.json]
+//     [--k-max 256] [--failure-value 0] [--timeout S] [--time-limit wall|cpu]
+//     [--scoring seeded-v1] [--score-cache DIR|off] [--out report.json]
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { formatHelp, OptionError, type OptionsSchema, resolveOptions } from '@poad/config';
 import {
-  type CsvDatasetSpec,
   type Dataset,
   type DatasetSpec,
   datasetName,
   type Evaluation,
   evaluateHeldOut,
+  LEGACY_SCORING,
   loadDataset,
   type SandboxLimits,
+  type ScoreCache,
+  type ScoringRule,
+  type TimeLimit,
 } from '@poad/envs-datascicoding';
 import { ProgressBar, parseArgsWithConfig, writeJsonAtomicSync } from '@poad/run-kit';
+import {
+  commandDatasetSpec,
+  type PriorDatasetRecord,
+  priorDatasetMismatch,
+  priorKeyOf,
+  readRunConfig,
+  runDatasetMismatch,
+  SCORE_CACHE_OPTION,
+  scoreCacheOf,
+} from './command-options.js';
 import { readPrograms } from './programs.js';
-import { dataSciApp, datasetOf, runScript, sandboxLimits, TIMEOUT_OPTION } from './spec.js';
+import {
+  dataSciApp,
+  datasetOf,
+  runScript,
+  SCORING_OPTION,
+  sandboxLimits,
+  scoringOf,
+  TIME_LIMIT_OPTION,
+  TIMEOUT_OPTION,
+  userPath,
+} from './spec.js';
+
+export { priorKeyOf, runDatasetMismatch } from './command-options.js';
 
 /**
  * The expected largest of k values drawn without replacement from `values` (all draws equally
@@ -114,6 +141,11 @@ export interface HeldOutSummary {
   meanRewardAuc: number | null;
   /** bestOfK[k − 1]: the expected largest held-out value among k of these programs. */
   bestOfK: number[];
+  /**
+   * How the source's own rewards (`meanRewardAuc`) were scored: its config.json's or prior
+   * file's `scoring`; `os-seeded` for one recorded before the field existed.
+   */
+  rewardScoring?: ScoringRule;
 }
 
 /** Summarises one source's programs from their held-out scores (keyed by program text). */
@@ -123,6 +155,7 @@ export function summariseHeldOut(
   programs: readonly SourceProgram[],
   scores: ReadonlyMap<string, HeldOutScore>,
   o: { failureValue: number; kMax: number },
+  rewardScoring?: ScoringRule,
 ): HeldOutSummary {
   const scored = programs.map((p) => {
     const s = scores.get(p.body);
@@ -145,6 +178,7 @@ export function summariseHeldOut(
     bestAuc: ran.length ? Math.max(...ran.map((p) => p.auc as number)) : null,
     meanRewardAuc: mean(rewardAucs),
     bestOfK: bestOfKCurve(values, o.kMax),
+    ...(rewardScoring ? { rewardScoring } : {}),
   };
 }
 
@@ -156,43 +190,13 @@ export function heldOutTable(rows: readonly HeldOutSummary[]): string {
   const f = (x: number | null | undefined, d = 4) =>
     x === null || x === undefined ? '–' : x.toFixed(d);
   return [
-    `| source | programs | distinct | ran (held out) | mean held-out AUC (ran) | mean reward AUC (same programs) | best held-out AUC | ${TABLE_KS.map((k) => `best of ${k}`).join(' | ')} |`,
-    `|---|---|---|---|---|---|---|${TABLE_KS.map(() => '---').join('|')}|`,
+    `| source | programs | distinct | ran (held out) | mean held-out AUC (ran) | mean reward AUC (same programs) | best held-out AUC | ${TABLE_KS.map((k) => `best of ${k}`).join(' | ')} | rewards scored |`,
+    `|---|---|---|---|---|---|---|${TABLE_KS.map(() => '---').join('|')}|---|`,
     ...rows.map(
       (r) =>
-        `| ${r.source} | ${r.programs} | ${r.distinct} | ${(100 * r.ran).toFixed(0)}% | ${f(r.meanAuc)} | ${f(r.meanRewardAuc)} | ${f(r.bestAuc)} | ${TABLE_KS.map((k) => f(r.bestOfK[k - 1])).join(' | ')} |`,
+        `| ${r.source} | ${r.programs} | ${r.distinct} | ${(100 * r.ran).toFixed(0)}% | ${f(r.meanAuc)} | ${f(r.meanRewardAuc)} | ${f(r.bestAuc)} | ${TABLE_KS.map((k) => f(r.bestOfK[k - 1])).join(' | ')} | ${r.rewardScoring ?? '–'} |`,
     ),
   ].join('\n');
-}
-
-/** The name the prior file gives a dataset (npm run prior): the task, or plant_health.csv. */
-export function priorKeyOf(task: string, spec: DatasetSpec): string {
-  if (task !== 'csv') return task;
-  return basename((spec as CsvDatasetSpec).csv);
-}
-
-/** Why a run's dataset is not `spec` (null when it is): its config.json's task and CSV options. */
-export function runDatasetMismatch(
-  config: Record<string, unknown>,
-  task: string,
-  spec: DatasetSpec,
-): string | null {
-  if (config.task !== task) return `it trained on --dataset ${String(config.task)}, not ${task}`;
-  if (task !== 'csv') return null;
-  const own = datasetOf('csv', config) as CsvDatasetSpec;
-  const want = spec as CsvDatasetSpec;
-  const differs: string[] = [];
-  if (basename(own.csv) !== basename(want.csv)) differs.push(`--csv ${own.csv}`);
-  if (own.target !== want.target) differs.push(`--target ${own.target}`);
-  if (JSON.stringify(own.holdout ?? null) !== JSON.stringify(want.holdout ?? null)) {
-    differs.push(
-      own.holdout
-        ? `--holdout ${own.holdout.fraction} --holdout-seed ${own.holdout.seed}`
-        : 'no --holdout (its rewards used every row)',
-    );
-  }
-  if ((own.maxRows ?? null) !== (want.maxRows ?? null)) differs.push(`--max-rows ${own.maxRows}`);
-  return differs.length ? `it trained with ${differs.join(', ')}` : null;
 }
 
 const schema = {
@@ -248,6 +252,9 @@ const schema = {
     description: 'Held-out value of a program that fails there, in means and best-of-k',
   },
   timeout: TIMEOUT_OPTION,
+  timeLimit: TIME_LIMIT_OPTION,
+  scoring: SCORING_OPTION,
+  scoreCache: SCORE_CACHE_OPTION,
   out: {
     type: 'string',
     optional: true,
@@ -256,19 +263,33 @@ const schema = {
   },
 } satisfies OptionsSchema;
 
-/** Scores every distinct program once (cached by text), with a progress bar on stderr. */
+/** How {@link scoreDistinct} scores. */
+export interface HeldOutScoring {
+  limits?: Partial<SandboxLimits>;
+  scoring?: ScoringRule;
+  timeLimit?: TimeLimit;
+  cache?: ScoreCache;
+}
+
+/** Scores every distinct program once (by text), with a progress bar on stderr. */
 export async function scoreDistinct(
   data: Dataset,
   bodies: readonly string[],
-  limits: Partial<SandboxLimits> | undefined,
+  how: HeldOutScoring = {},
 ): Promise<Map<string, HeldOutScore>> {
   const distinct = [...new Set(bodies)];
   const bar = new ProgressBar({ total: distinct.length, unit: 'programs', label: 'held out' });
   let done = 0;
   const scores = new Map<string, HeldOutScore>();
+  const options = {
+    ...(how.limits ? { limits: how.limits } : {}),
+    ...(how.scoring ? { scoring: how.scoring } : {}),
+    ...(how.timeLimit ? { timeLimit: how.timeLimit } : {}),
+    ...(how.cache ? { cache: how.cache } : {}),
+  };
   await Promise.all(
     distinct.map((body) =>
-      evaluateHeldOut(data, body, limits ? { limits } : {}).then((e: Evaluation) => {
+      evaluateHeldOut(data, body, options).then((e: Evaluation) => {
         scores.set(body, {
           ok: e.ok,
           auc: e.ok ? e.auc : null,
@@ -301,12 +322,7 @@ async function main(argv: readonly string[]): Promise<void> {
       `--dataset: unknown dataset ${o.dataset}; choose from ${dataSciApp.tasks.join(', ')}`,
     );
   }
-  let spec: DatasetSpec;
-  try {
-    spec = datasetOf(o.dataset, o);
-  } catch (err) {
-    throw new OptionError((err as Error).message);
-  }
+  const spec: DatasetSpec = commandDatasetSpec(o.dataset, o);
   if (typeof spec !== 'object' || !spec.holdout) {
     throw new OptionError(
       `--dataset ${o.dataset} holds no rows out; use one that does (kiln_batches, ferry_crossings) or --dataset csv with --holdout FRACTION`,
@@ -314,32 +330,43 @@ async function main(argv: readonly string[]): Promise<void> {
   }
   if (o.runs.length === 0 && !o.prior)
     throw new OptionError('give --runs DIR[,DIR...] or --prior FILE');
+  const cache = scoreCacheOf(o.scoreCache, o.scoring);
   const selection: Selection = { last: o.last, lastIterations: o.lastIterations };
-  const sources: { source: string; path: string; programs: SourceProgram[] }[] = [];
-  for (const dir of o.runs) {
-    const configFile = resolve(dir, 'config.json');
-    if (!existsSync(configFile)) throw new OptionError(`--runs ${dir}: no config.json there`);
-    const config = JSON.parse(readFileSync(configFile, 'utf8')) as Record<string, unknown>;
+  const sources: {
+    source: string;
+    path: string;
+    programs: SourceProgram[];
+    rewardScoring: ScoringRule;
+  }[] = [];
+  for (const given of o.runs) {
+    const dir = userPath(given);
+    const config = readRunConfig(dir, '--runs');
     const mismatch = runDatasetMismatch(config, o.dataset, spec);
-    if (mismatch) throw new OptionError(`--runs ${dir}: ${mismatch}`);
+    if (mismatch) throw new OptionError(`--runs ${given}: ${mismatch}`);
     const rows = readPrograms(dir);
-    if (rows.length === 0) throw new OptionError(`--runs ${dir}: no programs.jsonl there`);
+    if (rows.length === 0) throw new OptionError(`--runs ${given}: no programs.jsonl there`);
     sources.push({
       source: basename(resolve(dir)),
-      path: dir,
+      path: given,
       programs: selectRunPrograms(rows, selection),
+      rewardScoring: scoringOf(config),
     });
   }
+  let priorFile:
+    | {
+        scoring?: string;
+        datasets?: Record<string, PriorDatasetRecord>;
+        programs?: Record<string, { body: string; ok: boolean; auc: number | null }[]>;
+      }
+    | undefined;
+  const key = priorKeyOf(o.dataset, spec);
   if (o.prior) {
-    if (!existsSync(o.prior)) throw new OptionError(`--prior ${o.prior}: no such file`);
-    const key = priorKeyOf(o.dataset, spec);
-    const file = JSON.parse(readFileSync(o.prior, 'utf8')) as {
-      programs?: Record<string, { body: string; ok: boolean; auc: number | null }[]>;
-    };
-    const programs = file.programs?.[key];
+    if (!existsSync(userPath(o.prior))) throw new OptionError(`--prior ${o.prior}: no such file`);
+    priorFile = JSON.parse(readFileSync(userPath(o.prior), 'utf8')) as typeof priorFile;
+    const programs = priorFile?.programs?.[key];
     if (!programs?.length) {
       throw new OptionError(
-        `--prior ${o.prior} has no programs for ${key}; make them with: npm run prior -w @poad/train-datascicoding -- --datasets ${o.dataset} --samples 256 --out ${o.prior}`,
+        `--prior ${o.prior} has no programs for ${key}; make them with: npm run prior -w @poad/train-datascicoding -- ${o.dataset === 'csv' ? `--csv ${o.csv} --target ${o.target} --holdout ${o.holdout}${o.holdoutSeed === undefined ? '' : ` --holdout-seed ${o.holdoutSeed}`}${o.maxRows === undefined ? '' : ` --max-rows ${o.maxRows}`}` : `--datasets ${o.dataset}`} --samples 256 --out ${o.prior}`,
       );
     }
     const chosen = o.last === undefined ? programs : programs.slice(0, o.last);
@@ -347,24 +374,59 @@ async function main(argv: readonly string[]): Promise<void> {
       source: 'prior',
       path: o.prior,
       programs: chosen.map((p) => ({ body: p.body, rewardAuc: p.ok ? p.auc : null })),
+      rewardScoring:
+        priorFile?.scoring === 'seeded-v1' || priorFile?.scoring === 'os-seeded'
+          ? priorFile.scoring
+          : LEGACY_SCORING,
     });
   }
-  const data = await loadDataset(spec);
+  let data: Dataset;
+  try {
+    data = await loadDataset(spec);
+  } catch (err) {
+    const why = (err as Error).name;
+    if (why === 'DatasetError' || why === 'DataSciOptionError') {
+      throw new OptionError((err as Error).message);
+    }
+    throw err;
+  }
+  if (o.prior) {
+    const mismatch = priorDatasetMismatch(priorFile?.datasets?.[key], o.dataset, spec, data);
+    if (mismatch) throw new OptionError(`--prior ${o.prior}: its programs of ${key}: ${mismatch}`);
+  }
   const held = data.holdout!;
   process.stderr.write(
     `${datasetName(spec)}: ${data.n} reward rows, ${held.n} held out (fraction ${held.fraction}, seed ${held.seed})\n`,
   );
+  for (const s of sources) {
+    if (s.rewardScoring === LEGACY_SCORING) {
+      process.stderr.write(
+        `${s.source}: its rewards were scored ${LEGACY_SCORING} (recorded before seeded scoring), so its reward AUCs are one draw among many for programs without their own random_state\n`,
+      );
+    }
+  }
   const scores = await scoreDistinct(
     data,
     sources.flatMap((s) => s.programs.map((p) => p.body)),
-    sandboxLimits(o.timeout),
+    {
+      limits: sandboxLimits(o.timeout, o.timeLimit),
+      scoring: o.scoring,
+      timeLimit: o.timeLimit,
+      ...(cache ? { cache } : {}),
+    },
   );
-  const summaries = sources.map((s) => summariseHeldOut(s.source, s.path, s.programs, scores, o));
+  const summaries = sources.map((s) =>
+    summariseHeldOut(s.source, s.path, s.programs, scores, o, s.rewardScoring),
+  );
   process.stdout.write(`${heldOutTable(summaries)}\n`);
   if (o.out) {
     const report = {
       dataset: o.dataset,
       heldOut: { rows: held.n, rewardRows: data.n, fraction: held.fraction, seed: held.seed },
+      // How the held-out scores here were made (the sources' own rewards: each summary's
+      // rewardScoring).
+      scoring: o.scoring,
+      timeLimit: o.timeLimit,
       options: {
         last: o.last ?? null,
         lastIterations: o.last === undefined ? o.lastIterations : null,
@@ -374,7 +436,7 @@ async function main(argv: readonly string[]): Promise<void> {
       summaries,
       programs: [...scores].map(([body, s]) => ({ body, ...s })),
     };
-    writeJsonAtomicSync(o.out, report);
+    writeJsonAtomicSync(userPath(o.out), report);
   }
 }
 

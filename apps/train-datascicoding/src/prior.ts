@@ -5,10 +5,12 @@
 // it chose.
 //
 //   npm run prior -w @poad/train-datascicoding -- [--model default-code] [--samples 64]
-//     [--datasets iris,wine,breast_cancer,digits,csv,kiln_batches,ferry_crossings] [--temperature T
-//     --top-k K] [--timeout S]
-//     [--out FILE]
-import { formatHelp, OptionError, type OptionsSchema, resolveOptions } from '@poad/config';
+//     [--datasets iris,wine,breast_cancer,digits,csv,kiln_batches,ferry_crossings]
+//     [--csv FILE --target COLUMN [--holdout F [--holdout-seed S]] [--max-rows N]] [--run DIR]
+//     [--temperature T --top-k K] [--timeout S] [--time-limit wall|cpu] [--scoring seeded-v1]
+//     [--score-cache DIR|off] [--out FILE]
+import { basename } from 'node:path';
+import { formatHelp, kebab, OptionError, type OptionsSchema, resolveOptions } from '@poad/config';
 import { END_OF_TEXT_ID } from '@poad/default-model';
 import { createRng } from '@poad/envs-core';
 import {
@@ -18,11 +20,33 @@ import {
   infillPrompt,
   initialPrompt,
   loadDataset,
+  type ScoringRule,
+  type TimeLimit,
 } from '@poad/envs-datascicoding';
 import { ProgressBar, parseArgsWithConfig, writeJsonAtomicSync } from '@poad/run-kit';
 import { createLmAgent, releaseBackend, resolveModelPath } from '@poad/trainer';
+import {
+  commandDatasetSpec,
+  type PriorDatasetRecord,
+  priorDatasetRecord,
+  readRunConfig,
+  runDatasetMismatch,
+  SCORE_CACHE_OPTION,
+  scoreCacheOf,
+} from './command-options.js';
 import { chosenEstimator } from './programs.js';
-import { dataSciApp, datasetOf, runScript, sandboxLimits, TIMEOUT_OPTION } from './spec.js';
+import {
+  dataSciApp,
+  datasetOf,
+  runScript,
+  SCORING_OPTION,
+  sandboxLimits,
+  scoringOf,
+  TIME_LIMIT_OPTION,
+  TIMEOUT_OPTION,
+  timeLimitOf,
+  userPath,
+} from './spec.js';
 
 /** The CSV the measurements use besides the built-in datasets. */
 export const PLANT_HEALTH = {
@@ -48,7 +72,47 @@ const schema = {
     type: 'list',
     default: ['iris', 'wine', 'breast_cancer', 'digits', 'csv'],
     description:
-      "Datasets: the training command's (kiln_batches and ferry_crossings sampled on the prompt of their reward rows), and 'csv' for data/plant_health.csv (target health)",
+      "Datasets: the training command's (kiln_batches and ferry_crossings sampled on the prompt of their reward rows), and 'csv' for the bundled data/plant_health.csv (target health). With --csv or --run, none unless given",
+  },
+  csv: {
+    type: 'string',
+    optional: true,
+    placeholder: 'file',
+    description:
+      'Your own table, as train:datascicoding --dataset csv takes it (same preprocessing, same held-out rows); it is named by its file name in the output (what npm run heldout and compare look up)',
+  },
+  target: {
+    type: 'string',
+    optional: true,
+    placeholder: 'column',
+    description: 'Target column of --csv',
+  },
+  holdout: {
+    type: 'number',
+    optional: true,
+    min: 0.01,
+    max: 0.9,
+    description:
+      "Held-out share of --csv, as the training run holds it out (the prompt then gives the reward rows' shape)",
+  },
+  holdoutSeed: {
+    type: 'integer',
+    optional: true,
+    min: 0,
+    description: 'Seed of --holdout (default 0)',
+  },
+  maxRows: {
+    type: 'integer',
+    optional: true,
+    min: 10,
+    description: 'Use the first N complete rows of --csv (default 2000)',
+  },
+  run: {
+    type: 'string',
+    optional: true,
+    placeholder: 'dir',
+    description:
+      "A training run whose dataset to sample on and whose scoring to use: its config.json's --dataset (for csv its --csv, --target, --holdout, --max-rows; any given here must agree), --scoring, --time-limit and --timeout (any given here must agree)",
   },
   samples: { type: 'integer', default: 64, min: 1, description: 'Programs per dataset' },
   temperature: {
@@ -66,6 +130,9 @@ const schema = {
   },
   seed: { type: 'integer', default: 1, min: 0, description: 'Seed of the sampling' },
   timeout: TIMEOUT_OPTION,
+  timeLimit: TIME_LIMIT_OPTION,
+  scoring: SCORING_OPTION,
+  scoreCache: SCORE_CACHE_OPTION,
   out: {
     type: 'string',
     optional: true,
@@ -136,6 +203,128 @@ export function priorTable(rows: readonly PriorSummary[]): string {
   ].join('\n');
 }
 
+/** One dataset to sample on: its name in the output, its task and spec. */
+export interface PriorDataset {
+  name: string;
+  task: string;
+  spec: DatasetSpec;
+}
+
+/** How the prior's programs are scored. */
+export interface PriorScoring {
+  scoring: ScoringRule;
+  timeLimit: TimeLimit;
+  timeout: number | undefined;
+}
+
+type PriorOptions = Record<string, unknown> & {
+  datasets: readonly string[];
+  csv?: string;
+  run?: string;
+  scoring: ScoringRule;
+  timeLimit: TimeLimit;
+  timeout?: number;
+};
+
+/** The CSV options, which go with --csv (or with a --run of --dataset csv). */
+const CSV_OPTIONS = ['target', 'holdout', 'holdoutSeed', 'maxRows'] as const;
+
+/**
+ * The datasets and scoring of a prior: `--datasets` (its default unless --csv or --run is given),
+ * `--csv` (the user's table), or `--run` (the dataset and scoring of that run, checked against
+ * what is given here). `explicit`: the options given on the command line or in a config file.
+ */
+export function priorPlan(
+  o: PriorOptions,
+  explicit: Readonly<Record<string, unknown>>,
+): { datasets: PriorDataset[]; scoring: PriorScoring } {
+  const own: PriorScoring = { scoring: o.scoring, timeLimit: o.timeLimit, timeout: o.timeout };
+  if (o.run !== undefined) {
+    if (explicit.datasets !== undefined) {
+      throw new OptionError(`--run ${o.run} decides the dataset; leave out --datasets`);
+    }
+    const config = readRunConfig(userPath(o.run), '--run');
+    const task = String(config.task);
+    if (!dataSciApp.tasks.includes(task)) {
+      throw new OptionError(
+        `--run ${o.run}: its config.json names no DataSciCoding dataset (task ${task})`,
+      );
+    }
+    let spec: DatasetSpec;
+    if (task === 'csv') {
+      if (o.csv !== undefined) {
+        spec = commandDatasetSpec('csv', o);
+        const mismatch = runDatasetMismatch(config, 'csv', spec);
+        if (mismatch) throw new OptionError(`--run ${o.run}: ${mismatch}`);
+      } else {
+        if (CSV_OPTIONS.some((k) => explicit[k] !== undefined)) {
+          throw new OptionError(
+            `--run ${o.run}: give --csv FILE with ${CSV_OPTIONS.filter(
+              (k) => explicit[k] !== undefined,
+            )
+              .map((k) => `--${kebab(k)}`)
+              .join(', ')} (or leave them out to take the run's)`,
+          );
+        }
+        spec = commandDatasetSpec('csv', config);
+      }
+    } else {
+      if (o.csv !== undefined || CSV_OPTIONS.some((k) => explicit[k] !== undefined)) {
+        throw new OptionError(
+          `--run ${o.run} trained on --dataset ${task}: --csv and its options go with a run of --dataset csv`,
+        );
+      }
+      spec = datasetOf(task);
+    }
+    const theirs: PriorScoring = {
+      scoring: scoringOf(config),
+      timeLimit: timeLimitOf(config),
+      timeout: typeof config.timeout === 'number' ? config.timeout : undefined,
+    };
+    for (const [key, flag] of [
+      ['scoring', '--scoring'],
+      ['timeLimit', '--time-limit'],
+      ['timeout', '--timeout'],
+    ] as const) {
+      if (explicit[key] !== undefined && own[key] !== theirs[key]) {
+        throw new OptionError(
+          `${flag} ${String(own[key])}: --run ${o.run} scored its programs with ${flag} ${theirs[key] ?? '(unset: the default)'}; leave ${flag} out to score as it did`,
+        );
+      }
+    }
+    const name = task === 'csv' ? basename((spec as { csv: string }).csv) : task;
+    return { datasets: [{ name, task, spec }], scoring: theirs };
+  }
+  const datasets: PriorDataset[] = [];
+  const listed = o.csv !== undefined && explicit.datasets === undefined ? [] : o.datasets;
+  for (const d of listed) {
+    if (d === 'csv') {
+      datasets.push({ name: 'plant_health.csv', task: 'csv', spec: PLANT_HEALTH });
+      continue;
+    }
+    if (!dataSciApp.tasks.includes(d)) {
+      throw new OptionError(
+        `--datasets: unknown dataset ${d}; choose from ${dataSciApp.tasks.join(', ')}`,
+      );
+    }
+    datasets.push({ name: d, task: d, spec: datasetOf(d) });
+  }
+  if (o.csv !== undefined) {
+    const spec = commandDatasetSpec('csv', o);
+    const name = basename((spec as { csv: string }).csv);
+    if (datasets.some((d) => d.name === name)) {
+      throw new OptionError(
+        `--csv ${o.csv}: its name ${name} is taken by the bundled table of --datasets csv; rename the file or leave csv out of --datasets`,
+      );
+    }
+    datasets.push({ name, task: 'csv', spec });
+  } else if (CSV_OPTIONS.some((k) => explicit[k] !== undefined)) {
+    throw new OptionError('--target, --holdout, --holdout-seed and --max-rows go with --csv FILE');
+  }
+  if (datasets.length === 0) throw new OptionError('no dataset: give --datasets, --csv or --run');
+  return { datasets, scoring: own };
+}
+
 async function main(argv: readonly string[]): Promise<void> {
   const parsed = await parseArgsWithConfig(argv, schema);
   if (parsed.help) {
@@ -149,16 +338,11 @@ async function main(argv: readonly string[]): Promise<void> {
     return;
   }
   const o = resolveOptions(schema, parsed.explicit, { sources: parsed.sources });
-  const specs: { name: string; spec: DatasetSpec }[] = o.datasets.map((d) => {
-    if (d === 'csv') return { name: 'plant_health.csv', spec: PLANT_HEALTH };
-    if (!dataSciApp.tasks.includes(d)) {
-      throw new OptionError(
-        `--datasets: unknown dataset ${d}; choose from ${dataSciApp.tasks.join(', ')}`,
-      );
-    }
-    return { name: d, spec: datasetOf(d) };
-  });
-  const limits = sandboxLimits(o.timeout);
+  const plan = priorPlan(o as PriorOptions, parsed.explicit);
+  const specs = plan.datasets;
+  const { scoring, timeLimit } = plan.scoring;
+  const cache = scoreCacheOf(o.scoreCache, scoring);
+  const limits = sandboxLimits(plan.scoring.timeout, timeLimit);
   const agent = await createLmAgent({
     model: resolveModelPath(o.model),
     backend: 'auto',
@@ -174,8 +358,19 @@ async function main(argv: readonly string[]): Promise<void> {
   const rng = createRng(o.seed);
   const summaries: PriorSummary[] = [];
   const all: Record<string, PriorProgram[]> = {};
-  for (const { name, spec } of specs) {
-    const data = await loadDataset(spec);
+  const records: Record<string, PriorDatasetRecord> = {};
+  for (const { name, task, spec } of specs) {
+    let data: Awaited<ReturnType<typeof loadDataset>>;
+    try {
+      data = await loadDataset(spec);
+    } catch (err) {
+      const why = (err as Error).name;
+      if (why === 'DatasetError' || why === 'DataSciOptionError') {
+        throw new OptionError((err as Error).message);
+      }
+      throw err;
+    }
+    records[name] = priorDatasetRecord(task, spec, data);
     // The observation a training episode starts with (the env's reset).
     const prompt = infillPrompt(initialPrompt({ title: data.title, n: data.n, d: data.d }));
     const ids = await policy.encodePrompt(prompt);
@@ -198,7 +393,12 @@ async function main(argv: readonly string[]): Promise<void> {
       );
       for (const g of batch) {
         pending.push(
-          evaluateProgram(data, g.text, limits ? { limits } : {}).then((e) => {
+          evaluateProgram(data, g.text, {
+            scoring,
+            timeLimit,
+            ...(cache ? { cache } : {}),
+            ...(limits ? { limits } : {}),
+          }).then((e) => {
             bar.update(++scored);
             return {
               body: g.text,
@@ -219,7 +419,16 @@ async function main(argv: readonly string[]): Promise<void> {
   agent.dispose();
   process.stdout.write(`${priorTable(summaries)}\n`);
   if (o.out) {
-    writeJsonAtomicSync(o.out, { options: o, summaries, programs: all });
+    // The rule and clock the rewards were scored by, and each dataset's record (its options,
+    // shape and data digest), which npm run heldout checks its own dataset against.
+    writeJsonAtomicSync(userPath(o.out), {
+      options: o,
+      scoring,
+      timeLimit,
+      datasets: records,
+      summaries,
+      programs: all,
+    });
   }
   await releaseBackend();
 }

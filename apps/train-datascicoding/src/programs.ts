@@ -1,5 +1,6 @@
 // What a DataSciCoding run keeps about the programs it wrote, beside the usual run files:
-//   programs.jsonl      every sampled program: iteration, env step, reward, whether it ran, body
+//   programs.jsonl      every sampled program: iteration, env step, reward, whether it ran, body,
+//                       why it failed (reason), its attempt
 //   best.json           the best program so far (reward, iteration, env step, body)
 //   code-evolution.html each program that raised the best reward, its reward and its diff from
 //                       the previous best (the ETPO paper's code-evolution figure, as a page)
@@ -19,6 +20,11 @@ export interface ProgramRow {
   /** Whether it ran and was scored (reward above the failure reward). */
   ran: boolean;
   body: string;
+  /**
+   * Why a program that did not run failed (`syntax`, `exception`, `timeout`, …: the env's
+   * `info.reason`); absent for a program that ran, and in rows written before runs recorded it.
+   */
+  reason?: string;
   /**
    * Which attempt of its episode it was (1: the episode's first prompt; 2 to 5: fix-it turns
    * after a failure), as the run recorded it from its rollouts' layout; absent in rows written
@@ -211,7 +217,7 @@ export function recordPrograms(
   runDir: string,
   title: string,
   iteration: number,
-  programs: readonly { reward: number; body: string; envStep: number }[],
+  programs: readonly { reward: number; body: string; envStep: number; reason?: string }[],
   o: {
     /** The failure reward (a program above it ran). */
     failureReward?: number;
@@ -234,6 +240,7 @@ export function recordPrograms(
       reward: p.reward,
       ran: p.reward > failureReward,
       body: p.body,
+      ...(p.reason !== undefined && p.reward <= failureReward ? { reason: p.reason } : {}),
     });
   }
   if (o.layoutEnvs !== undefined) {

@@ -17,6 +17,8 @@ import { datasetOf, NAMED_DATASETS } from '../src/spec.js';
 
 const app = 'apps/train-datascicoding/src/heldout.ts';
 const h = trainingHarness({ app: 'apps/train-datascicoding/src/main.ts' });
+// Scores kept between commands go to the harness's folder, not to the home folder.
+process.env.POAD_CACHE_DIR = h.runs;
 
 /** E[max] of k draws without replacement by listing every k-subset (for small vectors). */
 function bruteBestOfK(values: readonly number[], k: number): number {

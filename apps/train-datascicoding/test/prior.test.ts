@@ -7,6 +7,8 @@ import { type PriorProgram, priorTable, summarise } from '../src/prior.js';
 import { chosenEstimator } from '../src/programs.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'poad-prior-'));
+// Scores kept between commands go here, not to the home folder.
+process.env.POAD_CACHE_DIR = join(dir, 'cache');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const app = 'apps/train-datascicoding/src/prior.ts';
 

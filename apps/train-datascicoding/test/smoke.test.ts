@@ -40,6 +40,8 @@ describe('npm run train:datascicoding', () => {
     // The code model writes scikit-learn code; its programs mostly run (reward = ROC AUC).
     expect(programs.every((p) => /sklearn/.test(p.body))).toBe(true);
     expect(programs.some((p) => p.ran && p.reward > 0.5)).toBe(true);
+    // A program that failed says why (the env's reason), one that ran has none.
+    for (const p of programs) expect(typeof p.reason === 'string').toBe(!p.ran);
     const best = JSON.parse(readFileSync(join(dir, 'best.json'), 'utf8'));
     expect(best.reward).toBe(Math.max(...programs.map((p) => p.reward)));
     expect(readFileSync(join(dir, 'code-evolution.html'), 'utf8')).toContain('<section>');
@@ -47,6 +49,8 @@ describe('npm run train:datascicoding', () => {
     const row = JSON.parse(readFileSync(join(dir, 'metrics.jsonl'), 'utf8').trim());
     expect(row.programsRun).toBe(programs.filter((p) => p.ran).length / 4);
     expect(row.bestReward).toBe(best.reward);
+    // Programs stopped at the wall-clock limit, the one outcome a repeat of the run can change.
+    expect(row.timeouts).toBe(programs.filter((p) => p.reason === 'timeout').length);
     const b = await h.run(['--resume', join(runs, 'ds'), '--max-iterations', '2', '--quiet']);
     expect(b.code, b.out).toBe(0);
     expect(existsSync(join(runs, 'ds', 'checkpoints', 'iter-00000002'))).toBe(true);

@@ -17,6 +17,8 @@ describe('--timeout', () => {
     expect(sandboxLimits(undefined)).toBeUndefined();
     expect(sandboxLimits(60)).toEqual({ timeoutMs: 60_000, cpuSeconds: 120 });
     expect(sandboxLimits(10)).toEqual({ timeoutMs: 10_000, cpuSeconds: DEFAULT_LIMITS.cpuSeconds });
+    // Under the CPU clock: the program's CPU seconds, with a wall-clock backstop of 10 times them.
+    expect(sandboxLimits(10, 'cpu')).toEqual({ cpuSeconds: 10, timeoutMs: 100_000 });
     for (const bad of [0, -5, 2.5, 'ten']) {
       expect(() => sandboxLimits(bad)).toThrow(OptionError);
       expect(() => sandboxLimits(bad)).toThrow(/--timeout/);
@@ -47,5 +49,32 @@ describe('--timeout', () => {
     const schema = dataSciApp.extraOptions ?? {};
     expect(schema.timeout).toMatchObject({ type: 'integer', optional: true, min: 1 });
     expect(String((schema.timeout as { description: string }).description)).toContain('default 30');
+    // The clock and the seeding rule are env options, so a run's config.json records them.
+    expect(schema.timeLimit).toMatchObject({
+      type: 'enum',
+      choices: ['wall', 'cpu'],
+      default: 'wall',
+    });
+    expect(schema.scoring).toMatchObject({
+      type: 'enum',
+      choices: ['seeded-v1', 'os-seeded'],
+      default: 'seeded-v1',
+    });
   });
+
+  it('--time-limit cpu reaches the sandbox: waiting is free, the CPU limit stops a busy program', async () => {
+    const env = dataSciApp.makeEnv('iris', { timeout: 1, timeLimit: 'cpu' });
+    try {
+      await env.reset({ seed: 1 });
+      // 2 s of sleep in all, which the 1 s wall-clock limit stops (above).
+      const slept = await env.step(SLOW);
+      expect(slept.info.reason ?? null).toBeNull();
+      expect(slept.reward).toBeGreaterThan(0.9);
+      await env.reset({ seed: 1 });
+      const busy = await env.step(['import time', '    while True:', '        pass'].join('\n'));
+      expect(busy.info).toMatchObject({ reason: 'cpu-limit' });
+    } finally {
+      await env.close();
+    }
+  }, 60_000);
 });
