@@ -1,4 +1,5 @@
 import { build } from 'esbuild';
+import { expect } from 'vitest';
 
 /**
  * Bundles `entry` (a source file) as a browser would get it: esbuild with `platform: 'browser'`
@@ -27,4 +28,15 @@ export async function bundleForBrowser(
     if (!errors) throw e;
     return { errors: errors.map((x) => x.text), code: '' };
   }
+}
+
+/**
+ * Bundles `entry` for a browser as {@link bundleForBrowser} does and expects it to bundle, with
+ * no import of a Node built-in left in it; returns the bundle's text.
+ */
+export async function expectBrowserBundle(entry: string, external: string[] = []): Promise<string> {
+  const { errors, code } = await bundleForBrowser(entry, external);
+  expect(errors).toEqual([]);
+  expect(code).not.toMatch(/from ["'](node:)?(fs|path|os|child_process)(\/promises)?["']/);
+  return code;
 }

@@ -1,6 +1,9 @@
-export { bundleForBrowser } from './browser-bundle.js';
+export { bundleForBrowser, expectBrowserBundle } from './browser-bundle.js';
 export type { FakeFile, FakeHub, FakeRepo, LoggedRequest } from './fake-hub.js';
 export { startFakeHub } from './fake-hub.js';
+export type { GpuForTests } from './gpu.js';
+export { expectGpuUnderCi, startWebGpuForTests } from './gpu.js';
+export { logProbStatsGradientF64 } from './log-prob-stats.js';
 export { publicNames } from './public-names.js';
 export {
   checkPublished,
