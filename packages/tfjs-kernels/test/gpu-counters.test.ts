@@ -3,8 +3,9 @@
  * phase, counted at the device. Runs where Dawn finds an adapter (lavapipe will do: the counts do
  * not depend on the GPU); under CI it must find one, so a missing adapter fails.
  */
+import { expectGpuUnderCi, startWebGpuForTests } from '@poad/dev-kit';
 import * as tf from '@tensorflow/tfjs-core';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   gpuCounters,
   gpuCountersSince,
@@ -40,21 +41,11 @@ await initBackend('cpu');
 tf.dispose(tf.add(tf.ones([64, 64]), 1));
 const onCpu = gpuCounters();
 
-const gpu = await initBackend('webgpu', { allowSoftwareAdapter: true }).then(
-  () => ({ ok: true as const }),
-  (e: Error) => ({ ok: false as const, reason: e.message }),
-);
-
-afterAll(async () => {
-  await releaseBackend();
-});
+const gpu = await startWebGpuForTests(initBackend, releaseBackend);
 
 describe('GPU counters on webgpu', () => {
   it('run where CI provides a software Vulkan (no silent skip)', () => {
-    if (!gpu.ok) {
-      expect(process.env.CI, `no WebGPU adapter under CI: ${gpu.reason}`).toBeFalsy();
-      console.warn(`GPU counter tests not run: ${gpu.reason}`);
-    }
+    expectGpuUnderCi(gpu, 'GPU counter tests');
   });
 
   // 64 × 64 floats: above TF.js's hand-off size, so the ops run on the GPU, not on the CPU copy.

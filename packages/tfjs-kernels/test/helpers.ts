@@ -1,20 +1,13 @@
+import { mulberry32 } from '@poad/dev-kit';
 import * as tf from '@tensorflow/tfjs-core';
 import { expect } from 'vitest';
 
 /** A seeded stream of floats in [0, 1) (mulberry32), for test inputs. */
 export class TestRng {
-  private state: number;
+  readonly next: () => number;
 
   constructor(seed: number) {
-    this.state = Math.floor(seed) >>> 0;
-  }
-
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    this.next = mulberry32(Math.floor(seed));
   }
 
   uniform(lo: number, hi: number): number {

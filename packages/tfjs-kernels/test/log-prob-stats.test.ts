@@ -1,3 +1,4 @@
+import { logProbStatsGradientF64 } from '@poad/dev-kit';
 import * as tf from '@tensorflow/tfjs-core';
 import fc from 'fast-check';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -16,53 +17,6 @@ beforeAll(async () => {
   await tf.setBackend('cpu');
   registerGradients();
 });
-
-/** f(z) = Σ_r wl[r]·log p_r(t_r) + wh[r]·H_r, in float64, straight from the definition. */
-function objectiveF64(
-  z: Float64Array,
-  rows: number,
-  cols: number,
-  targets: Int32Array,
-  wl: Float32Array,
-  wh: Float32Array,
-): number {
-  let f = 0;
-  for (let r = 0; r < rows; r++) {
-    const row = z.subarray(r * cols, (r + 1) * cols);
-    const m = Math.max(...row);
-    let s = 0;
-    for (const x of row) s += Math.exp(x - m);
-    const lse = m + Math.log(s);
-    let h = 0;
-    for (const x of row) h -= Math.exp(x - lse) * (x - lse);
-    f += (wl[r] as number) * ((row[targets[r] as number] as number) - lse) + (wh[r] as number) * h;
-  }
-  return f;
-}
-
-/** The gradient of `objectiveF64` by central differences (float64, step 1e-6). */
-function numericGradient(
-  z: Float32Array,
-  rows: number,
-  cols: number,
-  targets: Int32Array,
-  wl: Float32Array,
-  wh: Float32Array,
-): Float64Array {
-  const at = Float64Array.from(z);
-  const g = new Float64Array(z.length);
-  const eps = 1e-6;
-  for (let i = 0; i < z.length; i++) {
-    const x = at[i] as number;
-    at[i] = x + eps;
-    const plus = objectiveF64(at, rows, cols, targets, wl, wh);
-    at[i] = x - eps;
-    const minus = objectiveF64(at, rows, cols, targets, wl, wh);
-    at[i] = x;
-    g[i] = (plus - minus) / (2 * eps);
-  }
-  return g;
-}
 
 /** tf.grad of Σ wl·logProbs + wh·entropies through `stats`. */
 function analyticGradient(
@@ -106,6 +60,26 @@ function problem(rows: number, cols: number, seed: number, scale: number) {
   };
 }
 
+/**
+ * Problems of 1 to `maxRows` rows of 2 to `maxCols` logits (tf.oneHot needs a depth of 2 or more)
+ * at a scale of 0.1 to `maxScale`, with their sizes.
+ */
+function problemArb(maxRows: number, maxCols: number, maxScale: number) {
+  return fc
+    .tuple(
+      fc.integer({ min: 1, max: maxRows }),
+      fc.integer({ min: 2, max: maxCols }),
+      fc.double({ min: 0.1, max: maxScale, noNaN: true }),
+      fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+    )
+    .map(([rows, cols, scale, seed]) => ({
+      rows,
+      cols,
+      scale,
+      ...problem(rows, cols, seed, scale),
+    }));
+}
+
 describe('logProbStats (fused log-prob + entropy)', () => {
   it('values match logSoftmax, gradients match finite differences', () => {
     fc.assert(
@@ -142,19 +116,12 @@ describe('logProbStats (fused log-prob + entropy)', () => {
 
   it('the written-out gradient equals float64 central differences of the definition', () => {
     fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 4 }),
-        fc.integer({ min: 2, max: 40 }),
-        fc.double({ min: 0.1, max: 8, noNaN: true }),
-        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
-        (rows, cols, scale, seed) => {
-          const { z, targets, wl, wh } = problem(rows, cols, seed, scale);
-          const analytic = analyticGradient(logProbStats, z, rows, cols, targets, wl, wh);
-          const numeric = numericGradient(z, rows, cols, targets, wl, wh);
-          // Float32 forward and backward against a float64 reference: a few ulps of the logits.
-          expect(maxAbsDiff(analytic, numeric)).toBeLessThan(2e-5 * (1 + scale));
-        },
-      ),
+      fc.property(problemArb(4, 40, 8), ({ rows, cols, scale, z, targets, wl, wh }) => {
+        const analytic = analyticGradient(logProbStats, z, rows, cols, targets, wl, wh);
+        const numeric = logProbStatsGradientF64(z, rows, cols, targets, wl, wh);
+        // Float32 forward and backward against a float64 reference: a few ulps of the logits.
+        expect(maxAbsDiff(analytic, numeric)).toBeLessThan(2e-5 * (1 + scale));
+      }),
       { numRuns: 60, seed: 31 },
     );
   });
@@ -166,28 +133,20 @@ describe('logProbStats (fused log-prob + entropy)', () => {
       try {
         const before = tf.memory().numTensors;
         fc.assert(
-          fc.property(
-            fc.integer({ min: 1, max: 6 }),
-            // (tf.oneHot needs a depth of 2 or more.)
-            fc.integer({ min: 2, max: 300 }),
-            fc.double({ min: 0.1, max: 30, noNaN: true }),
-            fc.integer({ min: 0, max: 2 ** 31 - 1 }),
-            (rows, cols, scale, seed) => {
-              const { z, targets, wl, wh } = problem(rows, cols, seed, scale);
-              const [lp, h, lpRef, hRef] = tf.tidy(() => {
-                const x = tf.tensor2d(z, [rows, cols]);
-                const s = logProbStats(x, targets);
-                const r = viaLogSoftmax(x, targets);
-                return [s.logProbs, s.entropies, r.logProbs, r.entropies].map((t) => t.dataSync());
-              }) as Float32Array[];
-              const tol = 1e-5 * (1 + scale);
-              expect(maxAbsDiff(lp as Float32Array, lpRef as Float32Array)).toBeLessThan(tol);
-              expect(maxAbsDiff(h as Float32Array, hRef as Float32Array)).toBeLessThan(tol);
-              const g = analyticGradient(logProbStats, z, rows, cols, targets, wl, wh);
-              const gRef = analyticGradient(viaLogSoftmax, z, rows, cols, targets, wl, wh);
-              expect(maxAbsDiff(g, gRef)).toBeLessThan(tol);
-            },
-          ),
+          fc.property(problemArb(6, 300, 30), ({ rows, cols, scale, z, targets, wl, wh }) => {
+            const [lp, h, lpRef, hRef] = tf.tidy(() => {
+              const x = tf.tensor2d(z, [rows, cols]);
+              const s = logProbStats(x, targets);
+              const r = viaLogSoftmax(x, targets);
+              return [s.logProbs, s.entropies, r.logProbs, r.entropies].map((t) => t.dataSync());
+            }) as Float32Array[];
+            const tol = 1e-5 * (1 + scale);
+            expect(maxAbsDiff(lp as Float32Array, lpRef as Float32Array)).toBeLessThan(tol);
+            expect(maxAbsDiff(h as Float32Array, hRef as Float32Array)).toBeLessThan(tol);
+            const g = analyticGradient(logProbStats, z, rows, cols, targets, wl, wh);
+            const gRef = analyticGradient(viaLogSoftmax, z, rows, cols, targets, wl, wh);
+            expect(maxAbsDiff(g, gRef)).toBeLessThan(tol);
+          }),
           { numRuns: 60, seed: 32 },
         );
         expect(tf.memory().numTensors).toBe(before);

@@ -4,8 +4,9 @@
  * program, checked against the same arithmetic in float64 on the host. Runs where Dawn finds an
  * adapter (lavapipe will do); under CI it must find one, so a missing adapter fails.
  */
+import { expectGpuUnderCi, startWebGpuForTests } from '@poad/dev-kit';
 import * as tf from '@tensorflow/tfjs-core';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   gpuCounters,
   gpuCountersSince,
@@ -16,14 +17,7 @@ import {
 } from '../src/index.js';
 import { maxAbsDiff, randomValues } from './helpers.js';
 
-const gpu = await initBackend('webgpu', { allowSoftwareAdapter: true }).then(
-  () => ({ ok: true as const }),
-  (e: Error) => ({ ok: false as const, reason: e.message }),
-);
-
-afterAll(async () => {
-  await releaseBackend();
-});
+const gpu = await startWebGpuForTests(initBackend, releaseBackend);
 
 const run = (name: string, inputs: object, attrs: object = {}) =>
   tf.engine().runKernel(name, inputs as tf.NamedTensorMap, attrs as tf.NamedAttrMap);
@@ -38,10 +32,7 @@ async function counted<T>(f: () => T): Promise<{ value: T; programs: number; rea
 
 describe('multi-tensor kernels on webgpu', () => {
   it('run where CI provides a software Vulkan (no silent skip)', () => {
-    if (!gpu.ok) {
-      expect(process.env.CI, `no WebGPU adapter under CI: ${gpu.reason}`).toBeFalsy();
-      console.warn(`multi-tensor kernel tests not run: ${gpu.reason}`);
-    }
+    expectGpuUnderCi(gpu, 'multi-tensor kernel tests');
   });
 
   const shapes = [[3, 5], [7], [2, 2, 2], [1], [40, 33]];

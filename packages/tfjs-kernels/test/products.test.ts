@@ -3,8 +3,9 @@
  * webgpu (lavapipe under CI) that `frozenProduct` runs what the plan says for the product and for
  * its input gradient, with TF.js's values, and that `tuneProducts` measures every form.
  */
+import { startWebGpuForTests } from '@poad/dev-kit';
 import * as tf from '@tensorflow/tfjs-core';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   describeProductPlan,
   frozenProduct,
@@ -99,14 +100,7 @@ describe('parseProductPlan', () => {
   });
 });
 
-const gpu = await initBackend('webgpu', { allowSoftwareAdapter: true }).then(
-  () => ({ ok: true as const }),
-  (e: Error) => ({ ok: false as const, reason: e.message }),
-);
-
-afterAll(async () => {
-  await releaseBackend();
-});
+const gpu = await startWebGpuForTests(initBackend, releaseBackend);
 
 /** The kernels `f` runs, by name, in order. */
 async function kernelsOf(f: () => tf.Tensor | tf.Tensor[]): Promise<string[]> {

@@ -4,8 +4,9 @@
  * (a software one such as lavapipe will do); under CI (which installs lavapipe) it must find one,
  * so a missing adapter fails instead of skipping.
  */
+import { expectGpuUnderCi, startWebGpuForTests } from '@poad/dev-kit';
 import * as tf from '@tensorflow/tfjs-core';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   activeFusedOps,
   GpuDeviceError,
@@ -30,23 +31,11 @@ import { maxAbsDiff } from './helpers.js';
 // A software adapter compiles every shader on first use: seconds per test.
 vi.setConfig({ testTimeout: 120_000 });
 
-const gpu = await initBackend('webgpu', { allowSoftwareAdapter: true }).then(
-  (info) => ({ ok: true as const, info }),
-  (e: Error) => ({ ok: false as const, reason: e.message }),
-);
-
-afterAll(async () => {
-  await releaseBackend();
-});
+const gpu = await startWebGpuForTests(initBackend, releaseBackend);
 
 describe('webgpu backend', () => {
   it('is available where CI provides a software Vulkan (no silent fallback)', () => {
-    if (!gpu.ok) {
-      // Outside CI a machine without Vulkan skips the tests below; CI must run them.
-      expect(process.env.CI, `no WebGPU adapter under CI: ${gpu.reason}`).toBeFalsy();
-      console.warn(`webgpu tests not run: ${gpu.reason}`);
-      return;
-    }
+    if (!expectGpuUnderCi(gpu, 'webgpu tests')) return;
     expect(gpu.info.backend).toBe('webgpu');
     expect(tf.getBackend()).toBe('webgpu');
     expect(gpu.info.adapter?.limits.maxStorageBufferBindingSize).toBeGreaterThan(0);

@@ -155,19 +155,44 @@ function overKeyTiles(wg: number, withV: boolean, body: string): string {
         }`;
 }
 
-/** Forward: out [batch·seq, heads·hd]. */
-export function attentionForwardProgram(d: AttentionDims): GpuProgram {
+/**
+ * A query-side program: one invocation per query row of each (batch, head), over shared tiles of
+ * keys (and values with `withV`). `body` gets the WGSL loop over the tiles a row sees
+ * ({@link overKeyTiles}) and the tile's row count.
+ */
+function queryRowProgram(
+  key: string,
+  variableNames: string[],
+  outputShape: number[],
+  d: AttentionDims,
+  withV: boolean,
+  body: (overTiles: (tileBody: string) => string, bk: number) => string,
+): GpuProgram {
   const wg = rowsPerGroup(d.seq);
   const bk = tileRows(d.hd, 0);
-  return program(
+  const overTiles = (tileBody: string) => overKeyTiles(wg, withV, tileBody);
+  const declarations = keyTileDecls(bk, d.hd, withV);
+  return program(key, variableNames, outputShape, d, wg, false, declarations, body(overTiles, bk));
+}
+
+/** WGSL: column c of this invocation's row of a [batch·seq, heads·hd] result is `value`. */
+function storeQueryRow(value: string): string {
+  return `if (row < S) {
+          for (var c = 0; c < HD; c = c + 1) {
+            result[(b * S + row) * QW + head * HD + c] = ${value};
+          }
+        }`;
+}
+
+/** Forward: out [batch·seq, heads·hd]. */
+export function attentionForwardProgram(d: AttentionDims): GpuProgram {
+  return queryRowProgram(
     'poad_attn_fwd',
     ['q', 'k', 'v', 'mask'],
     [d.batch * d.seq, d.heads * d.hd],
     d,
-    wg,
-    false,
-    keyTileDecls(bk, d.hd, true),
-    `
+    true,
+    (overTiles, bk) => `
         let kvh = head / uniforms.group;
         var qr : array<f32, ${d.hd}>;
         var acc : array<f32, ${d.hd}>;
@@ -178,9 +203,7 @@ export function attentionForwardProgram(d: AttentionDims): GpuProgram {
         var m = -3.402823e+38;
         var l = 0.0;
         var s : array<f32, ${bk}>;
-        ${overKeyTiles(
-          wg,
-          true,
+        ${overTiles(
           `var tmax = -3.402823e+38;
           for (var jj = 0; jj < n; jj = jj + 1) {
             var dot = 0.0;
@@ -201,11 +224,7 @@ export function attentionForwardProgram(d: AttentionDims): GpuProgram {
             m = mNew;
           }`,
         )}
-        if (row < S) {
-          for (var c = 0; c < HD; c = c + 1) {
-            result[(b * S + row) * QW + head * HD + c] = acc[c] / l;
-          }
-        }`,
+        ${storeQueryRow('acc[c] / l')}`,
   );
 }
 
@@ -214,17 +233,13 @@ export function attentionForwardProgram(d: AttentionDims): GpuProgram {
  * D = dO_i · out_i for every query row.
  */
 export function attentionStatsProgram(d: AttentionDims): GpuProgram {
-  const wg = rowsPerGroup(d.seq);
-  const bk = tileRows(d.hd, 0);
-  return program(
+  return queryRowProgram(
     'poad_attn_stats',
     ['q', 'k', 'mask', 'o', 'dy'],
     [d.batch, d.heads, d.seq, 2],
     d,
-    wg,
     false,
-    keyTileDecls(bk, d.hd, false),
-    `
+    (overTiles) => `
         let kvh = head / uniforms.group;
         var qr : array<f32, ${d.hd}>;
         var dd = 0.0;
@@ -235,9 +250,7 @@ export function attentionStatsProgram(d: AttentionDims): GpuProgram {
         }
         var m = -3.402823e+38;
         var l = 0.0;
-        ${overKeyTiles(
-          wg,
-          false,
+        ${overTiles(
           `for (var jj = 0; jj < n; jj = jj + 1) {
             var dot = 0.0;
             for (var c = 0; c < HD; c = c + 1) { dot = dot + qr[c] * kt[jj * HD + c]; }
@@ -257,17 +270,13 @@ export function attentionStatsProgram(d: AttentionDims): GpuProgram {
 
 /** dq [batch·seq, heads·hd]. */
 export function attentionGradQProgram(d: AttentionDims): GpuProgram {
-  const wg = rowsPerGroup(d.seq);
-  const bk = tileRows(d.hd, 0);
-  return program(
+  return queryRowProgram(
     'poad_attn_dq',
     ['q', 'k', 'v', 'mask', 'stats', 'dy'],
     [d.batch * d.seq, d.heads * d.hd],
     d,
-    wg,
-    false,
-    keyTileDecls(bk, d.hd, true),
-    `
+    true,
+    (overTiles) => `
         let kvh = head / uniforms.group;
         var qr : array<f32, ${d.hd}>;
         var gr : array<f32, ${d.hd}>;
@@ -281,9 +290,7 @@ export function attentionGradQProgram(d: AttentionDims): GpuProgram {
         let st = ((b * uniforms.heads + head) * S + r) * 2;
         let L = stats[st];
         let D = stats[st + 1];
-        ${overKeyTiles(
-          wg,
-          true,
+        ${overTiles(
           `for (var jj = 0; jj < n; jj = jj + 1) {
             var dot = 0.0;
             var dp = 0.0;
@@ -296,11 +303,7 @@ export function attentionGradQProgram(d: AttentionDims): GpuProgram {
             for (var c = 0; c < HD; c = c + 1) { acc[c] = acc[c] + ds * kt[jj * HD + c]; }
           }`,
         )}
-        if (row < S) {
-          for (var c = 0; c < HD; c = c + 1) {
-            result[(b * S + row) * QW + head * HD + c] = acc[c] * uniforms.scale;
-          }
-        }`,
+        ${storeQueryRow('acc[c] * uniforms.scale')}`,
   );
 }
 

@@ -54,14 +54,8 @@ import { subgroupSize } from './subgroups.js';
  * and the rotary embedding in `@poad/lora-model`); tests compare both.
  */
 
-interface WebGpuBackendLike {
-  runWebGPUProgram(
-    program: GpuProgram,
-    inputs: tf.TensorInfo[],
-    dtype: tf.DataType,
-    uniforms?: Array<{ type: string; data: number[] }>,
-  ): tf.TensorInfo;
-}
+/** What the fused ops use of the webgpu backend. */
+type WebGpuBackendLike = Pick<Backend, 'runWebGPUProgram'>;
 
 /** Names of the kernels this file registers for the webgpu backend. */
 export const GPU_KERNELS = {

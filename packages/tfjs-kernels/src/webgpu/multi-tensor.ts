@@ -258,59 +258,47 @@ export type KernelArgs = {
   attrs?: tf.NamedAttrMap;
 };
 
+/**
+ * A fused optimiser step over flat tensors: the `state` inputs (p, g, then the moments) and the
+ * norm [1] run through `program` with the uniforms L, maxNorm, β1, 1 − β1, β2, 1 − β2, decay and
+ * the `rest` of the attributes; the result is cut into p' and the moments'.
+ */
+function optimiserStep(
+  name: string,
+  { inputs, backend, attrs }: KernelArgs,
+  state: string[],
+  program: (length: number) => GpuProgram,
+  rest: (a: Record<string, number>) => number[],
+): tf.TensorInfo[] {
+  const xs = state.map((key) => inputs[key]!);
+  const L = sizeOf(xs[0]!.shape);
+  checkFlat(name, xs, L);
+  const a = attrs as Record<string, number>;
+  const shared = [a.maxNorm!, a.beta1!, 1 - a.beta1!, a.beta2!, 1 - a.beta2!, a.decay!];
+  const uniforms = [i32([L]), ...[...shared, ...rest(a)].map((x) => f32([x]))];
+  return runAndSplit(
+    backend as Backend,
+    program(L),
+    [...xs, inputs.norm!],
+    uniforms,
+    xs.length - 1,
+    L,
+  );
+}
+
 const KERNELS: Record<string, (args: KernelArgs) => tf.TensorInfo | tf.TensorInfo[]> = {
   [MULTI_TENSOR_KERNELS.pack]: ({ inputs, backend }) =>
     pack(backend as Backend, Object.values(inputs) as tf.TensorInfo[]),
   [MULTI_TENSOR_KERNELS.unpack]: ({ inputs, backend, attrs }) =>
     unpack(backend as Backend, inputs.flat!, (attrs?.shapes ?? []) as number[][]),
-  [MULTI_TENSOR_KERNELS.adamW]: ({ inputs, backend, attrs }) => {
-    const { p, g, m, v, norm } = inputs as Record<string, tf.TensorInfo>;
-    const L = sizeOf(p!.shape);
-    checkFlat(MULTI_TENSOR_KERNELS.adamW, [p!, g!, m!, v!], L);
-    const a = attrs as Record<string, number>;
-    return runAndSplit(
-      backend as Backend,
-      adamWProgram(L),
-      [p!, g!, m!, v!, norm!],
-      [
-        i32([L]),
-        f32([a.maxNorm!]),
-        f32([a.beta1!]),
-        f32([1 - a.beta1!]),
-        f32([a.beta2!]),
-        f32([1 - a.beta2!]),
-        f32([a.decay!]),
-        f32([a.bc2!]),
-        f32([a.eps!]),
-        f32([a.lrOverBc1!]),
-      ],
-      3,
-      L,
-    );
-  },
-  [MULTI_TENSOR_KERNELS.lion]: ({ inputs, backend, attrs }) => {
-    const { p, g, m, norm } = inputs as Record<string, tf.TensorInfo>;
-    const L = sizeOf(p!.shape);
-    checkFlat(MULTI_TENSOR_KERNELS.lion, [p!, g!, m!], L);
-    const a = attrs as Record<string, number>;
-    return runAndSplit(
-      backend as Backend,
-      lionProgram(L),
-      [p!, g!, m!, norm!],
-      [
-        i32([L]),
-        f32([a.maxNorm!]),
-        f32([a.beta1!]),
-        f32([1 - a.beta1!]),
-        f32([a.beta2!]),
-        f32([1 - a.beta2!]),
-        f32([a.decay!]),
-        f32([a.lr!]),
-      ],
-      2,
-      L,
-    );
-  },
+  [MULTI_TENSOR_KERNELS.adamW]: (args) =>
+    optimiserStep(MULTI_TENSOR_KERNELS.adamW, args, ['p', 'g', 'm', 'v'], adamWProgram, (a) => [
+      a.bc2!,
+      a.eps!,
+      a.lrOverBc1!,
+    ]),
+  [MULTI_TENSOR_KERNELS.lion]: (args) =>
+    optimiserStep(MULTI_TENSOR_KERNELS.lion, args, ['p', 'g', 'm'], lionProgram, (a) => [a.lr!]),
 };
 
 /** Registers a table of kernels for the webgpu backend, skipping names already registered. */

@@ -1,4 +1,4 @@
-import type { GpuProgram } from './programs.js';
+import { elementwise, type GpuProgram } from './programs.js';
 import { isSubgroupSize, SUBGROUP_MARKER, SUBGROUP_PROBE_LANES } from './subgroups.js';
 
 /*
@@ -197,49 +197,30 @@ export function packedMatMulProgram(
 
 /** Rows `ids` of a packed [vocab, cols/2] matrix as float32 [ids, cols] (the embedding lookup). */
 export function packedGatherProgram(rows: number, cols: number, dtype: PackedDtype): GpuProgram {
-  const n = rows * cols;
-  return {
-    variableNames: ['wp', 'ids'],
-    outputShape: [rows, cols],
-    shaderKey: `poad_packed_gather_${dtype}`,
-    dispatchLayout: { x: [0, 1] },
-    dispatch: [Math.ceil(n / 128), 1, 1],
-    workgroupSize: [128, 1, 1],
-    size: true,
-    uniforms: 'cols : i32,',
-    getUserCode: () => `
-      ${unpackFns(dtype)}
-      fn main(index : i32) {
-        if (index < uniforms.size) {
-          let r = index / uniforms.cols;
+  return elementwise(
+    `poad_packed_gather_${dtype}`,
+    ['wp', 'ids'],
+    [rows, cols],
+    `let r = index / uniforms.cols;
           let c = index % uniforms.cols;
           let w = wp[ids[r] * (uniforms.cols / 2) + c / 2];
-          if (c % 2 == 0) { result[index] = unpackLo(w); } else { result[index] = unpackHi(w); }
-        }
-      }`,
-  };
+          if (c % 2 == 0) { result[index] = unpackLo(w); } else { result[index] = unpackHi(w); }`,
+    'cols : i32,',
+    unpackFns(dtype),
+  );
 }
 
 /** A packed [rows, cols/2] matrix unpacked to float32 [rows, cols]. */
 export function unpackProgram(rows: number, cols: number, dtype: PackedDtype): GpuProgram {
-  const n = rows * cols;
-  return {
-    variableNames: ['wp'],
-    outputShape: [rows, cols],
-    shaderKey: `poad_unpack_${dtype}`,
-    dispatchLayout: { x: [0, 1] },
-    dispatch: [Math.ceil(n / 128), 1, 1],
-    workgroupSize: [128, 1, 1],
-    size: true,
-    getUserCode: () => `
-      ${unpackFns(dtype)}
-      fn main(index : i32) {
-        if (index < uniforms.size) {
-          let w = wp[index / 2];
-          if (index % 2 == 0) { result[index] = unpackLo(w); } else { result[index] = unpackHi(w); }
-        }
-      }`,
-  };
+  return elementwise(
+    `poad_unpack_${dtype}`,
+    ['wp'],
+    [rows, cols],
+    `let w = wp[index / 2];
+          if (index % 2 == 0) { result[index] = unpackLo(w); } else { result[index] = unpackHi(w); }`,
+    undefined,
+    unpackFns(dtype),
+  );
 }
 
 /** WGSL of `packPair(lo, hi) -> i32`: two float32 values as one packed word. */
@@ -261,22 +242,14 @@ function packFns(dtype: PackedDtype): string {
  * to even (NaN stays NaN), float16 by WGSL's `pack2x16float`.
  */
 export function packProgram(rows: number, cols: number, dtype: PackedDtype): GpuProgram {
-  const n = (rows * cols) / 2;
-  const pack = packFns(dtype);
-  return {
-    variableNames: ['x'],
-    outputShape: [rows, cols / 2],
-    shaderKey: `poad_pack_${dtype}`,
-    dispatchLayout: { x: [0, 1] },
-    dispatch: [Math.ceil(n / 128), 1, 1],
-    workgroupSize: [128, 1, 1],
-    size: true,
-    getUserCode: () => `
-      ${pack}
-      fn main(index : i32) {
-        if (index < uniforms.size) { result[index] = packPair(x[2 * index], x[2 * index + 1]); }
-      }`,
-  };
+  return elementwise(
+    `poad_pack_${dtype}`,
+    ['x'],
+    [rows, cols / 2],
+    'result[index] = packPair(x[2 * index], x[2 * index + 1]);',
+    undefined,
+    packFns(dtype),
+  );
 }
 
 /**
@@ -286,27 +259,11 @@ export function packProgram(rows: number, cols: number, dtype: PackedDtype): Gpu
  * `seed` (u32 bits as i32), `mean`, `sigma`.
  */
 export function randomPackedProgram(rows: number, cols: number, dtype: PackedDtype): GpuProgram {
-  const n = (rows * cols) / 2;
-  const pack = packFns(dtype);
-  return {
-    variableNames: [],
-    outputShape: [rows, cols / 2],
-    shaderKey: `poad_random_packed_${dtype}`,
-    dispatchLayout: { x: [0, 1] },
-    dispatch: [Math.ceil(n / 128), 1, 1],
-    workgroupSize: [128, 1, 1],
-    size: true,
-    uniforms: 'seed : i32, mean : f32, sigma : f32,',
-    getUserCode: () => `
-      ${pack}
-      fn pcg(v : u32) -> u32 {
-        let state = v * 747796405u + 2891336453u;
-        let word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
-        return (word >> 22u) ^ word;
-      }
-      fn main(index : i32) {
-        if (index < uniforms.size) {
-          let s = pcg(bitcast<u32>(uniforms.seed));
+  return elementwise(
+    `poad_random_packed_${dtype}`,
+    [],
+    [rows, cols / 2],
+    `let s = pcg(bitcast<u32>(uniforms.seed));
           let h1 = pcg(s ^ pcg(2u * u32(index)));
           let h2 = pcg(s ^ pcg(2u * u32(index) + 1u));
           // u1 in (0, 1], u2 in [0, 1): 24 random bits each.
@@ -314,8 +271,13 @@ export function randomPackedProgram(rows: number, cols: number, dtype: PackedDty
           let u2 = f32(h2 >> 8u) / 16777216.0;
           let r = sqrt(-2.0 * log(u1)) * uniforms.sigma;
           let a = 6.283185307179586 * u2;
-          result[index] = packPair(uniforms.mean + r * cos(a), uniforms.mean + r * sin(a));
-        }
+          result[index] = packPair(uniforms.mean + r * cos(a), uniforms.mean + r * sin(a));`,
+    'seed : i32, mean : f32, sigma : f32,',
+    `${packFns(dtype)}
+      fn pcg(v : u32) -> u32 {
+        let state = v * 747796405u + 2891336453u;
+        let word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
+        return (word >> 22u) ^ word;
       }`,
-  };
+  );
 }

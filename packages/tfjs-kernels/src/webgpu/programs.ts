@@ -27,13 +27,17 @@ export interface GpuProgram {
 
 const ELEMENTWISE_WG = 128;
 
-/** An elementwise program: `body` runs once per output element, with `index` in range. */
+/**
+ * An elementwise program: `body` runs once per output element, with `index` in range, after the
+ * WGSL declarations of `prelude` (helper functions).
+ */
 export function elementwise(
   key: string,
   variableNames: string[],
   outputShape: number[],
   body: string,
   uniforms?: string,
+  prelude?: string,
 ): GpuProgram {
   const n = outputShape.reduce((a, b) => a * b, 1);
   return {
@@ -45,7 +49,12 @@ export function elementwise(
     workgroupSize: [ELEMENTWISE_WG, 1, 1],
     size: true,
     ...(uniforms ? { uniforms } : {}),
-    getUserCode: () => `
+    getUserCode: () => `${
+      prelude === undefined
+        ? ''
+        : `
+      ${prelude}`
+    }
       fn main(index : i32) {
         if (index < uniforms.size) {
           ${body}

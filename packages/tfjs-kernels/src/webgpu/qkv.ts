@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
+import type { FusedOps } from '../fused.js';
 import {
   type Backend,
   type KernelArgs,
@@ -256,14 +257,7 @@ export function registerQkvKernels(): void {
  * by the rotate-half rotary embedding with per-row tables `cos`/`sin` [rows, hd/2] over heads of
  * hd columns. One program (webgpu); differentiable in y and the updates.
  */
-export function splitQkv(
-  y: tf.Tensor2D,
-  lows: { q?: tf.Tensor2D; k?: tf.Tensor2D; v?: tf.Tensor2D },
-  scale: number,
-  cos: tf.Tensor2D,
-  sin: tf.Tensor2D,
-  widths: { q: number; k: number; v: number },
-): [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D] {
+export const splitQkv: NonNullable<FusedOps['splitQkv']> = (y, lows, scale, cos, sin, widths) => {
   const rows = y.shape[0];
   const half = cos.shape[1];
   if (
@@ -308,4 +302,4 @@ export function splitQkv(
     } as unknown as tf.NamedTensorMap,
     attrs as unknown as tf.NamedAttrMap,
   ) as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D];
-}
+};
