@@ -1,3 +1,4 @@
+import { logProbStatsGradientF64 } from '@poad/dev-kit';
 import * as tf from '@tensorflow/tfjs-core';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -23,46 +24,6 @@ import {
 
 function usedKernels(fn: () => void): Promise<string[]> {
   return tf.profile(fn).then((info) => info.kernels.map((k) => k.name));
-}
-
-/**
- * The gradient of Σ_r wl[r]·log p_r(t_r) + wh[r]·H_r with respect to the logits, by float64
- * central differences of the definition (no TF.js): the oracle of logProbStats' gradients.
- */
-function logProbStatsGradientF64(
-  z: Float32Array,
-  rows: number,
-  cols: number,
-  targets: Int32Array,
-  wl: Float32Array,
-  wh: Float32Array,
-): Float64Array {
-  const f = (x: Float64Array): number => {
-    let sum = 0;
-    for (let r = 0; r < rows; r++) {
-      const row = x.subarray(r * cols, (r + 1) * cols);
-      const m = Math.max(...row);
-      let e = 0;
-      for (const v of row) e += Math.exp(v - m);
-      const lse = m + Math.log(e);
-      let h = 0;
-      for (const v of row) h -= Math.exp(v - lse) * (v - lse);
-      sum += wl[r]! * (row[targets[r]!]! - lse) + wh[r]! * h;
-    }
-    return sum;
-  };
-  const x = Float64Array.from(z);
-  const g = new Float64Array(z.length);
-  for (let i = 0; i < x.length; i++) {
-    const v = x[i]!;
-    x[i] = v + 1e-6;
-    const plus = f(x);
-    x[i] = v - 1e-6;
-    const minus = f(x);
-    x[i] = v;
-    g[i] = (plus - minus) / 2e-6;
-  }
-  return g;
 }
 
 describe('fused ops without native kernels', () => {
