@@ -82,11 +82,25 @@ export function sampleToken(
     return { token: best, samplerLogProb: 0 };
   }
   const k = o.topK && o.topK > 0 ? Math.min(o.topK, n) : n;
-  let idx = topIndices(logits, k);
+  return sampleAmong(logits, topIndices(logits, k), t, o.topP ?? 1, rng);
+}
+
+/**
+ * The draw of {@link sampleToken} once top-k has chosen the candidates `idx` (indices of
+ * `logits`, largest first): temperature `t`, then the smallest prefix of `idx` holding
+ * probability `p` (nucleus), then one draw from `rng`.
+ */
+export function sampleAmong(
+  logits: ArrayLike<number>,
+  candidates: number[],
+  t: number,
+  p: number,
+  rng: SeededRng,
+): { token: number; samplerLogProb: number } {
+  let idx = candidates;
   const max = (logits[idx[0] as number] as number) / t;
   let probs = idx.map((i) => Math.exp((logits[i] as number) / t - max));
   let total = probs.reduce((a, b) => a + b, 0);
-  const p = o.topP ?? 1;
   if (p < 1) {
     let cum = 0;
     let keep = 0;

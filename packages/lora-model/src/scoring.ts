@@ -42,6 +42,14 @@ function validate(
   });
 }
 
+/** Per-token log-probs of each prompt's candidates (result[i][j][k]), one way of computing them. */
+type Scorer = (
+  model: CausalLM,
+  prompts: readonly (readonly number[])[],
+  cands: readonly (readonly (readonly number[])[])[],
+  opts: ScoreOptions,
+) => Promise<number[][][]>;
+
 /** log-softmax of logits rows at `rows`, gathered at `targets`: one number per target. */
 function gatherLogProbs(
   model: CausalLM,
@@ -53,12 +61,7 @@ function gatherLogProbs(
   return targetLogProbs(model.head(h), targets);
 }
 
-async function scoreNaive(
-  model: CausalLM,
-  prompts: readonly (readonly number[])[],
-  cands: readonly (readonly (readonly number[])[])[],
-  opts: ScoreOptions,
-): Promise<number[][][]> {
+const scoreNaive: Scorer = async (model, prompts, cands, opts) => {
   const seqs: number[][] = [];
   const plen: number[] = [];
   prompts.forEach((p, i) => {
@@ -106,14 +109,9 @@ async function scoreNaive(
   let k = 0;
   for (const c of cands) result.push(c.map(() => flatScores[k++] as number[]));
   return result;
-}
+};
 
-async function scoreShared(
-  model: CausalLM,
-  prompts: readonly (readonly number[])[],
-  cands: readonly (readonly (readonly number[])[])[],
-  opts: ScoreOptions,
-): Promise<number[][][]> {
+const scoreShared: Scorer = async (model, prompts, cands, opts) => {
   const adapter = model.useAdapter(opts);
   const nP = prompts.length;
   const pSeq = Math.max(...prompts.map((p) => p.length));
@@ -221,7 +219,7 @@ async function scoreShared(
     }
   }
   return result;
-}
+};
 
 /**
  * Prompts `chunk` of `prompts` and their candidates as packed rows (see
@@ -318,12 +316,7 @@ export const PACKED_SCORING_ROWS = 16_384;
  * Prompts go in chunks of at most {@link PACKED_SCORING_ROWS} rows (a prompt with more runs
  * alone); all chunks are read back at once.
  */
-async function scorePacked(
-  model: CausalLM,
-  prompts: readonly (readonly number[])[],
-  cands: readonly (readonly (readonly number[])[])[],
-  opts: ScoreOptions,
-): Promise<number[][][]> {
+const scorePacked: Scorer = async (model, prompts, cands, opts) => {
   const adapter = model.useAdapter(opts);
   const rowsOf = (i: number) => packedRowCount(prompts[i]!, cands[i] ?? []);
   const chunks: number[][] = [];
@@ -360,7 +353,7 @@ async function scorePacked(
   } finally {
     tf.dispose(outs);
   }
-}
+};
 
 /**
  * Per-token log-probs of each candidate continuing its prompt: result[i][j][k] is

@@ -1,4 +1,11 @@
-import { decodeBfloat16, decodeFloat16, encodeBfloat16, encodeFloat16 } from '@poad/hf-files';
+import {
+  decodeBfloat16,
+  decodeFloat16,
+  encodeBfloat16,
+  encodeFloat16,
+  LORA_MODULES,
+  type LoraModule,
+} from '@poad/hf-files';
 import { type PackedDtype, packedWeightsSupported, randomPackedNormal } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import type { ModelConfig } from './config.js';
@@ -8,25 +15,10 @@ import { SeededRng } from './rng.js';
 import { toVariable } from './variable.js';
 
 /** Names of the projection modules inside one decoder layer, as in Hugging Face checkpoints. */
-export type ModuleName =
-  | 'q_proj'
-  | 'k_proj'
-  | 'v_proj'
-  | 'o_proj'
-  | 'gate_proj'
-  | 'up_proj'
-  | 'down_proj';
+export type ModuleName = LoraModule;
 
 /** Every projection module, in checkpoint order. */
-export const MODULE_NAMES: readonly ModuleName[] = [
-  'q_proj',
-  'k_proj',
-  'v_proj',
-  'o_proj',
-  'gate_proj',
-  'up_proj',
-  'down_proj',
-];
+export const MODULE_NAMES: readonly ModuleName[] = LORA_MODULES;
 
 /** A host-side float32 tensor: the exchange format with the file layer. */
 export interface HostTensor {

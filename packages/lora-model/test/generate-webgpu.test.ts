@@ -5,6 +5,7 @@
  * its GPU work counted at the device. Runs where Dawn finds an adapter (lavapipe will do); under
  * CI it must find one, so a missing adapter fails instead of skipping.
  */
+import { expectGpuUnderCi, startWebGpuForTests } from '@poad/dev-kit';
 import {
   activeFusedOps,
   gpuCounters,
@@ -13,7 +14,7 @@ import {
   releaseBackend,
 } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { type CausalLM, createCausalLM } from '../src/causal-lm.js';
 import type { GenerateBatchOptions, GenerateResult } from '../src/generate.js';
 import { SeededRng } from '../src/rng.js';
@@ -23,21 +24,11 @@ import { maxAbsDiff, tinyConfig } from './helpers.js';
 // A software adapter compiles every shader on first use: seconds per test.
 vi.setConfig({ testTimeout: 300_000 });
 
-const gpu = await initBackend('webgpu', { allowSoftwareAdapter: true }).then(
-  () => ({ ok: true as const }),
-  (e: Error) => ({ ok: false as const, reason: e.message }),
-);
-
-afterAll(async () => {
-  await releaseBackend();
-});
+const gpu = await startWebGpuForTests(initBackend, releaseBackend);
 
 describe('generation on webgpu', () => {
   it('runs where CI provides a software Vulkan (no silent skip)', () => {
-    if (!gpu.ok) {
-      expect(process.env.CI, `no WebGPU adapter under CI: ${gpu.reason}`).toBeFalsy();
-      console.warn(`webgpu generation tests not run: ${gpu.reason}`);
-    }
+    expectGpuUnderCi(gpu, 'webgpu generation tests');
   });
 });
 

@@ -7,6 +7,7 @@
  * found; elsewhere a machine without one skips the counts.
  */
 
+import { expectGpuUnderCi, startWebGpuForTests } from '@poad/dev-kit';
 import { Adam } from '@poad/ppo';
 import {
   gpuCounters,
@@ -16,18 +17,11 @@ import {
   setGpuPhase,
 } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loraStep } from '../bench/lora-step.js';
 import { createCausalLM } from '../src/index.js';
 
-const gpu = await initBackend('webgpu', { allowSoftwareAdapter: true }).then(
-  () => ({ ok: true as const }),
-  (e: Error) => ({ ok: false as const, reason: e.message }),
-);
-
-afterAll(async () => {
-  await releaseBackend();
-});
+const gpu = await startWebGpuForTests(initBackend, releaseBackend);
 
 /**
  * Ceilings, the counts measured on 2026-11-27: lower them when a change removes work. The
@@ -39,10 +33,7 @@ const CEILINGS = { gradients: 178, optimiser: 4, reads: 1 };
 
 describe('GPU work of a tiny-config LoRA step', () => {
   it('is counted where CI provides a software Vulkan (no silent skip)', () => {
-    if (!gpu.ok) {
-      expect(process.env.CI, `no WebGPU adapter under CI: ${gpu.reason}`).toBeFalsy();
-      console.warn(`GPU count tests not run: ${gpu.reason}`);
-    }
+    expectGpuUnderCi(gpu, 'GPU count tests');
   });
 
   it.runIf(gpu.ok)('dispatches no more programs and reads no more than measured', async () => {

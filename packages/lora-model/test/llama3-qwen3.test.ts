@@ -10,6 +10,7 @@ import type { HFModelConfig } from '../src/config.js';
 import { SeededRng } from '../src/rng.js';
 import { MODULE_NAMES } from '../src/weights.js';
 import {
+  centralDifference,
   LLAMA3_SCALING,
   llama3Config,
   maxAbsDiff,
@@ -198,20 +199,9 @@ describe('qwen3 q/k norms', () => {
     const eps = 1e-2;
     for (const v of vars) {
       const g = grads[v.name]?.dataSync() as Float32Array;
-      const base = v.dataSync().slice() as Float32Array;
       let largest = 0;
       for (const idx of [0, 5, 11, 15]) {
-        const probe = (delta: number): number => {
-          const d = base.slice();
-          d[idx] = (d[idx] as number) + delta;
-          v.assign(tf.tensor(d, v.shape));
-          const l = loss();
-          const out = l.dataSync()[0] as number;
-          l.dispose();
-          return out;
-        };
-        const fd = (probe(eps) - probe(-eps)) / (2 * eps);
-        v.assign(tf.tensor(base, v.shape));
+        const fd = centralDifference(loss, v, idx, eps);
         expect(Math.abs(fd - (g[idx] as number))).toBeLessThan(2e-3 + 2e-2 * Math.abs(fd));
         largest = Math.max(largest, Math.abs(fd));
       }

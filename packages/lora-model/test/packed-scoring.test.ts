@@ -4,6 +4,7 @@
  * candidate (`prefixSharing: false`) on the same backend and against the KV-cache path on wasm.
  * Runs where Dawn finds an adapter; under CI (which installs lavapipe) it must find one.
  */
+import { expectGpuUnderCi, startWebGpuForTests } from '@poad/dev-kit';
 import {
   gpuCounters,
   gpuCountersSince,
@@ -13,23 +14,14 @@ import {
   webGpuFusedOps,
 } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { type CausalLM, createCausalLM } from '../src/causal-lm.js';
 import { SeededRng } from '../src/rng.js';
-import { candidateTokenLogProbs } from '../src/scoring.js';
-import { tokenStats } from '../src/token-stats.js';
-import { qwen3Config, randomIds, tinyConfig } from './helpers.js';
+import { qwen3Config, randomIds, tinyConfig, twosomeObjective } from './helpers.js';
 
 vi.setConfig({ testTimeout: 120_000 });
 
-const gpu = await initBackend('webgpu', { allowSoftwareAdapter: true }).then(
-  () => ({ ok: true as const }),
-  (e: Error) => ({ ok: false as const, reason: e.message }),
-);
-
-afterAll(async () => {
-  await releaseBackend();
-});
+const gpu = await startWebGpuForTests(initBackend, releaseBackend);
 
 /** Prompts of different lengths; candidates of one to four tokens; a prompt with none. */
 function task(V: number) {
@@ -66,10 +58,7 @@ const MODELS: [string, Parameters<typeof createCausalLM>[0]][] = [
 
 describe('packed candidate scoring', () => {
   it('runs where CI provides a software Vulkan (no silent skip)', () => {
-    if (!gpu.ok) {
-      expect(process.env.CI, `no WebGPU adapter under CI: ${gpu.reason}`).toBeFalsy();
-      console.warn(`packed scoring tests not run: ${gpu.reason}`);
-    }
+    expectGpuUnderCi(gpu, 'packed scoring tests');
   });
 
   for (const [name, config] of MODELS) {
@@ -97,23 +86,12 @@ describe('packed candidate scoring', () => {
     'the differentiable form (a TWOSOME update) equals full-sequence tokenStats: values and LoRA gradients',
     async () => {
       await initBackend('webgpu', { allowSoftwareAdapter: true });
-      const model = createCausalLM(tinyConfig({ rope_theta: 300 }), {
-        seed: 21,
-        initStd: 0.2,
-        lora: true,
-      });
-      for (const v of model.adapter!.variables())
-        v.assign(tf.randomNormal(v.shape, 0, 0.1, 'float32', 5));
-      const { prompts, cands } = task(model.config.vocabSize);
-      const rowsP = prompts.flatMap((p, i) => cands[i]!.map(() => p));
-      const rowsA = cands.flat();
-      const weights = tf.randomUniform([rowsA.flat().length], 0, 1, 'float32', 6);
-      const vars = model.adapter!.variables();
-      const f = (lp: () => tf.Tensor1D) =>
-        tf.variableGrads(() => tf.sum(tf.mul(lp(), weights)) as tf.Scalar, vars);
+      const { prompts, cands } = task(tinyConfig().vocab_size);
+      const objective = twosomeObjective(prompts, cands);
+      const { model, vars, weights } = objective;
       const live = tf.memory().numTensors;
-      const packed = f(() => candidateTokenLogProbs(model, prompts, cands));
-      const full = f(() => tokenStats(model, rowsP, rowsA).logProbs as tf.Tensor1D);
+      const packed = objective.shared();
+      const full = objective.full();
       const [a, b] = await Promise.all([packed.value.data(), full.value.data()]);
       expect(Math.abs(a[0]! - b[0]!)).toBeLessThan(1e-4);
       let nonZero = false;

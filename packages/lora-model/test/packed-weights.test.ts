@@ -8,10 +8,11 @@
 import { spawnSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { startWebGpuForTests } from '@poad/dev-kit';
 import { readCheckpoint, type StoreDType, writeCheckpoint } from '@poad/hf-files';
 import { initBackend, releaseBackend } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { causalLMFromTensors, createCausalLM } from '../src/causal-lm.js';
 import { loadCausalLM, saveAdapter } from '../src/checkpoint.js';
 import type { HFModelConfig } from '../src/config.js';
@@ -27,14 +28,7 @@ const PYTHON = '/usr/bin/python3';
 const SCRIPT = join(import.meta.dirname, 'reference', 'llama_reference.py');
 const hasTorch = spawnSync(PYTHON, ['-c', 'import torch, numpy']).status === 0;
 
-const gpu = await initBackend('webgpu', { allowSoftwareAdapter: true }).then(
-  () => ({ ok: true as const }),
-  (e: Error) => ({ ok: false as const, reason: e.message }),
-);
-
-afterAll(async () => {
-  await releaseBackend();
-});
+const gpu = await startWebGpuForTests(initBackend, releaseBackend);
 
 const LORA = { targetModules: ['q_proj', 'v_proj', 'down_proj'] as ModuleName[], r: 4, alpha: 8 };
 

@@ -5,9 +5,10 @@
  * each frozen weight's product and its input gradient; a head tied to a float32 embedding is
  * multiplied transposed instead of being stored twice.
  */
+import { startWebGpuForTests } from '@poad/dev-kit';
 import { initBackend, type ProductChoice, releaseBackend } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { type CausalLM, createCausalLM } from '../src/causal-lm.js';
 import type { HFModelConfig } from '../src/config.js';
 import { SeededRng } from '../src/rng.js';
@@ -15,14 +16,7 @@ import { maxAbsDiff, randomIds, tinyConfig } from './helpers.js';
 
 vi.setConfig({ testTimeout: 120_000 });
 
-const gpu = await initBackend('webgpu', { allowSoftwareAdapter: true }).then(
-  () => ({ ok: true as const }),
-  (e: Error) => ({ ok: false as const, reason: e.message }),
-);
-
-afterAll(async () => {
-  await releaseBackend();
-});
+const gpu = await startWebGpuForTests(initBackend, releaseBackend);
 
 const TIED = tinyConfig({ model_type: 'qwen2', tie_word_embeddings: true });
 const UNTIED = tinyConfig();

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SeededRng } from '../src/rng.js';
-import { logSoftmaxAt, sampleToken, topIndices } from '../src/sampling.js';
+import { logSoftmaxAt, sampleAmong, sampleToken, topIndices } from '../src/sampling.js';
 
 const logitsArb = fc.array(fc.float({ min: -20, max: 20, noNaN: true, noDefaultInfinity: true }), {
   minLength: 1,
@@ -59,38 +59,15 @@ describe('top-k selection', () => {
   });
 
   it('draws the same tokens as sampling from the fully sorted vocabulary', () => {
-    // The pre-selection sampler, kept here as the reference.
-    const reference = (logits: number[], topK: number, t: number, topP: number, rng: SeededRng) => {
-      let idx = sortedOrder(logits).slice(0, Math.min(topK, logits.length));
-      const max = (logits[idx[0] as number] as number) / t;
-      let probs = idx.map((i) => Math.exp((logits[i] as number) / t - max));
-      let total = probs.reduce((a, b) => a + b, 0);
-      if (topP < 1) {
-        let cum = 0;
-        let keep = 0;
-        while (keep < probs.length) {
-          cum += (probs[keep] as number) / total;
-          keep++;
-          if (cum >= topP) break;
-        }
-        idx = idx.slice(0, keep);
-        probs = probs.slice(0, keep);
-        total = probs.reduce((a, b) => a + b, 0);
-      }
-      let u = rng.next() * total;
-      let pick = idx.length - 1;
-      for (let j = 0; j < idx.length; j++) {
-        u -= probs[j] as number;
-        if (u < 0) {
-          pick = j;
-          break;
-        }
-      }
-      return {
-        token: idx[pick] as number,
-        samplerLogProb: Math.log((probs[pick] as number) / total),
-      };
-    };
+    // The reference draws among the first k of the fully sorted order (no pre-selection).
+    const reference = (logits: number[], topK: number, t: number, topP: number, rng: SeededRng) =>
+      sampleAmong(
+        logits,
+        sortedOrder(logits).slice(0, Math.min(topK, logits.length)),
+        t,
+        topP,
+        rng,
+      );
     const vocab = fc.array(fc.float({ min: -20, max: 20, noNaN: true, noDefaultInfinity: true }), {
       minLength: 40,
       maxLength: 400,

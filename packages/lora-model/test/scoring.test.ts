@@ -4,7 +4,14 @@ import { createCausalLM } from '../src/causal-lm.js';
 import { SeededRng } from '../src/rng.js';
 import { candidateTokenLogProbs } from '../src/scoring.js';
 import { tokenStats } from '../src/token-stats.js';
-import { flat, maxAbsDiff, randomIds, tinyConfig, useTestBackend } from './helpers.js';
+import {
+  flat,
+  maxAbsDiff,
+  randomIds,
+  tinyConfig,
+  twosomeObjective,
+  useTestBackend,
+} from './helpers.js';
 
 beforeAll(useTestBackend);
 
@@ -78,25 +85,14 @@ describe('scoring', () => {
   }
 
   it('candidateTokenLogProbs: the same numbers and LoRA gradients as full-sequence tokenStats, one prompt pass per prompt', async () => {
-    const model = createCausalLM(tinyConfig({ rope_theta: 300 }), {
-      seed: 21,
-      initStd: 0.2,
-      lora: true,
-    });
-    for (const v of model.adapter!.variables())
-      v.assign(tf.randomNormal(v.shape, 0, 0.1, 'float32', 5));
     const rng = new SeededRng(22);
     const prompts = ragged(rng, 3, 2, 9);
     const cands = prompts.map(() => ragged(rng, 1 + Math.floor(rng.next() * 4), 1, 5));
     cands[1] = [[7], [9, 3]];
-    const rowsP = prompts.flatMap((p, i) => cands[i]!.map(() => p));
-    const rowsA = cands.flat();
-    const weights = tf.randomUniform([rowsA.flat().length], 0, 1, 'float32', 6);
-    const vars = model.adapter!.variables();
-    const f = (lp: () => tf.Tensor1D) =>
-      tf.variableGrads(() => tf.sum(tf.mul(lp(), weights)) as tf.Scalar, vars);
-    const shared = f(() => candidateTokenLogProbs(model, prompts, cands));
-    const full = f(() => tokenStats(model, rowsP, rowsA).logProbs as tf.Tensor1D);
+    const objective = twosomeObjective(prompts, cands);
+    const { model, vars, weights, rowsP, rowsA } = objective;
+    const shared = objective.shared();
+    const full = objective.full();
     expect(Math.abs(shared.value.dataSync()[0]! - full.value.dataSync()[0]!)).toBeLessThan(1e-4);
     const values = tf.tidy(() => candidateTokenLogProbs(model, prompts, cands));
     const ref = tf.tidy(() => tokenStats(model, rowsP, rowsA).logProbs);

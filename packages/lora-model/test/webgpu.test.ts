@@ -6,6 +6,7 @@
  * of skipping.
  */
 import { defaultModelPath } from '@poad/default-model';
+import { expectGpuUnderCi, startWebGpuForTests } from '@poad/dev-kit';
 import {
   type FusedOps,
   initBackend,
@@ -14,7 +15,7 @@ import {
   webGpuFusedOps,
 } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { type CausalLM, createCausalLM } from '../src/causal-lm.js';
 import {
   loadAdapter,
@@ -41,27 +42,12 @@ vi.setConfig({ testTimeout: 120_000 });
 
 const DEFAULT_MODEL = defaultModelPath;
 
-const gpu = await initBackend('webgpu', { allowSoftwareAdapter: true }).then(
-  (info) => ({ ok: true as const, info }),
-  (e: Error) => ({ ok: false as const, reason: e.message }),
-);
-
-afterAll(async () => {
-  await releaseBackend();
-});
+const gpu = await startWebGpuForTests(initBackend, releaseBackend);
 
 describe('webgpu backend', () => {
+  // The backend's start itself is tested in @poad/tfjs-kernels.
   it('is available where CI provides a software Vulkan (no silent fallback)', () => {
-    if (!gpu.ok) {
-      // Outside CI a machine without Vulkan skips the parity tests below; CI must run them.
-      expect(process.env.CI, `no WebGPU adapter under CI: ${gpu.reason}`).toBeFalsy();
-      console.warn(`webgpu tests not run: ${gpu.reason}`);
-      return;
-    }
-    expect(gpu.info.backend).toBe('webgpu');
-    expect(tf.getBackend()).toBe('webgpu');
-    expect(gpu.info.adapter?.limits.maxStorageBufferBindingSize).toBeGreaterThan(0);
-    expect(gpu.info.description).toMatch(/^webgpu on /);
+    expectGpuUnderCi(gpu, 'webgpu tests');
   });
 });
 
