@@ -35,8 +35,8 @@ export const DEFAULT_MAX_ATTEMPTS = 5;
 export interface DataSciCodingOptions extends Omit<EvaluateOptions, 'signal' | 'cache'> {
   /**
    * Where scores are looked up and kept (`seeded-v1` only): default the process's shared
-   * in-memory cache ({@link defaultScoreCache}), so a program written again, or replayed when a
-   * run resumes, is not run again; `false` runs every program.
+   * in-memory cache ({@link defaultScoreCache}), so a program written again is not run again;
+   * `false` runs every program.
    */
   cache?: ScoreCache | false;
   /** Reward of a failed attempt (default -1). */

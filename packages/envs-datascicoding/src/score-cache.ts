@@ -103,8 +103,9 @@ function sizeOf(evaluation: Evaluation): number {
 /**
  * Scores kept in memory, the least recently used dropped beyond `maxBytes` (about 2 bytes per
  * character of output kept; default 64 MiB). One per process is shared by every environment
- * that is not given its own ({@link defaultScoreCache}): programs a policy writes again (often,
- * for a small model) and the programs a resumed run replays are not run again.
+ * that is not given its own ({@link defaultScoreCache}): a program a policy writes again (often,
+ * for a small model), or several environments write at once, runs once. It lives as long as the
+ * process, so it needs no invalidation.
  */
 export class MemoryScoreCache implements ScoreCache {
   private readonly entries = new Map<string, { evaluation: Evaluation; bytes: number }>();

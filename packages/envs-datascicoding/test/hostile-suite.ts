@@ -394,11 +394,12 @@ export async function defineHostileSuite(mode: IsolationMode, forkServer = true)
         expect(out).toMatch(/NET \['lo'\]/);
         // 0-3 plus the descriptor of the listing itself: nothing inherited from the host.
         expect(out).toMatch(/FDS \[0, 1, 2, 3, 4\]/);
-        // Process 1 is the runner: forked from the fork server, or started through unshare.
+        // Process 1 is the runner: forked from the fork server, or started through unshare
+        // (under seeded-v1 with -s, so that the fixed PYTHONHASHSEED applies).
         expect(out).toMatch(
           forkServer
-            ? /INIT \S+ -I -B \S+ serve poad-dsc-server-/
-            : /INIT \S+ -I -B \S+ ns poad-dsc-sandbox-/,
+            ? /INIT \S+ -s -B \S+ serve poad-dsc-server-/
+            : /INIT \S+ -s -B \S+ ns poad-dsc-sandbox-/,
         );
         const nsLine = /NS (\{.*\})/.exec(out)?.[1] ?? '{}';
         const inside = JSON.parse(nsLine.replace(/'/g, '"')) as Record<string, string>;
@@ -414,16 +415,22 @@ export async function defineHostileSuite(mode: IsolationMode, forkServer = true)
           dataset,
           // scikit-learn adds KMP_* variables to its own environment when imported.
           body(
-            'import os',
+            'import os, sys',
             "print('ENV', sorted(k for k in os.environ if not k.startswith('KMP_')))",
+            "print('HASHSEED', os.environ['PYTHONHASHSEED'], sys.flags.ignore_environment)",
+            // The runner's own directory (here the program's) is not on the module path, as
+            // with -I, although the interpreter runs with -s.
+            "print('OWN DIR ON PATH', any(os.path.realpath(p or '.') == os.getcwd() for p in sys.path))",
             LOGISTIC,
           ),
           { python: PYTHON, isolation: 'basic', tmpDir: runsDir, pool: new EvaluationPool(1) },
         );
         expect(evaluation.ok).toBe(true);
         expect(evaluation.stdout).toContain(
-          "ENV ['HOME', 'LANG', 'MALLOC_ARENA_MAX', 'MKL_NUM_THREADS', 'OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'PATH', 'TMPDIR']",
+          "ENV ['HOME', 'LANG', 'MALLOC_ARENA_MAX', 'MKL_NUM_THREADS', 'OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'PATH', 'PYTHONHASHSEED', 'TMPDIR']",
         );
+        expect(evaluation.stdout).toContain('HASHSEED 0 0');
+        expect(evaluation.stdout).toContain('OWN DIR ON PATH False');
       }, 30_000);
     }
   });
