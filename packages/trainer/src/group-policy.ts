@@ -1,23 +1,2 @@
-import { tokenStats } from '@poad/lora-model';
-import type { TokenBatch } from '@poad/ppo';
-import type * as tf from '@tensorflow/tfjs-core';
-import { LmPolicy } from './lm-agent.js';
-
-/**
- * The language-model policy of the group-relative algorithms (`@poad/grpo`): `LmPolicy` on a
- * model without a value head, plus the reference policy's token log-probs for the KL term — the
- * same model with its LoRA adapter switched off (the base model), renormalised over
- * `batch.allowed` when the token space is the labels'.
- */
-export class GroupLmPolicy extends LmPolicy {
-  referenceLogProbs(batch: TokenBatch): tf.Tensor1D | tf.Tensor2D {
-    const s = tokenStats(
-      this.model,
-      batch.prompts.map((p) => Array.from(p)),
-      batch.actions.map((a) => Array.from(a)),
-      { adapter: false, ...(batch.allowed ? { allowed: batch.allowed } : {}) },
-    );
-    s.entropies.dispose();
-    return s.logProbs;
-  }
-}
+// Former home of the group-relative algorithms' policy; it lives in policy/ now.
+export { GroupLmPolicy } from './policy/group-lm-policy.js';

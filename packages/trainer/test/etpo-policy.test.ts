@@ -6,7 +6,7 @@ import { loadCausalLM } from '@poad/lora-model';
 import { initBackend } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { EtpoLmPolicy } from '../src/etpo-policy.js';
+import { EtpoLmPolicy } from '../src/policy/etpo-lm-policy.js';
 import { DoorEnv } from './door-env.js';
 import { tinyModelDir } from './tiny-model.js';
 

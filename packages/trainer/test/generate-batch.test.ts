@@ -4,7 +4,7 @@ import { loadCausalLM } from '@poad/lora-model';
 import { SeededRng } from '@poad/ppo';
 import { initBackend } from '@poad/tfjs-kernels';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { LmPolicy } from '../src/lm-agent.js';
+import { LmPolicy } from '../src/policy/lm-policy.js';
 import { tinyModelDir } from './tiny-model.js';
 
 let dir = '';

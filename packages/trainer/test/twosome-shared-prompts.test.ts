@@ -5,7 +5,7 @@ import { loadCausalLM } from '@poad/lora-model';
 import { PpoTrainer, type TokenPolicy } from '@poad/ppo';
 import { initBackend } from '@poad/tfjs-kernels';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { LmPolicy } from '../src/lm-agent.js';
+import { LmPolicy } from '../src/policy/lm-policy.js';
 import { DoorEnv } from './door-env.js';
 import { tinyModelDir } from './tiny-model.js';
 
