@@ -1,6 +1,8 @@
+// Acting with an agent's policy to measure it: success rates and returns over whole episodes,
+// and the probabilities it gives each label.
 import { type EpisodeStats, makeVecEnv, type TextStep } from '@poad/envs-core';
 import { type RolloutConfig, SeededRng, selectActions } from '@poad/ppo';
-import type { Agent } from './agent.js';
+import type { Agent } from './agent/agent.js';
 import type { AppSpec } from './app.js';
 
 /** The sampler settings of a run's config: what evaluation and `play` act with. */

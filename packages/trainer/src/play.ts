@@ -1,6 +1,7 @@
+// One episode played and printed step by step, to look at what a policy does.
 import { type EpisodeStats, makeVecEnv, type TextStep } from '@poad/envs-core';
 import { SeededRng, selectActions } from '@poad/ppo';
-import type { Agent } from './agent.js';
+import type { Agent } from './agent/agent.js';
 import type { AppSpec } from './app.js';
 import { type SamplerConfig, samplerOptions } from './evaluate.js';
 

@@ -11,7 +11,7 @@ import { Template } from '@huggingface/jinja';
 import { type FakeHub, type FakeRepo, startFakeHub, trainingHarness } from '@poad/dev-kit';
 import { loadTokenizer, type TextTokenizer } from '@poad/hf-files';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import type { Agent } from '../src/agent.js';
+import type { Agent } from '../src/agent/agent.js';
 import { runCli, runConfigOf } from '../src/cli.js';
 import { evaluate, loadRunConfig, runSettings, train } from '../src/index.js';
 import { TINY_RUN } from './cli-harness.js';

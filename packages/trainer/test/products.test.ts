@@ -10,8 +10,8 @@ import { type CausalLM, createCausalLM } from '@poad/lora-model';
 import { initBackend, type ProductPlan, releaseBackend } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { chooseProducts, productCacheFile } from '../src/agent/products.js';
 import { train } from '../src/index.js';
-import { chooseProducts, productCacheFile } from '../src/products.js';
 import { DoorEnv } from './door-env.js';
 import { tinyModelDir } from './tiny-model.js';
 

@@ -19,7 +19,7 @@ import { readPeftAdapter } from '@poad/hf-files';
 import type { TokenBatch, TokenScores } from '@poad/ppo';
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it, vi } from 'vitest';
-import type { Agent } from '../src/agent.js';
+import type { Agent } from '../src/agent/agent.js';
 import type { AppSpec } from '../src/app.js';
 import { runCli } from '../src/cli.js';
 import { readState } from '../src/state-file.js';
