@@ -1,4 +1,6 @@
 // The prompt-format run options, without Node built-ins (the browser entry's RUN_OPTIONS has them).
+// How a policy encodes in each format is `PromptFormat` of policy/prompt-encoding.ts; how `auto`
+// settles for a model, `choosePrompt` of agent/choose-prompt.ts.
 import { OptionError } from '@poad/config';
 
 /**
