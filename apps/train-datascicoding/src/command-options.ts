@@ -160,7 +160,8 @@ export const SCORE_CACHE_OPTION = {
   type: 'string',
   optional: true,
   placeholder: 'dir|off',
-  description: `Folder of scores kept between commands: a program scored before on the same data under the same rule, clock and limits (and the same Python and library versions) is not run again; seeded-v1 only (default ${defaultScoreCacheDir()}: $POAD_CACHE_DIR/datascicoding-scores when that is set); off scores every program`,
+  description:
+    'Folder of scores kept between commands: a program scored before on the same data under the same rule, clock and limits (and the same Python and library versions) is not run again; seeded-v1 only (default ~/.cache/poad/datascicoding-scores, or $POAD_CACHE_DIR/datascicoding-scores when that is set); off scores every program',
 } as const;
 
 /**

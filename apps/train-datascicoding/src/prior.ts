@@ -112,7 +112,7 @@ const schema = {
     optional: true,
     placeholder: 'dir',
     description:
-      "A training run whose dataset to sample on and whose scoring to use: its config.json's --dataset (for csv its --csv, --target, --holdout, --max-rows; any given here must agree), --scoring, --time-limit and --timeout (any given here must agree)",
+      "A training run whose dataset and scoring to use: its config.json's --dataset (for csv its --csv, --target, --holdout, --holdout-seed, --max-rows), --scoring, --time-limit and --timeout; any of them given here as well must agree",
   },
   samples: { type: 'integer', default: 64, min: 1, description: 'Programs per dataset' },
   temperature: {
