@@ -1,5 +1,5 @@
 import { Environment, Interpreter, Template } from '@huggingface/jinja';
-import { CheckpointError } from './errors.js';
+import { CheckpointError, checkpointErrorFrom } from './errors.js';
 
 /** One message of a conversation. Templates read `role` and `content`; other fields pass through. */
 export interface ChatMessage {
@@ -190,13 +190,7 @@ export class ChatTemplate {
     try {
       this.compiled = new Template(source);
     } catch (e) {
-      throw new CheckpointError(
-        'tokenizer',
-        FILE,
-        `the chat template does not parse: ${(e as Error).message}`,
-        undefined,
-        { cause: e },
-      );
+      throw checkpointErrorFrom('tokenizer', FILE, 'the chat template does not parse', e);
     }
   }
 
@@ -229,13 +223,7 @@ export class ChatTemplate {
       for (const [name, value] of Object.entries(variables)) env.set(name, value);
       return String(new Interpreter(env).run(this.compiled.parsed).value);
     } catch (e) {
-      throw new CheckpointError(
-        'tokenizer',
-        FILE,
-        `the chat template refused the conversation: ${(e as Error).message}`,
-        undefined,
-        { cause: e },
-      );
+      throw checkpointErrorFrom('tokenizer', FILE, 'the chat template refused the conversation', e);
     }
   }
 }

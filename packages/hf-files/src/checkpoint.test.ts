@@ -2,19 +2,8 @@ import { mkdir, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promi
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readCheckpoint, writeCheckpoint } from './checkpoint.js';
-import { CheckpointError } from './errors.js';
 import { serializeSafetensors } from './safetensors-write.js';
-import { f32Bits, randomTensors, tinyConfig, withTempDir } from './test-helpers.js';
-
-async function rejection(p: Promise<unknown>): Promise<CheckpointError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(CheckpointError);
-    return e as CheckpointError;
-  }
-  throw new Error('expected a CheckpointError');
-}
+import { f32Bits, randomTensors, rejectionOf, tinyConfig, withTempDir } from './test-helpers.js';
 
 const tokenizerJson = (ids: number) =>
   JSON.stringify({
@@ -113,9 +102,9 @@ describe('writeCheckpoint → readCheckpoint', () => {
       const before = await readFile(join(dir, 'model.safetensors'));
       const broken = new Map(tensors);
       broken.delete('model.norm.weight');
-      const e = await rejection(writeCheckpoint(dir, config, broken));
+      const e = await rejectionOf(writeCheckpoint(dir, config, broken));
       expect(e).toMatchObject({ code: 'missing_tensor', tensor: 'model.norm.weight' });
-      const e2 = await rejection(
+      const e2 = await rejectionOf(
         writeCheckpoint(dir, config, tensors, { tokenizerJson: tokenizerJson(33) }),
       );
       expect(e2.code).toBe('vocab_mismatch');
@@ -134,11 +123,11 @@ describe('readCheckpoint errors name the file and tensor', () => {
 
   it('missing folder, config or weights', async () => {
     await withTempDir(async (dir) => {
-      let e = await rejection(readCheckpoint(join(dir, 'nope')));
+      let e = await rejectionOf(readCheckpoint(join(dir, 'nope')));
       expect(e).toMatchObject({ code: 'missing_file', file: join(dir, 'nope', 'config.json') });
       await writeFile(join(dir, 'config.json'), JSON.stringify(tinyConfig()));
       await writeFile(join(dir, 'pytorch_model.bin'), 'x');
-      e = await rejection(readCheckpoint(dir));
+      e = await rejectionOf(readCheckpoint(dir));
       expect(e).toMatchObject({ code: 'missing_file', file: join(dir, 'model.safetensors') });
       expect(e.message).toContain('pytorch_model.bin');
     });
@@ -149,12 +138,12 @@ describe('readCheckpoint errors name the file and tensor', () => {
       await saved(dir);
       const path = join(dir, 'config.json');
       await writeFile(path, JSON.stringify({ ...tinyConfig(), model_type: 'gpt_neox' }));
-      expect(await rejection(readCheckpoint(dir))).toMatchObject({
+      expect(await rejectionOf(readCheckpoint(dir))).toMatchObject({
         code: 'unknown_model_type',
         file: path,
       });
       await writeFile(path, '{not json');
-      expect(await rejection(readCheckpoint(dir))).toMatchObject({
+      expect(await rejectionOf(readCheckpoint(dir))).toMatchObject({
         code: 'invalid_config',
         file: path,
       });
@@ -165,12 +154,12 @@ describe('readCheckpoint errors name the file and tensor', () => {
     await withTempDir(async (dir) => {
       const config = await saved(dir);
       await writeFile(join(dir, 'config.json'), JSON.stringify({ ...config, vocab_size: 48 }));
-      const e = await rejection(readCheckpoint(dir));
+      const e = await rejectionOf(readCheckpoint(dir));
       expect(e).toMatchObject({ code: 'vocab_mismatch', tensor: 'model.embed_tokens.weight' });
       expect(e.file).toMatch(/model-\d{5}-of-\d{5}\.safetensors$/);
       await writeFile(join(dir, 'config.json'), JSON.stringify(config));
       await writeFile(join(dir, 'tokenizer.json'), tokenizerJson(40));
-      expect(await rejection(readCheckpoint(dir))).toMatchObject({
+      expect(await rejectionOf(readCheckpoint(dir))).toMatchObject({
         code: 'vocab_mismatch',
         file: join(dir, 'tokenizer.json'),
       });
@@ -184,7 +173,7 @@ describe('readCheckpoint errors name the file and tensor', () => {
         join(dir, 'config.json'),
         JSON.stringify({ ...config, intermediate_size: 16 }),
       );
-      expect(await rejection(readCheckpoint(dir))).toMatchObject({
+      expect(await rejectionOf(readCheckpoint(dir))).toMatchObject({
         code: 'shape_mismatch',
         tensor: 'model.layers.0.mlp.gate_proj.weight',
       });
@@ -199,14 +188,17 @@ describe('readCheckpoint errors name the file and tensor', () => {
       const path = join(dir, shard);
       const bytes = await readFile(path);
       await truncate(path, bytes.length - 3);
-      expect(await rejection(readCheckpoint(dir))).toMatchObject({ code: 'truncated', file: path });
+      expect(await rejectionOf(readCheckpoint(dir))).toMatchObject({
+        code: 'truncated',
+        file: path,
+      });
       await rm(path);
-      expect(await rejection(readCheckpoint(dir))).toMatchObject({
+      expect(await rejectionOf(readCheckpoint(dir))).toMatchObject({
         code: 'missing_file',
         file: path,
       });
       await writeFile(path, serializeSafetensors({}));
-      const e = await rejection(readCheckpoint(dir));
+      const e = await rejectionOf(readCheckpoint(dir));
       expect(e.code).toBe('missing_tensor');
       expect(e.file).toBe(path);
       expect(index.weight_map[e.tensor!]).toBe(shard);
@@ -225,13 +217,13 @@ describe('readCheckpoint errors name the file and tensor', () => {
         7,
       ]) {
         await writeFile(indexPath, JSON.stringify({ weight_map: { 'model.norm.weight': target } }));
-        expect(await rejection(readCheckpoint(dir))).toMatchObject({
+        expect(await rejectionOf(readCheckpoint(dir))).toMatchObject({
           code: 'invalid_config',
           file: indexPath,
         });
       }
       await writeFile(indexPath, JSON.stringify({ metadata: {} }));
-      expect(await rejection(readCheckpoint(dir))).toMatchObject({
+      expect(await rejectionOf(readCheckpoint(dir))).toMatchObject({
         code: 'invalid_config',
         file: indexPath,
       });
@@ -250,7 +242,7 @@ describe('readCheckpoint errors name the file and tensor', () => {
       const copy = new Map(own.map((n) => [n, tensors.get(n)!]));
       copy.set('model.norm.weight', tensors.get('model.norm.weight')!);
       await writeFile(join(dir, other), serializeSafetensors(copy));
-      const e = await rejection(readCheckpoint(dir));
+      const e = await rejectionOf(readCheckpoint(dir));
       expect(e).toMatchObject({ code: 'corrupt', tensor: 'model.norm.weight' });
       expect(e.message).toContain('also appears');
     });

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import type { StoreDType } from './dtype.js';
 import { CheckpointError } from './errors.js';
+import { isPlainShardName } from './hub-plan.js';
 import { isFile, readJsonFile, readTextFile } from './json-file.js';
 import { type LlamaConfig, parseLlamaConfig } from './llama-config.js';
 import { validateLlamaTensors } from './llama-tensors.js';
@@ -46,13 +47,7 @@ export interface ReadCheckpointOptions
 }
 
 function safeShardName(name: unknown, indexFile: string): string {
-  if (
-    typeof name !== 'string' ||
-    !name.endsWith('.safetensors') ||
-    name.includes('/') ||
-    name.includes('\\') ||
-    name.startsWith('.')
-  ) {
+  if (!isPlainShardName(name)) {
     throw new CheckpointError(
       'invalid_config',
       indexFile,

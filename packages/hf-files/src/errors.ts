@@ -75,6 +75,18 @@ export class CheckpointError extends Error {
   }
 }
 
+/** A `CheckpointError` whose message is `what`, then the message of the error that caused it. */
+export function checkpointErrorFrom(
+  code: CheckpointErrorCode,
+  file: string,
+  what: string,
+  cause: unknown,
+): CheckpointError {
+  return new CheckpointError(code, file, `${what}: ${(cause as Error).message}`, undefined, {
+    cause,
+  });
+}
+
 /** True when `e` is a {@link CheckpointError}, optionally of the given code. */
 export function isCheckpointError(e: unknown, code?: CheckpointErrorCode): e is CheckpointError {
   return e instanceof CheckpointError && (code === undefined || e.code === code);

@@ -1,3 +1,14 @@
+/** Whether `name` is a plain `*.safetensors` file name of the checkpoint folder (no path, not hidden). */
+export function isPlainShardName(name: unknown): name is string {
+  return (
+    typeof name === 'string' &&
+    name.endsWith('.safetensors') &&
+    !name.includes('/') &&
+    !name.includes('\\') &&
+    !name.startsWith('.')
+  );
+}
+
 /** Files of a model repository that {@link planModelFiles} picks, besides config and weights. */
 export const HUB_TOKENIZER_FILES: readonly string[] = Object.freeze([
   'tokenizer.json',
@@ -63,13 +74,7 @@ export function shardsOfIndex(index: unknown): string[] {
   }
   const shards = new Set<string>();
   for (const v of Object.values(map)) {
-    if (
-      typeof v !== 'string' ||
-      !v.endsWith('.safetensors') ||
-      v.includes('/') ||
-      v.includes('\\') ||
-      v.startsWith('.')
-    ) {
+    if (!isPlainShardName(v)) {
       throw new Error(
         `${HUB_WEIGHTS_INDEX_FILE} names shard ${JSON.stringify(v)}, which is not a plain *.safetensors file name`,
       );

@@ -1,15 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { effectiveSlidingWindow, llamaBiasLayout, parseLlamaConfig } from './llama-config.js';
 import { expectedLlamaTensors, validateLlamaTensors } from './llama-tensors.js';
-import { errorOf, randomTensors, tinyConfig } from './test-helpers.js';
-
-const sizes = {
-  vocab_size: 100,
-  hidden_size: 64,
-  intermediate_size: 172,
-  num_hidden_layers: 2,
-  num_attention_heads: 4,
-};
+import { errorOf, randomTensors, LLAMA_SIZES as sizes, tinyConfig } from './test-helpers.js';
 
 describe('parseLlamaConfig', () => {
   it('fills Hugging Face defaults for llama', () => {

@@ -7,15 +7,7 @@ import {
   parseRopeScaling,
 } from './llama-config.js';
 import { expectedLlamaTensors, validateLlamaTensors } from './llama-tensors.js';
-import { errorOf, randomTensors, tinyConfig } from './test-helpers.js';
-
-const sizes = {
-  vocab_size: 100,
-  hidden_size: 64,
-  intermediate_size: 172,
-  num_hidden_layers: 2,
-  num_attention_heads: 4,
-};
+import { errorOf, randomTensors, LLAMA_SIZES as sizes, tinyConfig } from './test-helpers.js';
 
 /** Llama 3.1's published rope_scaling. */
 const LLAMA31 = {

@@ -7,7 +7,7 @@ import { loraScaling, type PeftAdapterConfig, parsePeftAdapterConfig } from './p
 import { peftAdapterFiles, validatePeftTensors } from './peft-files.js';
 import { parsePeftKey, peftKey } from './peft-keys.js';
 import { serializeSafetensors, type TensorInput } from './safetensors-write.js';
-import { f32Bits, randomNormal, tinyConfig, withTempDir } from './test-helpers.js';
+import { f32Bits, randomNormal, rejectionOf, tinyConfig, withTempDir } from './test-helpers.js';
 
 const base = tinyConfig(); // d 8, 2 heads of 4, 1 kv head, ffn 12, 2 layers
 const config: PeftAdapterConfig = {
@@ -32,16 +32,6 @@ function adapterTensors(r = 2): Map<string, TensorInput> {
     out.set(peftKey(layer, 'v_proj', 'B'), { shape: [4, r], data: randomNormal(4 * r, seed++) });
   }
   return out;
-}
-
-async function rejection(p: Promise<unknown>): Promise<CheckpointError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(CheckpointError);
-    return e as CheckpointError;
-  }
-  throw new Error('expected a CheckpointError');
 }
 
 describe('PEFT key names', () => {
@@ -182,7 +172,7 @@ describe('writePeftAdapter → readPeftAdapter', () => {
       tooDeep.set(peftKey(2, 'q_proj', 'A'), { shape: [2, 8], data: new Float32Array(16) });
       cases.push([tooDeep, 'shape_mismatch', peftKey(2, 'q_proj', 'A')]);
       for (const [tensors, code, tensor] of cases) {
-        const e = await rejection(writePeftAdapter(dir, config, tensors, { baseConfig: base }));
+        const e = await rejectionOf(writePeftAdapter(dir, config, tensors, { baseConfig: base }));
         expect(e, e.message).toMatchObject({
           code,
           tensor,
@@ -191,7 +181,7 @@ describe('writePeftAdapter → readPeftAdapter', () => {
         // The same files written without checks are refused on read.
         await writeFile(join(dir, 'adapter_model.safetensors'), serializeSafetensors(tensors));
         await writeFile(join(dir, 'adapter_config.json'), JSON.stringify(config));
-        const r = await rejection(readPeftAdapter(dir, { baseConfig: base }));
+        const r = await rejectionOf(readPeftAdapter(dir, { baseConfig: base }));
         expect(r).toMatchObject({ code, tensor });
       }
       expect(() =>
@@ -227,14 +217,14 @@ describe('writePeftAdapter → readPeftAdapter', () => {
       expect((err as CheckpointError).file).toBe('a/adapter_config.json');
     }
     await withTempDir(async (dir) => {
-      expect(await rejection(readPeftAdapter(dir))).toMatchObject({
+      expect(await rejectionOf(readPeftAdapter(dir))).toMatchObject({
         code: 'missing_file',
         file: join(dir, 'adapter_config.json'),
       });
       await mkdir(join(dir, 'a'));
       await writeFile(join(dir, 'a', 'adapter_config.json'), JSON.stringify(config));
       await writeFile(join(dir, 'a', 'adapter_model.bin'), 'x');
-      const e = await rejection(readPeftAdapter(join(dir, 'a')));
+      const e = await rejectionOf(readPeftAdapter(join(dir, 'a')));
       expect(e).toMatchObject({
         code: 'missing_file',
         file: join(dir, 'a', 'adapter_model.safetensors'),

@@ -132,6 +132,22 @@ function show(v: unknown): string {
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
+ * The values of `source` as a fresh object of strings (a key such as `__proto__` stays an own
+ * property); `notString(key)` is thrown for a value that is not a string.
+ */
+export function stringEntries(
+  source: object,
+  notString: (key: string) => Error,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(source)) {
+    if (typeof v !== 'string') throw notString(k);
+    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true });
+  }
+  return out;
+}
+
+/**
  * Parse and validate the JSON header: a UTF-8 object starting with `{`, no duplicate keys, string
  * metadata, known dtypes, non-negative integer shapes, offsets inside the data section whose
  * lengths equal shape × dtype size, and ranges that tile the data section exactly (no overlap, no
@@ -193,7 +209,7 @@ function parseHeaderUnchecked(
     seen.add(k);
   }
 
-  const metadata: Record<string, string> = {};
+  let metadata: Record<string, string> = {};
   const entries: SafetensorsEntry[] = [];
   for (const name of Object.keys(parsed)) {
     const info = parsed[name];
@@ -201,16 +217,10 @@ function parseHeaderUnchecked(
       if (!isPlainObject(info)) {
         throw new CheckpointError('corrupt', file, '__metadata__ must be an object of strings');
       }
-      for (const [k, v] of Object.entries(info)) {
-        if (typeof v !== 'string') {
-          throw new CheckpointError(
-            'corrupt',
-            file,
-            `__metadata__ value of "${k}" is not a string`,
-          );
-        }
-        Object.defineProperty(metadata, k, { value: v, enumerable: true, writable: true });
-      }
+      metadata = stringEntries(
+        info,
+        (k) => new CheckpointError('corrupt', file, `__metadata__ value of "${k}" is not a string`),
+      );
       continue;
     }
     entries.push(parseEntry(name, info, dataLength, file));

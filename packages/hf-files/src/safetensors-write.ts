@@ -1,6 +1,7 @@
 import type { StoreDType } from './dtype.js';
 import { CheckpointError } from './errors.js';
 import { encodeBfloat16, encodeFloat16 } from './half.js';
+import { stringEntries } from './safetensors-header.js';
 
 /** A tensor to write: float32 values in C order plus its shape. */
 export interface TensorInput {
@@ -103,17 +104,11 @@ export function serializeSafetensors(
   fileName = '<bytes>',
 ): Uint8Array {
   const entries = sortedTensorEntries(tensors);
-  const meta: Record<string, string> = {};
-  for (const [k, v] of Object.entries(metadata)) {
-    if (typeof v !== 'string') {
-      throw new CheckpointError(
-        'invalid_tensor',
-        fileName,
-        `metadata value of "${k}" must be a string`,
-      );
-    }
-    Object.defineProperty(meta, k, { value: v, enumerable: true, writable: true });
-  }
+  const meta = stringEntries(
+    metadata,
+    (k) =>
+      new CheckpointError('invalid_tensor', fileName, `metadata value of "${k}" must be a string`),
+  );
   meta.format = 'pt';
   const header: Record<string, unknown> = { __metadata__: meta };
   let offset = 0;

@@ -1,21 +1,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { mulberry32 } from '@poad/dev-kit';
 import { CheckpointError } from './errors.js';
 import { type LlamaConfig, parseLlamaConfig } from './llama-config.js';
 import { expectedLlamaTensors } from './llama-tensors.js';
-
-/** Seeded uniform generator on [0, 1) (mulberry32). Test-only. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** `n` seeded standard-normal float32 values (Box–Muller). */
 export function randomNormal(n: number, seed: number, scale = 1): Float32Array {
@@ -42,6 +31,15 @@ export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T
     await rm(dir, { recursive: true, force: true });
   }
 }
+
+/** The sizes of a small LLaMA config, for parsing tests. */
+export const LLAMA_SIZES = {
+  vocab_size: 100,
+  hidden_size: 64,
+  intermediate_size: 172,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+};
 
 /** A tiny LLaMA config for tests, with overrides. */
 export function tinyConfig(overrides: Record<string, unknown> = {}): LlamaConfig {
@@ -82,4 +80,15 @@ export function errorOf(fn: () => unknown): CheckpointError {
     throw new Error(`expected a CheckpointError, got ${String(e)}`);
   }
   throw new Error('expected a CheckpointError, but nothing was thrown');
+}
+
+/** The `CheckpointError` that `p` rejects with; any other outcome fails the test. Test-only. */
+export async function rejectionOf(p: Promise<unknown>): Promise<CheckpointError> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof CheckpointError) return e;
+    throw new Error(`expected a CheckpointError, got ${String(e)}`);
+  }
+  throw new Error('expected a CheckpointError, but nothing was rejected');
 }

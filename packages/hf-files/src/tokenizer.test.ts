@@ -1,10 +1,11 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { mulberry32 } from '@poad/dev-kit';
 import fc from 'fast-check';
 import { Tokenizer } from 'tokenizers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CheckpointError } from './errors.js';
-import { mulberry32, withTempDir } from './test-helpers.js';
+import { withTempDir } from './test-helpers.js';
 import { loadTokenizer, type TextTokenizer, withByteLevelDecoder } from './tokenizer.js';
 import { trainByteLevelTokenizer } from './tokenizer-train.js';
 import { tokenizerIdCount } from './tokenizer-vocab.js';

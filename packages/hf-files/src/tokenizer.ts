@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { CheckpointError } from './errors.js';
+import { CheckpointError, checkpointErrorFrom } from './errors.js';
 import { isFile, readTextFile } from './json-file.js';
 import { specialTokenIds } from './special-tokens.js';
 
@@ -107,13 +107,7 @@ export async function loadTokenizer(
   try {
     tok = Tokenizer.fromString(fixed);
   } catch (cause) {
-    throw new CheckpointError(
-      'tokenizer',
-      file,
-      `the tokenizers library rejected the file: ${(cause as Error).message}`,
-      undefined,
-      { cause },
-    );
+    throw checkpointErrorFrom('tokenizer', file, 'the tokenizers library rejected the file', cause);
   }
 
   let special: Json = {};
