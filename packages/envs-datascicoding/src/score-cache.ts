@@ -28,7 +28,10 @@ export interface ScoreCache {
 /** Everything that decides an evaluation's outcome besides the program (see {@link scoreKey}). */
 export interface ScoreKeyParts {
   scoring: ScoringRule;
-  /** `datasetDigest` of the data the sandbox reads. */
+  /**
+   * `datasetDigest` of the data the sandbox reads, and where the AUCs are computed from labels
+   * the sandbox does not see (held-out scoring), of those too.
+   */
   dataDigest: string;
   /** The complete module text. */
   source: string;

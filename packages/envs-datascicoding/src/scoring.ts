@@ -259,9 +259,11 @@ async function runAndScore(
   };
   const cache = options.cache;
   if (!cache || scoring !== 'seeded-v1') return score();
+  // The key holds the labels the AUCs are computed from as well: held-out scoring hides them
+  // from the sandbox (so from the seed), but a score computed with other labels is another.
   const key = scoreKey({
     scoring,
-    dataDigest: digest,
+    dataDigest: labels === sandboxData ? digest : `${digest}:${datasetDigest(labels)}`,
     source,
     python: await checkPython(python),
     isolation,

@@ -10,6 +10,7 @@ import {
   DiskScoreCache,
   type Evaluation,
   EvaluationPool,
+  evaluateHeldOut,
   evaluateProgram,
   isCacheable,
   loadDataset,
@@ -167,6 +168,31 @@ describe('scoring through a cache', () => {
       limits: { timeoutMs: 29_000 },
     });
     expect(other.cached).toBeUndefined();
+  }, 60_000);
+
+  it('keeps held-out scores apart when only the held-out labels differ', async () => {
+    // The sandbox sees the held-out labels as -1 either way; the AUC uses the true ones.
+    const csv = join(scratch, 'held.csv');
+    const rows = Array.from({ length: 120 }, (_, i) => {
+      const a = (i * 37) % 101;
+      const b = (i * 53) % 89;
+      return `${a},${b},${a + b + ((i * 7) % 13) > 100 ? 'y' : 'n'}`;
+    });
+    writeFileSync(csv, `a,b,label\n${rows.join('\n')}\n`);
+    const data = await loadDataset({ csv, target: 'label', holdout: { fraction: 0.25 } }, PYTHON);
+    const held = data.holdout!;
+    const y = held.y.slice();
+    y[0] = 1 - (y[0] as number);
+    const relabelled: Dataset = { ...data, holdout: { ...held, y } };
+    const cache = new MemoryScoreCache();
+    const options = { python: PYTHON, pool, cache };
+    const first = await evaluateHeldOut(data, LOGISTIC, options);
+    const again = await evaluateHeldOut(data, LOGISTIC, options);
+    const other = await evaluateHeldOut(relabelled, LOGISTIC, options);
+    expect(again.cached).toBe(true);
+    expect(other.cached).toBeUndefined();
+    expect(other.auc).not.toBe(first.auc);
+    expect(cache.size).toBe(2);
   }, 60_000);
 
   it('runs a program that timed out again next time', async () => {
