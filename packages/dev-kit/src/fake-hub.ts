@@ -110,11 +110,11 @@ export async function startFakeHub(): Promise<FakeHub> {
 
   const authOf = (req: IncomingMessage) => req.headers.authorization;
   const tokenOf = (req: IncomingMessage) => /^Bearer (.+)$/.exec(authOf(req) ?? '')?.[1];
-
-  const hubServer = createServer((req, res) => {
+  /** The request's URL and its log entry (status 0 until the reply sets it), logged. */
+  const logRequest = (server: LoggedRequest['server'], req: IncomingMessage) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const entry: LoggedRequest = {
-      server: 'hub',
+      server,
       method: req.method ?? 'GET',
       path: url.pathname,
       range: req.headers.range,
@@ -122,6 +122,11 @@ export async function startFakeHub(): Promise<FakeHub> {
       status: 0,
     };
     log.push(entry);
+    return { url, entry };
+  };
+
+  const hubServer = createServer((req, res) => {
+    const { url, entry } = logRequest('hub', req);
     const reply = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       entry.status = status;
       send(res, status, req.method === 'HEAD' ? undefined : body, headers);
@@ -311,16 +316,7 @@ export async function startFakeHub(): Promise<FakeHub> {
   };
 
   const cdnServer = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://x');
-    const entry: LoggedRequest = {
-      server: 'cdn',
-      method: req.method ?? 'GET',
-      path: url.pathname,
-      range: req.headers.range,
-      authorization: req.headers.authorization,
-      status: 0,
-    };
-    log.push(entry);
+    const { url, entry } = logRequest('cdn', req);
     const sha = /^\/repos\/([0-9a-f]{64})$/.exec(url.pathname)?.[1];
     const blob = sha === undefined ? undefined : blobs.get(sha);
     if (blob === undefined) {
