@@ -1,10 +1,10 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createOvercookedEnv } from '../src/index.js';
+import { createOvercookedEnv, type OvercookedEnv } from '../src/index.js';
 
-/** The documentation picture: tomato-lettuce salad with a chopped tomato, carrying the bowl. */
-export function exampleSvg(): string {
+/** The documentation picture's scene: tomato-lettuce salad, a chopped tomato, the bowl carried. */
+export function exampleScene(): OvercookedEnv {
   const env = createOvercookedEnv('tomato-lettuce-salad');
   env.resetSync();
   for (const label of [
@@ -15,7 +15,12 @@ export function exampleSvg(): string {
   ]) {
     env.stepSync(label);
   }
-  return env.renderSvg('overcooked/tomato-lettuce-salad after four macro-actions');
+  return env;
+}
+
+/** The documentation picture, {@link exampleScene} drawn as SVG. */
+export function exampleSvg(): string {
+  return exampleScene().renderSvg('overcooked/tomato-lettuce-salad after four macro-actions');
 }
 
 /** Writes docs/example.svg atomically (temporary file in the same folder, then rename). */

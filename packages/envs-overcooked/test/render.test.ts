@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { exampleSvg } from '../scripts/example-svg.js';
+import { exampleScene, exampleSvg } from '../scripts/example-svg.js';
 import { createOvercookedEnv, renderOvercookedSvg } from '../src/index.js';
 
 describe('render', () => {
@@ -23,18 +23,8 @@ describe('render', () => {
     );
   });
 
-  it('shows held and chopped items', () => {
-    const env = createOvercookedEnv('tomato-lettuce-salad');
-    env.resetSync();
-    for (const label of [
-      'pick up the tomato',
-      'put the tomato on the first cutting board',
-      'chop the tomato',
-      'take the empty bowl',
-    ]) {
-      env.stepSync(label);
-    }
-    const text = env.render();
+  it('shows held and chopped items (the scene of the documentation picture)', () => {
+    const text = exampleScene().render();
     expect(text.split('\n')[1]).toBe('KT .  .  .  .  .  #l');
     expect(text).toContain('agent at (5,5) holds empty bowl');
     expect(text).toContain('cutting board 1 at (1,0) holds chopped tomato');
