@@ -1,6 +1,10 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { OptionError } from '@poad/config';
 import { DEFAULT_LIMITS } from '@poad/envs-datascicoding';
 import { describe, expect, it } from 'vitest';
+import { readPrograms } from '../src/programs.js';
 import { dataSciApp, sandboxLimits } from '../src/spec.js';
 
 // A program whose five fits take about 2 s in all (0.4 s each, plus the interpreter's work).
@@ -75,6 +79,39 @@ describe('--timeout', () => {
       expect(busy.info).toMatchObject({ reason: 'cpu-limit' });
     } finally {
       await env.close();
+    }
+  }, 60_000);
+
+  it('a program stopped at the limit is recorded as a timeout: its row in programs.jsonl and the timeouts column', async () => {
+    const runDir = mkdtempSync(join(tmpdir(), 'poad-dsc-timeouts-'));
+    const env = dataSciApp.makeEnv('iris', { timeout: 1 });
+    try {
+      await dataSciApp.beforeIteration?.({ task: 'iris' } as never);
+      await env.reset({ seed: 1 });
+      const cut = await env.step(SLOW);
+      expect(cut.info.reason).toBe('timeout');
+      const broken = await env.step('model = (');
+      expect(broken.info.reason).toBe('syntax');
+      // The iteration as the trainer reports it: two programs, one token each, both failed.
+      const bodies: Record<number, string> = { 101: SLOW, 102: 'model = (' };
+      const report = {
+        iteration: 1,
+        buffer: {
+          size: 2,
+          numEnvs: 1,
+          rewards: Float32Array.from([-1, -1]),
+          action: (i: number) => Int32Array.from([101 + i]),
+        },
+      };
+      const agent = { tokenText: async (id: number) => bodies[id]! };
+      const columns = await dataSciApp.onIteration?.(report as never, runDir, agent as never, {
+        envSteps: 2,
+      });
+      expect(columns).toMatchObject({ timeouts: 1, programsRun: 0 });
+      expect(readPrograms(runDir).map((r) => r.reason)).toEqual(['timeout', 'syntax']);
+    } finally {
+      await env.close();
+      rmSync(runDir, { recursive: true, force: true });
     }
   }, 60_000);
 });
