@@ -2,7 +2,8 @@
  * The trusted Python runner that executes one candidate program inside the sandbox.
  *
  * It is copied into each fresh evaluation directory and started as
- * `python3 -I -B runner.py <mode> <tag>`, with `mode` one of:
+ * `python3 -s -B runner.py <mode> <tag>` (`-I` instead of `-s` under `os-seeded`; see
+ * `commandLine`), with `mode` one of:
  * - `ns`: started inside new user, mount, PID, network, IPC, UTS and cgroup namespaces. Before
  *   any candidate code runs it builds a private root file system (a tmpfs holding read-only bind
  *   mounts of the system directories and of the interpreter's own directories, a few device
@@ -23,7 +24,8 @@
  * exiting with the program's status (128 + signal for a killed program), so that the program gets
  * ordinary signal semantics (e.g. SIGXCPU at the CPU-time limit).
  *
- * In every mode it applies resource limits, loads the data, runs `build_model` on each split's
+ * In every mode it applies resource limits, loads the data, seeds the program's randomness
+ * (`seed_randomness`), starts the program's CPU clock, runs `build_model` on each split's
  * training rows and writes the predicted probabilities of each split's test rows as JSON to file
  * descriptor 3. Scores are computed by the caller, not here.
  */
