@@ -6,6 +6,7 @@ import {
 } from '@poad/envs-core';
 import { describe, expect, it } from 'vitest';
 import { createOvercookedEnv } from '../src/index.js';
+import { chopOnBoard } from './helpers.js';
 
 describe('errors', () => {
   it('rejects unknown tasks and malformed options, naming the input', () => {
@@ -42,13 +43,7 @@ describe('errors', () => {
     expect((err as InvalidActionError).validActions).toEqual(first.actions);
     await expect(env.reset({ seed: 1.5 })).rejects.toBeInstanceOf(EnvArgumentError);
     await env.reset();
-    for (const label of [
-      'pick up the tomato',
-      'put the tomato on the cutting board',
-      'chop the tomato',
-      'pick up the tomato',
-      'take the bowl',
-    ]) {
+    for (const label of [...chopOnBoard('tomato'), 'pick up the tomato', 'take the bowl']) {
       await env.step(label);
     }
     const end = await env.step('serve the dish');

@@ -28,3 +28,20 @@ export function fresh(
 export function play(env: OvercookedEnv, labels: readonly string[]): TextStep[] {
   return labels.map((label) => env.stepSync(label));
 }
+
+/**
+ * The macro-actions of one chopping subtask: pick up `food`, put it on the cutting board
+ * (`board`: 'first' or 'second' where there are two), chop it.
+ */
+export function chopOnBoard(food: string, board?: 'first' | 'second'): string[] {
+  const on = board === undefined ? 'the cutting board' : `the ${board} cutting board`;
+  return [`pick up the ${food}`, `put the ${food} on ${on}`, `chop the ${food}`];
+}
+
+/** The optimal tomato-salad episode (envs.md O-2): 28 primitive steps. */
+export const OPTIMAL_TOMATO_SALAD: readonly string[] = [
+  ...chopOnBoard('tomato'),
+  'pick up the tomato',
+  'take the bowl',
+  'serve the dish',
+];

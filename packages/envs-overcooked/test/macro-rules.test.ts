@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CELL } from '../src/index.js';
-import { expectRounded, fresh, play } from './helpers.js';
+import { chopOnBoard, expectRounded, fresh, OPTIMAL_TOMATO_SALAD, play } from './helpers.js';
 
 const STEP = -0.001;
 /** Reward of a macro of `k` primitive steps that only pays the step cost. */
@@ -56,9 +56,7 @@ describe('macro-action stop rules', () => {
   it('taking the bowl from a board with a chopped food in hand is one interaction plus a stay', () => {
     const { env } = fresh('tomato-lettuce-salad');
     const steps = play(env, [
-      'pick up the tomato',
-      'put the tomato on the first cutting board',
-      'chop the tomato',
+      ...chopOnBoard('tomato', 'first'),
       'take the empty bowl',
       'put the bowl on the second cutting board',
       'pick up the tomato',
@@ -102,13 +100,7 @@ describe('macro-action stop rules', () => {
 describe('deliveries', () => {
   it('a wrong delivery costs 0.1 and sends the food back unchopped (reward loop)', () => {
     const { env } = fresh('tomato-salad');
-    const steps = play(env, [
-      'pick up the tomato',
-      'put the tomato on the cutting board',
-      'chop the tomato',
-      'pick up the tomato',
-      'serve the dish',
-    ]);
+    const steps = play(env, [...chopOnBoard('tomato'), 'pick up the tomato', 'serve the dish']);
     const wrong = steps[4];
     expect(wrong?.info.primitiveSteps).toBe(3);
     expectRounded(wrong?.reward as number, idle(3) - 0.1 * 0.99 ** 2, 12);
@@ -117,11 +109,7 @@ describe('deliveries', () => {
     expect(s.foods[0]).toEqual({ kind: 'tomato', x: 0, y: 5, chops: 0, chopped: false });
     expect(s.cells[0]?.[5]).toBe(CELL.tomato);
     // The food can be chopped again for another subtask reward.
-    const again = play(env, [
-      'pick up the tomato',
-      'put the tomato on the cutting board',
-      'chop the tomato',
-    ]);
+    const again = play(env, chopOnBoard('tomato'));
     expect(again.map((x) => x.info.primitiveSteps)).toEqual([7, 5, 3]);
     expectRounded(again[2]?.reward as number, idle(3) + 0.2 * 0.99 ** 2, 12);
   });
@@ -129,9 +117,7 @@ describe('deliveries', () => {
   it('with fixes.subtaskRewardOnce the second chop of the same food pays nothing', () => {
     const { env } = fresh('tomato-salad', { fixes: { subtaskRewardOnce: true } });
     play(env, [
-      'pick up the tomato',
-      'put the tomato on the cutting board',
-      'chop the tomato',
+      ...chopOnBoard('tomato'),
       'pick up the tomato',
       'serve the dish',
       'pick up the tomato',
@@ -143,9 +129,7 @@ describe('deliveries', () => {
   it('a bowl with the wrong foods goes back to its cell and the foods to theirs', () => {
     const { env } = fresh('tomato-lettuce-salad');
     play(env, [
-      'pick up the tomato',
-      'put the tomato on the first cutting board',
-      'chop the tomato',
+      ...chopOnBoard('tomato', 'first'),
       'take the empty bowl',
       'put the tomato in the bowl',
     ]);
@@ -164,14 +148,7 @@ describe('deliveries', () => {
   it('custom rewards are used for every event', () => {
     const rewards = { subtask: 0.5, correctDelivery: 2, wrongDelivery: -1, step: 0 };
     const { env } = fresh('tomato-salad', { rewards });
-    const steps = play(env, [
-      'pick up the tomato',
-      'put the tomato on the cutting board',
-      'chop the tomato',
-      'pick up the tomato',
-      'take the bowl',
-      'serve the dish',
-    ]);
+    const steps = play(env, OPTIMAL_TOMATO_SALAD);
     expect(steps.map((s) => s.reward)).toEqual([0, 0, 0.5 * 0.99 ** 2, 0, 0, 2 * 0.99 ** 6]);
     expectRounded(steps[5]?.info.discountedReturn as number, 0.5 * 0.99 ** 9 + 2 * 0.99 ** 27, 12);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expectRounded, fresh, play } from './helpers.js';
+import { chopOnBoard, expectRounded, fresh, play } from './helpers.js';
 
 describe('overcooked/tomato-lettuce-salad scenarios (envs.md section 5)', () => {
   it('starts with the eight default labels', () => {
@@ -19,12 +19,8 @@ describe('overcooked/tomato-lettuce-salad scenarios (envs.md section 5)', () => 
   it('O-7: the 45-step sequence with both boards', () => {
     const { env } = fresh('tomato-lettuce-salad');
     const labels = [
-      'pick up the tomato',
-      'put the tomato on the first cutting board',
-      'chop the tomato',
-      'pick up the lettuce',
-      'put the lettuce on the second cutting board',
-      'chop the lettuce',
+      ...chopOnBoard('tomato', 'first'),
+      ...chopOnBoard('lettuce', 'second'),
       'take the empty bowl',
       'put the tomato in the bowl',
       'put the lettuce in the bowl',
@@ -45,9 +41,7 @@ describe('overcooked/tomato-lettuce-salad scenarios (envs.md section 5)', () => 
   it('O-7: labels while holding the bowl and in front of the second board', () => {
     const { env } = fresh('tomato-lettuce-salad');
     const steps = play(env, [
-      'pick up the tomato',
-      'put the tomato on the first cutting board',
-      'chop the tomato',
+      ...chopOnBoard('tomato', 'first'),
       'pick up the lettuce',
       'put the lettuce on the second cutting board',
     ]);
@@ -71,11 +65,7 @@ describe('overcooked/tomato-lettuce-salad scenarios (envs.md section 5)', () => 
 
   it('the subtask reward is paid for lettuce and tomato but not for onion', () => {
     const { env } = fresh('tomato-lettuce-salad');
-    const [, , chop] = play(env, [
-      'pick up the onion',
-      'put the onion on the first cutting board',
-      'chop the onion',
-    ]);
+    const [, , chop] = play(env, [...chopOnBoard('onion', 'first')]);
     expect(chop?.info.primitiveSteps).toBe(3);
     expectRounded(chop?.reward as number, -0.001 * (1 + 0.99 + 0.99 ** 2), 12);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expectRounded, fresh, play } from './helpers.js';
+import { chopOnBoard, expectRounded, fresh, OPTIMAL_TOMATO_SALAD, play } from './helpers.js';
 
 const START_LABELS = [
   'pick up the tomato',
@@ -23,9 +23,7 @@ describe('overcooked/tomato-salad scenarios (envs.md section 5)', () => {
   it('O-1: pick up, put on board, chop, take bowl, put tomato in bowl, serve', () => {
     const { env } = fresh('tomato-salad');
     const steps = play(env, [
-      'pick up the tomato',
-      'put the tomato on the cutting board',
-      'chop the tomato',
+      ...chopOnBoard('tomato'),
       'take the bowl',
       'put the tomato in the bowl',
       'serve the dish',
@@ -75,14 +73,7 @@ describe('overcooked/tomato-salad scenarios (envs.md section 5)', () => {
 
   it('O-2: the optimal 28-step sequence', () => {
     const { env } = fresh('tomato-salad');
-    const steps = play(env, [
-      'pick up the tomato',
-      'put the tomato on the cutting board',
-      'chop the tomato',
-      'pick up the tomato',
-      'take the bowl',
-      'serve the dish',
-    ]);
+    const steps = play(env, OPTIMAL_TOMATO_SALAD);
     expect(steps.map((s) => s.info.primitiveSteps)).toEqual([2, 5, 3, 1, 10, 7]);
     // Holding a chopped tomato leaves the board label unchanged.
     expect(steps[3]?.actions?.[2]).toBe('walk to the cutting board');
