@@ -1,25 +1,18 @@
 import * as tf from '@tensorflow/tfjs-core';
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
-import {
-  describeNative,
-  randomInput,
-  randomValues,
-  stockAndNative,
-  withNative,
-  withStock,
-  worstRatio,
-} from './helpers.js';
+import { describeNative, stockAndNative, withNative, withStock } from './helpers.js';
+import { dimArb, randomInput, randomValues, seedArb, worstRatio } from './values.js';
 
-const shapeArb = fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 0, maxLength: 3 });
+const shapeArb = fc.array(dimArb(6), { minLength: 0, maxLength: 3 });
 
 /** Inputs of the row kernels: up to two leading axes of 1 to 5 and rows of 1 to 300 values. */
 const rowsArb = fc
   .tuple(
-    fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 0, maxLength: 2 }),
-    fc.integer({ min: 1, max: 300 }),
+    fc.array(dimArb(5), { minLength: 0, maxLength: 2 }),
+    dimArb(300),
     fc.double({ min: 0.01, max: 60, noNaN: true }),
-    fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+    seedArb,
   )
   .map(([lead, cols, scale, seed]) => randomInput([...lead, cols], seed, scale));
 
@@ -61,7 +54,7 @@ describeNative('native Exp, Softmax, LogSoftmax', () => {
       fc.property(
         shapeArb,
         fc.double({ min: 0.01, max: 90, noNaN: true }),
-        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        seedArb,
         (shape, scale, seed) => {
           const x = randomInput(shape, seed, scale).values;
           const { stock, native } = stockAndNative(() => values(() => tf.exp(tf.tensor(x, shape))));

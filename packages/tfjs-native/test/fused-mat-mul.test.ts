@@ -2,15 +2,8 @@ import * as tf from '@tensorflow/tfjs-core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { biasLayout } from '../src/kernels/fused-mat-mul.js';
-import {
-  describeNative,
-  randomInput,
-  randomValues,
-  stockAndNative,
-  withNative,
-  withStock,
-  worstRatio,
-} from './helpers.js';
+import { describeNative, stockAndNative, withNative, withStock } from './helpers.js';
+import { dimArb, randomInput, randomValues, seedArb, worstRatio } from './values.js';
 
 type Act = 'linear' | 'relu' | 'relu6' | 'leakyrelu' | 'elu' | 'sigmoid' | 'prelu';
 type BiasKind = 'none' | 'row' | 'scalar' | 'full';
@@ -107,15 +100,15 @@ describeNative('native _FusedMatMul', () => {
   it('equals stock matMul + bias + activation for every activation, bias layout and transpose', () => {
     fc.assert(
       fc.property(
-        fc.integer({ min: 1, max: 8 }),
-        fc.integer({ min: 1, max: 8 }),
-        fc.integer({ min: 1, max: 12 }),
+        dimArb(8),
+        dimArb(8),
+        dimArb(12),
         fc.integer({ min: 0, max: 3 }),
         fc.boolean(),
         fc.boolean(),
         fc.constantFrom<BiasKind>('none', 'row', 'scalar', 'full'),
         fc.constantFrom<Act>('linear', 'relu', 'relu6', 'leakyrelu', 'elu', 'sigmoid', 'prelu'),
-        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        seedArb,
         (m, n, k, batch, tA, tB, biasKind, act, seed) => {
           const lead = batch === 0 ? [] : [batch];
           const aShape = [...lead, ...(tA ? [k, m] : [m, k])];

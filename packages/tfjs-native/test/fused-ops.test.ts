@@ -9,18 +9,16 @@ import {
   swiGlu,
   unregisterNativeKernels,
 } from '../src/index.js';
+import { describeNative, stockAndNative, useWasm, withNative, withStock } from './helpers.js';
 import {
-  describeNative,
+  dimArb,
   evaluate,
   expectClose,
   randomInput,
   randomValues,
-  stockAndNative,
-  useWasm,
-  withNative,
-  withStock,
+  seedArb,
   worstRatio,
-} from './helpers.js';
+} from './values.js';
 
 function usedKernels(fn: () => void): Promise<string[]> {
   return tf.profile(fn).then((info) => info.kernels.map((k) => k.name));
@@ -49,31 +47,26 @@ describe('fused ops without native kernels', () => {
 
   it('logProbStats gradients equal float64 central differences of the definition', () => {
     fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 5 }),
-        fc.integer({ min: 2, max: 40 }),
-        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
-        (rows, cols, seed) => {
-          const z = randomInput([rows, cols], seed, 4);
-          const targets = Int32Array.from({ length: rows }, (_, i) => (seed + i * 7) % cols);
-          const w = [randomValues(rows, seed), randomValues(rows, seed + 1)];
-          const analytic = withStock(() =>
-            tf.tidy(() =>
-              tf
-                .grad((x: tf.Tensor) => {
-                  const s = logProbStats(x as tf.Tensor2D, targets);
-                  return tf.add(
-                    tf.sum(tf.mul(s.logProbs, w[0]!)),
-                    tf.sum(tf.mul(s.entropies, w[1]!)),
-                  ) as tf.Scalar;
-                })(tf.tensor(z.values, z.shape))
-                .dataSync(),
-            ),
-          );
-          const numeric = logProbStatsGradientF64(z.values, rows, cols, targets, w[0]!, w[1]!);
-          expect(worstRatio(analytic, numeric, 1e-4, 1e-4)).toBeLessThanOrEqual(1);
-        },
-      ),
+      fc.property(dimArb(5), fc.integer({ min: 2, max: 40 }), seedArb, (rows, cols, seed) => {
+        const z = randomInput([rows, cols], seed, 4);
+        const targets = Int32Array.from({ length: rows }, (_, i) => (seed + i * 7) % cols);
+        const w = [randomValues(rows, seed), randomValues(rows, seed + 1)];
+        const analytic = withStock(() =>
+          tf.tidy(() =>
+            tf
+              .grad((x: tf.Tensor) => {
+                const s = logProbStats(x as tf.Tensor2D, targets);
+                return tf.add(
+                  tf.sum(tf.mul(s.logProbs, w[0]!)),
+                  tf.sum(tf.mul(s.entropies, w[1]!)),
+                ) as tf.Scalar;
+              })(tf.tensor(z.values, z.shape))
+              .dataSync(),
+          ),
+        );
+        const numeric = logProbStatsGradientF64(z.values, rows, cols, targets, w[0]!, w[1]!);
+        expect(worstRatio(analytic, numeric, 1e-4, 1e-4)).toBeLessThanOrEqual(1);
+      }),
       { numRuns: 100, seed: 50 },
     );
   });
@@ -91,11 +84,11 @@ describeNative('fused ops with native kernels', () => {
     const before = tf.memory().numTensors;
     fc.assert(
       fc.property(
-        fc.integer({ min: 1, max: 6 }),
+        dimArb(6),
         // (The TF.js ops' tf.oneHot needs a depth of 2 or more.)
         fc.integer({ min: 2, max: 300 }),
         fc.double({ min: 0.1, max: 30, noNaN: true }),
-        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        seedArb,
         (rows, cols, scale, seed) => {
           const z = randomInput([rows, cols], seed, scale);
           const targets = Int32Array.from({ length: rows }, (_, i) =>
@@ -133,10 +126,10 @@ describeNative('fused ops with native kernels', () => {
   it('rmsNorm: native values and gradients (x and weight) equal the TF.js ops', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 0, maxLength: 2 }),
-        fc.integer({ min: 1, max: 80 }),
+        fc.array(dimArb(5), { minLength: 0, maxLength: 2 }),
+        dimArb(80),
         fc.double({ min: 0.01, max: 10, noNaN: true }),
-        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        seedArb,
         (lead, d, scale, seed) => {
           const x = randomInput([...lead, d], seed, scale);
           const w = randomInput([d], seed + 1, 2);
@@ -152,9 +145,9 @@ describeNative('fused ops with native kernels', () => {
   it('swiGlu: native values and gradients equal the TF.js ops', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 3 }),
+        fc.array(dimArb(7), { minLength: 1, maxLength: 3 }),
         fc.double({ min: 0.01, max: 20, noNaN: true }),
-        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        seedArb,
         (shape, scale, seed) => {
           const g = randomInput(shape, seed, scale);
           const u = randomInput(shape, seed + 1, 2);
@@ -169,28 +162,22 @@ describeNative('fused ops with native kernels', () => {
 
   it('rotaryEmbedding: native values and gradients equal the TF.js ops', () => {
     fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 9 }),
-        fc.integer({ min: 1, max: 4 }),
-        fc.integer({ min: 1, max: 12 }),
-        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
-        (rows, heads, half, seed) => {
-          const x = randomInput([rows, heads * 2 * half], seed, 3);
-          const angles = randomValues(rows * half, seed + 1, 10);
-          const cos = Float32Array.from(angles, Math.cos);
-          const sin = Float32Array.from(angles, Math.sin);
-          const f = (xs: tf.Tensor[]) => [
-            rotaryEmbedding(
-              xs[0] as tf.Tensor2D,
-              tf.tensor2d(cos, [rows, half]),
-              tf.tensor2d(sin, [rows, half]),
-              heads,
-            ),
-          ];
-          const { stock: reference, native } = stockAndNative(() => evaluate(f, [x], seed + 2));
-          expectClose(native, reference, 1e-5, 1e-5);
-        },
-      ),
+      fc.property(dimArb(9), dimArb(4), dimArb(12), seedArb, (rows, heads, half, seed) => {
+        const x = randomInput([rows, heads * 2 * half], seed, 3);
+        const angles = randomValues(rows * half, seed + 1, 10);
+        const cos = Float32Array.from(angles, Math.cos);
+        const sin = Float32Array.from(angles, Math.sin);
+        const f = (xs: tf.Tensor[]) => [
+          rotaryEmbedding(
+            xs[0] as tf.Tensor2D,
+            tf.tensor2d(cos, [rows, half]),
+            tf.tensor2d(sin, [rows, half]),
+            heads,
+          ),
+        ];
+        const { stock: reference, native } = stockAndNative(() => evaluate(f, [x], seed + 2));
+        expectClose(native, reference, 1e-5, 1e-5);
+      }),
       { numRuns: 150, seed: 54 },
     );
   });

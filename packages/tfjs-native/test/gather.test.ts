@@ -2,14 +2,8 @@ import { mulberry32 } from '@poad/dev-kit';
 import * as tf from '@tensorflow/tfjs-core';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  describeNative,
-  randomValues,
-  runNative,
-  stockAndNative,
-  useWasm,
-  withNative,
-} from './helpers.js';
+import { describeNative, runNative, stockAndNative, useWasm, withNative } from './helpers.js';
+import { dimArb, randomValues, seedArb } from './values.js';
 
 function gathered(
   xShape: number[],
@@ -29,11 +23,11 @@ describeNative('GatherV2 by heap copies', () => {
   it('equals the stock kernel for every axis, index shape and 4-byte dtype', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 1, maxLength: 3 }),
+        fc.array(dimArb(5), { minLength: 1, maxLength: 3 }),
         fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 0, maxLength: 2 }),
         fc.integer({ min: -3, max: 2 }),
         fc.boolean(),
-        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        seedArb,
         fc.integer({ min: 0, max: 40 }),
         (xShape, idShape, rawAxis, isInt, seed, wide) => {
           const shape = [...xShape, wide === 0 ? 1 : wide]; // last axis up to 40: both copy paths
@@ -89,40 +83,34 @@ describe.runIf(runNative)('UnsortedSegmentSum', () => {
 
   it('scatter-adds rows like a direct loop, dropping out-of-range ids', () => {
     fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 12 }),
-        fc.integer({ min: 1, max: 40 }),
-        fc.integer({ min: 1, max: 6 }),
-        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
-        (rows, width, segments, seed) => {
-          const x = randomValues(rows * width, seed);
-          const rand = mulberry32(seed + 1);
-          const ids = Int32Array.from(
-            { length: rows },
-            () => Math.floor(rand() * (segments + 2)) - 1,
-          );
-          const expected = new Float64Array(segments * width);
-          ids.forEach((s, i) => {
-            if (s < 0 || s >= segments) return;
-            for (let j = 0; j < width; j++) expected[s * width + j]! += x[i * width + j]!;
-          });
-          const got = withNative(() =>
-            tf.tidy(() =>
-              tf
-                .unsortedSegmentSum(
-                  tf.tensor2d(x, [rows, width]),
-                  tf.tensor1d(ids, 'int32'),
-                  segments,
-                )
-                .dataSync(),
-            ),
-          );
-          expect(got.length).toBe(expected.length);
-          for (let i = 0; i < got.length; i++) {
-            expect(Math.abs(got[i]! - expected[i]!)).toBeLessThan(1e-5);
-          }
-        },
-      ),
+      fc.property(dimArb(12), dimArb(40), dimArb(6), seedArb, (rows, width, segments, seed) => {
+        const x = randomValues(rows * width, seed);
+        const rand = mulberry32(seed + 1);
+        const ids = Int32Array.from(
+          { length: rows },
+          () => Math.floor(rand() * (segments + 2)) - 1,
+        );
+        const expected = new Float64Array(segments * width);
+        ids.forEach((s, i) => {
+          if (s < 0 || s >= segments) return;
+          for (let j = 0; j < width; j++) expected[s * width + j]! += x[i * width + j]!;
+        });
+        const got = withNative(() =>
+          tf.tidy(() =>
+            tf
+              .unsortedSegmentSum(
+                tf.tensor2d(x, [rows, width]),
+                tf.tensor1d(ids, 'int32'),
+                segments,
+              )
+              .dataSync(),
+          ),
+        );
+        expect(got.length).toBe(expected.length);
+        for (let i = 0; i < got.length; i++) {
+          expect(Math.abs(got[i]! - expected[i]!)).toBeLessThan(1e-5);
+        }
+      }),
       { numRuns: 150, seed: 62 },
     );
   });

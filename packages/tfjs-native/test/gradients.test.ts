@@ -1,7 +1,8 @@
 import * as tf from '@tensorflow/tfjs-core';
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
-import { describeNative, evaluate, expectClose, randomInput, stockAndNative } from './helpers.js';
+import { describeNative, stockAndNative } from './helpers.js';
+import { dimArb, evaluate, expectClose, randomInput, seedArb } from './values.js';
 
 /** Stock and native values and gradients of `f` agree within `atol + 1e-5·|stock|`. */
 function sameGrads(
@@ -20,13 +21,13 @@ describeNative('gradients through native kernels', () => {
   it('matMul gradients equal the stock ones for every transpose (rank 2 and equal batches)', () => {
     fc.assert(
       fc.property(
-        fc.integer({ min: 1, max: 7 }),
-        fc.integer({ min: 1, max: 7 }),
-        fc.integer({ min: 1, max: 9 }),
+        dimArb(7),
+        dimArb(7),
+        dimArb(9),
         fc.integer({ min: 0, max: 3 }),
         fc.boolean(),
         fc.boolean(),
-        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        seedArb,
         (m, n, k, batch, tA, tB, seed) => {
           const lead = batch === 0 ? [] : [batch];
           const a = randomInput([...lead, ...(tA ? [k, m] : [m, k])], seed);
@@ -46,11 +47,11 @@ describeNative('gradients through native kernels', () => {
   it('fused matMul (bias + relu) gradients equal the stock ones', () => {
     fc.assert(
       fc.property(
-        fc.integer({ min: 1, max: 7 }),
-        fc.integer({ min: 1, max: 7 }),
-        fc.integer({ min: 1, max: 9 }),
+        dimArb(7),
+        dimArb(7),
+        dimArb(9),
         fc.constantFrom('linear', 'relu', 'sigmoid') as fc.Arbitrary<'linear' | 'relu' | 'sigmoid'>,
-        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        seedArb,
         (m, n, k, activation, seed) => {
           const a = randomInput([m, k], seed);
           const b = randomInput([k, n], seed + 1);
@@ -69,17 +70,12 @@ describeNative('gradients through native kernels', () => {
 
   it('softmax, logSoftmax and exp gradients equal the stock ones', () => {
     fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 6 }),
-        fc.integer({ min: 1, max: 40 }),
-        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
-        (rows, cols, seed) => {
-          const x = randomInput([rows, cols], seed, 5);
-          sameGrads((t) => tf.softmax(t!), [x], seed + 1, 1e-6);
-          sameGrads((t) => tf.logSoftmax(t!), [x], seed + 2, 1e-5);
-          sameGrads((t) => tf.exp(t!), [x], seed + 3, 1e-5);
-        },
-      ),
+      fc.property(dimArb(6), dimArb(40), seedArb, (rows, cols, seed) => {
+        const x = randomInput([rows, cols], seed, 5);
+        sameGrads((t) => tf.softmax(t!), [x], seed + 1, 1e-6);
+        sameGrads((t) => tf.logSoftmax(t!), [x], seed + 2, 1e-5);
+        sameGrads((t) => tf.exp(t!), [x], seed + 3, 1e-5);
+      }),
       { numRuns: 100, seed: 43 },
     );
   });

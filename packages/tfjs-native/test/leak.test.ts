@@ -11,7 +11,8 @@ import {
   swiGlu,
   unregisterNativeKernels,
 } from '../src/index.js';
-import { randomValues, runNative, useWasm } from './helpers.js';
+import { runNative, useWasm } from './helpers.js';
+import { randomValues } from './values.js';
 
 interface WasmHeapHolder {
   wasm: { HEAPU8: Uint8Array };

@@ -1,14 +1,8 @@
 import * as tf from '@tensorflow/tfjs-core';
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
-import {
-  describeNative,
-  randomInput,
-  referenceMatMul,
-  withNative,
-  withStock,
-  worstRatio,
-} from './helpers.js';
+import { describeNative, withNative, withStock } from './helpers.js';
+import { dimArb, randomInput, referenceMatMul, seedArb, worstRatio } from './values.js';
 
 type BatchMode = 'none' | 'equal' | 'equal2' | 'aOnly' | 'bOnly' | 'aOne' | 'general';
 
@@ -24,14 +18,14 @@ interface Case {
 }
 
 const caseArb: fc.Arbitrary<Case> = fc.record({
-  m: fc.integer({ min: 1, max: 9 }),
-  n: fc.integer({ min: 1, max: 9 }),
-  k: fc.integer({ min: 1, max: 17 }),
+  m: dimArb(9),
+  n: dimArb(9),
+  k: dimArb(17),
   transposeA: fc.boolean(),
   transposeB: fc.boolean(),
   mode: fc.constantFrom<BatchMode>('none', 'equal', 'equal2', 'aOnly', 'bOnly', 'aOne', 'general'),
-  batch: fc.integer({ min: 1, max: 4 }),
-  seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+  batch: dimArb(4),
+  seed: seedArb,
 });
 
 function shapes(c: Case): { aShape: number[]; bShape: number[] } {

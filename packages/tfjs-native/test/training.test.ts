@@ -1,7 +1,8 @@
 import { mulberry32 } from '@poad/dev-kit';
 import * as tf from '@tensorflow/tfjs-core';
 import { expect, it } from 'vitest';
-import { describeNative, randomValues, withNative, withStock } from './helpers.js';
+import { describeNative, withNative, withStock } from './helpers.js';
+import { randomValues } from './values.js';
 
 const B = 2;
 const T = 8;
