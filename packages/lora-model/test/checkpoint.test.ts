@@ -15,7 +15,8 @@ import {
 } from '../src/checkpoint.js';
 import { LoraAdapter } from '../src/lora.js';
 import { SeededRng } from '../src/rng.js';
-import { maxAbsDiff, randomIds, tempDir, tinyConfig, useTestBackend } from './helpers.js';
+import { tinyConfig } from './configs.js';
+import { maxAbsDiff, randomIds, tempDir, useTestBackend } from './helpers.js';
 
 beforeAll(useTestBackend);
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { type HFModelConfig, resolveModelConfig, toHFConfig } from '../src/config.js';
 import { ModelConfigError } from '../src/errors.js';
 import { ropeInverseFrequencies } from '../src/rope.js';
-import { tinyConfig } from './helpers.js';
+import { tinyConfig } from './configs.js';
 
 const LLAMA31: Llama3RopeScaling = {
   rope_type: 'llama3',

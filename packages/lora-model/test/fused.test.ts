@@ -3,7 +3,8 @@ import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
 import { createCausalLM } from '../src/causal-lm.js';
 import { SeededRng } from '../src/rng.js';
-import { randomIds, tinyConfig } from './helpers.js';
+import { tinyConfig } from './configs.js';
+import { randomIds } from './helpers.js';
 
 // initBackend('wasm') installs @poad/tfjs-native's fused ops when its addon is built (CI installs
 // OpenBLAS and builds it). The model must give the same numbers with and without them.

@@ -19,7 +19,8 @@ import { type CausalLM, createCausalLM } from '../src/causal-lm.js';
 import type { GenerateBatchOptions, GenerateResult } from '../src/generate.js';
 import { SeededRng } from '../src/rng.js';
 import { logSoftmaxAt, sampleToken } from '../src/sampling.js';
-import { maxAbsDiff, tinyConfig } from './helpers.js';
+import { tinyConfig } from './configs.js';
+import { maxAbsDiff } from './helpers.js';
 
 // A software adapter compiles every shader on first use: seconds per test.
 vi.setConfig({ testTimeout: 300_000 });

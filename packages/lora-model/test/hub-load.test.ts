@@ -9,7 +9,8 @@ import { type DownloadProgress, HubError, writeCheckpoint } from '@poad/hf-files
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCausalLM, llamaConfigOf, loadCausalLM } from '../src/index.js';
 import { SeededRng } from '../src/rng.js';
-import { randomIds, tempDir, tinyConfig, useTestBackend } from './helpers.js';
+import { tinyConfig } from './configs.js';
+import { randomIds, tempDir, useTestBackend } from './helpers.js';
 
 const REPO = 'poad-test/tiny-hub';
 const VOCAB = 832; // the default model's tokenizer

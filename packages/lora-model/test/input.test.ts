@@ -3,7 +3,8 @@ import { createCausalLM } from '../src/causal-lm.js';
 import { resolveModelConfig } from '../src/config.js';
 import { ModelConfigError, ModelInputError } from '../src/errors.js';
 import { buildWeights, randomHostTensors, WeightShapeError } from '../src/weights.js';
-import { tinyConfig, useTestBackend } from './helpers.js';
+import { tinyConfig } from './configs.js';
+import { useTestBackend } from './helpers.js';
 
 beforeAll(useTestBackend);
 

@@ -9,17 +9,8 @@ import { loadAdapter, loadCausalLM, saveAdapter, saveCausalLM } from '../src/che
 import type { HFModelConfig } from '../src/config.js';
 import { SeededRng } from '../src/rng.js';
 import { MODULE_NAMES } from '../src/weights.js';
-import {
-  centralDifference,
-  LLAMA3_SCALING,
-  llama3Config,
-  maxAbsDiff,
-  qwen3Config,
-  randomIds,
-  tempDir,
-  tinyConfig,
-  useTestBackend,
-} from './helpers.js';
+import { LLAMA3_SCALING, llama3Config, qwen3Config, tinyConfig } from './configs.js';
+import { centralDifference, maxAbsDiff, randomIds, tempDir, useTestBackend } from './helpers.js';
 
 beforeAll(useTestBackend);
 

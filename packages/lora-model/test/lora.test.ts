@@ -2,7 +2,8 @@ import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createCausalLM } from '../src/causal-lm.js';
 import { SeededRng } from '../src/rng.js';
-import { centralDifference, maxAbsDiff, randomIds, tinyConfig, useTestBackend } from './helpers.js';
+import { tinyConfig } from './configs.js';
+import { centralDifference, maxAbsDiff, randomIds, useTestBackend } from './helpers.js';
 
 beforeAll(useTestBackend);
 

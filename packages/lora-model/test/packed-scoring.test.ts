@@ -17,7 +17,8 @@ import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it, vi } from 'vitest';
 import { type CausalLM, createCausalLM } from '../src/causal-lm.js';
 import { SeededRng } from '../src/rng.js';
-import { qwen3Config, randomIds, tinyConfig, twosomeObjective } from './helpers.js';
+import { qwen3Config, tinyConfig } from './configs.js';
+import { randomIds, twosomeObjective } from './helpers.js';
 
 vi.setConfig({ testTimeout: 120_000 });
 

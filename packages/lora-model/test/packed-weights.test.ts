@@ -20,7 +20,8 @@ import { ModelInputError } from '../src/errors.js';
 import { llamaConfigOf } from '../src/model-files.js';
 import { SeededRng } from '../src/rng.js';
 import { MODULE_NAMES, type ModuleName, modulePath } from '../src/weights.js';
-import { maxAbsDiff, qwen3Config, randomIds, tempDir, tinyConfig } from './helpers.js';
+import { qwen3Config, tinyConfig } from './configs.js';
+import { maxAbsDiff, randomIds, tempDir } from './helpers.js';
 
 vi.setConfig({ testTimeout: 180_000 });
 

@@ -12,7 +12,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { type CausalLM, createCausalLM } from '../src/causal-lm.js';
 import type { HFModelConfig } from '../src/config.js';
 import { SeededRng } from '../src/rng.js';
-import { maxAbsDiff, randomIds, tinyConfig } from './helpers.js';
+import { tinyConfig } from './configs.js';
+import { maxAbsDiff, randomIds } from './helpers.js';
 
 vi.setConfig({ testTimeout: 120_000 });
 

@@ -4,14 +4,8 @@ import { createCausalLM } from '../src/causal-lm.js';
 import { SeededRng } from '../src/rng.js';
 import { candidateTokenLogProbs } from '../src/scoring.js';
 import { tokenStats } from '../src/token-stats.js';
-import {
-  flat,
-  maxAbsDiff,
-  randomIds,
-  tinyConfig,
-  twosomeObjective,
-  useTestBackend,
-} from './helpers.js';
+import { tinyConfig } from './configs.js';
+import { flat, maxAbsDiff, randomIds, twosomeObjective, useTestBackend } from './helpers.js';
 
 beforeAll(useTestBackend);
 

@@ -7,15 +7,8 @@ import { type CausalLM, createCausalLM } from '../src/causal-lm.js';
 import { saveAdapter, saveCausalLM } from '../src/checkpoint.js';
 import type { HFModelConfig } from '../src/config.js';
 import { SeededRng } from '../src/rng.js';
-import {
-  llama3Config,
-  maxAbsDiff,
-  qwen3Config,
-  randomIds,
-  tempDir,
-  tinyConfig,
-  useTestBackend,
-} from './helpers.js';
+import { llama3Config, qwen3Config, tinyConfig } from './configs.js';
+import { maxAbsDiff, randomIds, tempDir, useTestBackend } from './helpers.js';
 
 const PYTHON = '/usr/bin/python3';
 const SCRIPT = join(import.meta.dirname, 'reference', 'llama_reference.py');

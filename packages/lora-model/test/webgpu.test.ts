@@ -28,14 +28,8 @@ import type { HFModelConfig } from '../src/config.js';
 import { rmsNorm, swiGlu } from '../src/layers.js';
 import { SeededRng } from '../src/rng.js';
 import { applyRope, ropeTables } from '../src/rope.js';
-import {
-  llama3Config,
-  maxAbsDiff,
-  qwen3Config,
-  randomIds,
-  tempDir,
-  tinyConfig,
-} from './helpers.js';
+import { llama3Config, qwen3Config, tinyConfig } from './configs.js';
+import { maxAbsDiff, randomIds, tempDir } from './helpers.js';
 
 // A software adapter compiles every shader on first use: seconds per test.
 vi.setConfig({ testTimeout: 120_000 });
