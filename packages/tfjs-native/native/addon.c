@@ -75,23 +75,13 @@ NAPI_MODULE_INIT() {
 #else
   (void)env_threads;
 #endif
+#define POAD_PROPERTY(name, fn) {name, NULL, fn, NULL, NULL, NULL, napi_default, NULL},
   napi_property_descriptor props[] = {
-      {"gemm", NULL, js_gemm, NULL, NULL, NULL, napi_default, NULL},
-      {"epilogue", NULL, js_epilogue, NULL, NULL, NULL, napi_default, NULL},
-      {"exp", NULL, js_exp, NULL, NULL, NULL, napi_default, NULL},
-      {"softmax", NULL, js_softmax, NULL, NULL, NULL, napi_default, NULL},
-      {"logProbStats", NULL, js_log_prob_stats, NULL, NULL, NULL, napi_default, NULL},
-      {"logProbStatsGrad", NULL, js_log_prob_stats_grad, NULL, NULL, NULL, napi_default, NULL},
-      {"rmsNorm", NULL, js_rms_norm, NULL, NULL, NULL, napi_default, NULL},
-      {"rmsNormGrad", NULL, js_rms_norm_grad, NULL, NULL, NULL, napi_default, NULL},
-      {"swiGlu", NULL, js_swiglu, NULL, NULL, NULL, napi_default, NULL},
-      {"swiGluGrad", NULL, js_swiglu_grad, NULL, NULL, NULL, napi_default, NULL},
-      {"rope", NULL, js_rope, NULL, NULL, NULL, napi_default, NULL},
-      {"attention", NULL, js_attention, NULL, NULL, NULL, napi_default, NULL},
-      {"attentionGrad", NULL, js_attention_grad, NULL, NULL, NULL, napi_default, NULL},
-      {"setThreads", NULL, js_set_threads, NULL, NULL, NULL, napi_default, NULL},
-      {"info", NULL, js_info, NULL, NULL, NULL, napi_default, NULL},
+      POAD_ENTRY_POINTS(POAD_PROPERTY)
+      POAD_PROPERTY("setThreads", js_set_threads)
+      POAD_PROPERTY("info", js_info)
   };
+#undef POAD_PROPERTY
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;
 }

@@ -153,19 +153,26 @@ static inline float poad_dot8(const float *a, const float *b, size_t n) {
   return s;
 }
 
-/* Entry points, one file per concept. */
-napi_value js_gemm(napi_env env, napi_callback_info info);
-napi_value js_epilogue(napi_env env, napi_callback_info info);
-napi_value js_exp(napi_env env, napi_callback_info info);
-napi_value js_softmax(napi_env env, napi_callback_info info);
-napi_value js_log_prob_stats(napi_env env, napi_callback_info info);
-napi_value js_log_prob_stats_grad(napi_env env, napi_callback_info info);
-napi_value js_rms_norm(napi_env env, napi_callback_info info);
-napi_value js_rms_norm_grad(napi_env env, napi_callback_info info);
-napi_value js_swiglu(napi_env env, napi_callback_info info);
-napi_value js_swiglu_grad(napi_env env, napi_callback_info info);
-napi_value js_rope(napi_env env, napi_callback_info info);
-napi_value js_attention(napi_env env, napi_callback_info info);
-napi_value js_attention_grad(napi_env env, napi_callback_info info);
+/*
+ * Entry points, one file per concept: X(name on the addon's exports, C function). addon.c
+ * registers them in this order.
+ */
+#define POAD_ENTRY_POINTS(X)                         \
+  X("gemm", js_gemm)                                 \
+  X("epilogue", js_epilogue)                         \
+  X("exp", js_exp)                                   \
+  X("softmax", js_softmax)                           \
+  X("logProbStats", js_log_prob_stats)               \
+  X("logProbStatsGrad", js_log_prob_stats_grad)      \
+  X("rmsNorm", js_rms_norm)                          \
+  X("rmsNormGrad", js_rms_norm_grad)                 \
+  X("swiGlu", js_swiglu)                             \
+  X("swiGluGrad", js_swiglu_grad)                    \
+  X("rope", js_rope)                                 \
+  X("attention", js_attention)                       \
+  X("attentionGrad", js_attention_grad)
+
+#define POAD_DECLARE_ENTRY(name, fn) napi_value fn(napi_env env, napi_callback_info info);
+POAD_ENTRY_POINTS(POAD_DECLARE_ENTRY)
 
 #endif

@@ -22,14 +22,8 @@ interface Inputs {
   mask: tf.Tensor3D;
 }
 
-interface Dims {
-  batch: number;
-  seq: number;
-  heads: number;
-  kvHeads: number;
-  hd: number;
-  scale: number;
-}
+/** The checked options (the scale filled in) and the sequence length and head size. */
+type Dims = Required<AttentionOptions> & { seq: number; hd: number };
 
 /*
  * Same math as the kernels in TF.js ops. The query heads sharing a kv head are stacked along the
