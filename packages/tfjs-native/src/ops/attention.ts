@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { FUSED_KERNELS } from '../kernels/fused-ops.js';
 import { fusedKernelActive } from '../register.js';
+import { fusedOp } from './fused-op.js';
 
 /** Sizes of {@link attention}. */
 export interface AttentionOptions {
@@ -58,26 +59,22 @@ function composite({ q, k, v, mask }: Inputs, d: Dims): tf.Tensor2D {
 
 function native({ q, k, v, mask }: Inputs, d: Dims): tf.Tensor2D {
   const attrs = { batch: d.batch, heads: d.heads, kvHeads: d.kvHeads, scale: d.scale };
-  const f = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
-    const [qi, ki, vi, save] = args as [tf.Tensor, tf.Tensor, tf.Tensor, tf.GradSaveFunc];
-    const [out, probs] = tf
-      .engine()
-      .runKernel(FUSED_KERNELS.attention, { q: qi, k: ki, v: vi, mask }, attrs) as tf.Tensor[];
-    save([qi, ki, vi, probs!]);
-    return {
-      value: out!,
-      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
-        const [qs, ks, vs, ps] = saved as tf.Tensor[];
-        return tf
-          .engine()
-          .runKernel(
-            FUSED_KERNELS.attentionGrad,
-            { q: qs!, k: ks!, v: vs!, probs: ps!, dy },
-            attrs,
-          ) as tf.Tensor[];
-      },
-    };
-  });
+  const f = fusedOp(
+    (qi, ki, vi) => {
+      const [out, probs] = tf
+        .engine()
+        .runKernel(FUSED_KERNELS.attention, { q: qi!, k: ki!, v: vi!, mask }, attrs) as tf.Tensor[];
+      return { value: out!, saved: [qi!, ki!, vi!, probs!] };
+    },
+    (dy, [qs, ks, vs, ps]) =>
+      tf
+        .engine()
+        .runKernel(
+          FUSED_KERNELS.attentionGrad,
+          { q: qs!, k: ks!, v: vs!, probs: ps!, dy },
+          attrs,
+        ) as tf.Tensor[],
+  );
   return f(q, k, v) as tf.Tensor2D;
 }
 

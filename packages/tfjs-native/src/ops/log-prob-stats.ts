@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { FUSED_KERNELS } from '../kernels/fused-ops.js';
 import { fusedKernelActive } from '../register.js';
+import { fusedOp } from './fused-op.js';
 
 /** Per-row log-probability of the target and entropy of softmax(logits). */
 export interface LogProbStats {
@@ -28,26 +29,22 @@ function composite(logits: tf.Tensor2D, targets: tf.Tensor1D): tf.Tensor1D {
 }
 
 function native(logits: tf.Tensor2D, targets: tf.Tensor1D): tf.Tensor1D {
-  const f = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
-    const [z, save] = args as [tf.Tensor2D, tf.GradSaveFunc];
-    const [stats, lse] = tf
-      .engine()
-      .runKernel(FUSED_KERNELS.logProbStats, { logits: z, targets }, {}) as tf.Tensor[];
-    save([z, targets, lse!, stats!]);
-    return {
-      value: stats!,
-      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
-        const [zs, ts, ls, ss] = saved as tf.Tensor[];
-        return tf.engine().runKernel(FUSED_KERNELS.logProbStatsGrad, {
-          logits: zs!,
-          targets: ts!,
-          lse: ls!,
-          stats: ss!,
-          dy,
-        }) as tf.Tensor;
-      },
-    };
-  });
+  const f = fusedOp(
+    (z) => {
+      const [stats, lse] = tf
+        .engine()
+        .runKernel(FUSED_KERNELS.logProbStats, { logits: z!, targets }, {}) as tf.Tensor[];
+      return { value: stats!, saved: [z!, targets, lse!, stats!] };
+    },
+    (dy, [zs, ts, ls, ss]) =>
+      tf.engine().runKernel(FUSED_KERNELS.logProbStatsGrad, {
+        logits: zs!,
+        targets: ts!,
+        lse: ls!,
+        stats: ss!,
+        dy,
+      }) as tf.Tensor,
+  );
   return f(logits) as tf.Tensor1D;
 }
 

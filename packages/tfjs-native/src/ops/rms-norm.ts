@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { FUSED_KERNELS } from '../kernels/fused-ops.js';
 import { fusedKernelActive } from '../register.js';
+import { fusedOp } from './fused-op.js';
 
 function composite<T extends tf.Tensor>(x: T, weight: tf.Tensor1D, eps: number): T {
   return tf.tidy(() =>
@@ -9,25 +10,23 @@ function composite<T extends tf.Tensor>(x: T, weight: tf.Tensor1D, eps: number):
 }
 
 function native<T extends tf.Tensor>(x: T, weight: tf.Tensor1D, eps: number): T {
-  const f = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
-    const [xi, wi, save] = args as [tf.Tensor, tf.Tensor1D, tf.GradSaveFunc];
-    const [y, rstd] = tf
-      .engine()
-      .runKernel(FUSED_KERNELS.rmsNorm, { x: xi, weight: wi }, { eps }) as tf.Tensor[];
-    save([xi, wi, rstd!]);
-    return {
-      value: y!,
-      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
-        const [xs, ws, rs] = saved as tf.Tensor[];
-        return tf.engine().runKernel(FUSED_KERNELS.rmsNormGrad, {
+  const f = fusedOp(
+    (xi, wi) => {
+      const [y, rstd] = tf
+        .engine()
+        .runKernel(FUSED_KERNELS.rmsNorm, { x: xi!, weight: wi! }, { eps }) as tf.Tensor[];
+      return { value: y!, saved: [xi!, wi!, rstd!] };
+    },
+    (dy, [xs, ws, rs]) =>
+      tf
+        .engine()
+        .runKernel(FUSED_KERNELS.rmsNormGrad, {
           x: xs!,
           weight: ws!,
           rstd: rs!,
           dy,
-        }) as tf.Tensor[];
-      },
-    };
-  });
+        }) as tf.Tensor[],
+  );
   return f(x, weight) as T;
 }
 

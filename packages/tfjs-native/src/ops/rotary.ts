@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { FUSED_KERNELS } from '../kernels/fused-ops.js';
 import { fusedKernelActive } from '../register.js';
+import { fusedOp } from './fused-op.js';
 
 function composite(x: tf.Tensor2D, cos: tf.Tensor2D, sin: tf.Tensor2D, heads: number): tf.Tensor2D {
   return tf.tidy(() => {
@@ -17,26 +18,19 @@ function composite(x: tf.Tensor2D, cos: tf.Tensor2D, sin: tf.Tensor2D, heads: nu
 }
 
 function native(x: tf.Tensor2D, cos: tf.Tensor2D, sin: tf.Tensor2D, heads: number): tf.Tensor2D {
-  const f = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
-    const [xi, save] = args as [tf.Tensor2D, tf.GradSaveFunc];
-    const y = tf
+  // The gradient map is the rotation by the opposite angles: the same kernel, transposed.
+  const rope = (input: tf.Tensor, c: tf.Tensor, s: tf.Tensor, transpose: boolean) =>
+    tf
       .engine()
-      .runKernel(FUSED_KERNELS.rope, { x: xi, cos, sin }, { heads, transpose: false }) as tf.Tensor;
-    save([cos, sin]);
-    return {
-      value: y,
-      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
-        const [cs, ss] = saved as tf.Tensor[];
-        return tf
-          .engine()
-          .runKernel(
-            FUSED_KERNELS.rope,
-            { x: dy, cos: cs!, sin: ss! },
-            { heads, transpose: true },
-          ) as tf.Tensor;
-      },
-    };
-  });
+      .runKernel(
+        FUSED_KERNELS.rope,
+        { x: input, cos: c, sin: s },
+        { heads, transpose },
+      ) as tf.Tensor;
+  const f = fusedOp(
+    (xi) => ({ value: rope(xi!, cos, sin, false), saved: [cos, sin] }),
+    (dy, [cs, ss]) => rope(dy, cs!, ss!, true),
+  );
   return f(x) as tf.Tensor2D;
 }
 

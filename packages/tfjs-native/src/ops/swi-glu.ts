@@ -1,22 +1,17 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { FUSED_KERNELS } from '../kernels/fused-ops.js';
 import { fusedKernelActive } from '../register.js';
+import { fusedOp } from './fused-op.js';
 
 function native<T extends tf.Tensor>(gate: T, up: T): T {
-  const f = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
-    const [g, u, save] = args as [tf.Tensor, tf.Tensor, tf.GradSaveFunc];
-    const y = tf.engine().runKernel(FUSED_KERNELS.swiGlu, { gate: g, up: u }) as tf.Tensor;
-    save([g, u]);
-    return {
-      value: y,
-      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
-        const [gs, us] = saved as tf.Tensor[];
-        return tf
-          .engine()
-          .runKernel(FUSED_KERNELS.swiGluGrad, { gate: gs!, up: us!, dy }) as tf.Tensor[];
-      },
-    };
-  });
+  const f = fusedOp(
+    (g, u) => ({
+      value: tf.engine().runKernel(FUSED_KERNELS.swiGlu, { gate: g!, up: u! }) as tf.Tensor,
+      saved: [g!, u!],
+    }),
+    (dy, [gs, us]) =>
+      tf.engine().runKernel(FUSED_KERNELS.swiGluGrad, { gate: gs!, up: us!, dy }) as tf.Tensor[],
+  );
   return f(gate, up) as T;
 }
 
