@@ -56,9 +56,7 @@ export function datasetOf(task: string, o: Record<string, unknown> = {}): Datase
   if (named) return named;
   if (task === 'csv') {
     if (typeof o.csv !== 'string' || typeof o.target !== 'string') {
-      throw Object.assign(new Error('--dataset csv needs --csv FILE and --target COLUMN'), {
-        name: 'EnvArgumentError',
-      });
+      throw new OptionError('--dataset csv needs --csv FILE and --target COLUMN');
     }
     return {
       csv: o.csv,
