@@ -18,14 +18,12 @@ function native<T extends tf.Tensor>(x: T, weight: tf.Tensor1D, eps: number): T 
       return { value: y!, saved: [xi!, wi!, rstd!] };
     },
     (dy, [xs, ws, rs]) =>
-      tf
-        .engine()
-        .runKernel(FUSED_KERNELS.rmsNormGrad, {
-          x: xs!,
-          weight: ws!,
-          rstd: rs!,
-          dy,
-        }) as tf.Tensor[],
+      tf.engine().runKernel(FUSED_KERNELS.rmsNormGrad, {
+        x: xs!,
+        weight: ws!,
+        rstd: rs!,
+        dy,
+      }) as tf.Tensor[],
   );
   return f(x, weight) as T;
 }
