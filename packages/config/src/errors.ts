@@ -19,8 +19,7 @@ export class UserError extends Error {
   static override [Symbol.hasInstance](value: unknown): boolean {
     // A subclass keeps the ordinary prototype test; UserError itself also recognises the mark.
     // biome-ignore lint/complexity/noThisInStatic: `this` is the class tested against (subclasses inherit this method)
-    const cls = this;
-    if (cls !== UserError) return Function.prototype[Symbol.hasInstance].call(cls, value);
+    if (this !== UserError) return Function.prototype[Symbol.hasInstance].call(this, value);
     return (
       typeof value === 'object' &&
       value !== null &&

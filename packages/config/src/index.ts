@@ -10,6 +10,6 @@ export { camel, closestName, kebab } from './names.js';
 export type { ParsedArgs } from './parse-args.js';
 export { parseArgs } from './parse-args.js';
 export type { ConfigResolverSpec, OptionLayer, ResolveOptions } from './resolve.js';
-export { configResolver, resolveOptions } from './resolve.js';
+export { configResolver, isResolved, markResolved, resolveOptions } from './resolve.js';
 export type { OptionSpec, OptionsSchema, OptionValues } from './schema.js';
 export { defaultsOf, defineSchema, pickSchema } from './schema.js';

@@ -71,6 +71,26 @@ export function resolveOptions<T extends OptionsSchema>(
   return out as OptionValues<T>;
 }
 
+/** Every config a resolver returned, shared by all of them (see {@link markResolved}). */
+const RESOLVED = new WeakSet<object>();
+
+/**
+ * Freezes a config whose every field was checked (by {@link resolveOptions} and the cross-field
+ * rules) and marks it as resolved, so that every {@link configResolver} returns it unchanged:
+ * code handed it, e.g. a trainer's constructor, checks nothing again. For a caller that resolved
+ * the fields itself, as a training run does for its algorithm's config.
+ */
+export function markResolved<T extends object>(config: T): Readonly<T> {
+  const out = Object.isFrozen(config) ? config : Object.freeze(config);
+  RESOLVED.add(out);
+  return out;
+}
+
+/** Whether `config` was returned by a resolver or {@link markResolved}. */
+export function isResolved(config: unknown): boolean {
+  return typeof config === 'object' && config !== null && RESOLVED.has(config);
+}
+
 /** What {@link configResolver} needs beside the schema. */
 export interface ConfigResolverSpec<T extends OptionsSchema> {
   /** The error of an invalid field, from its label (e.g. `config.lr`) and the reason. */
@@ -82,17 +102,16 @@ export interface ConfigResolverSpec<T extends OptionsSchema> {
 /**
  * One algorithm's `resolveConfig`: fills unset fields from the schema's defaults (below them,
  * `options.layers`, e.g. a preset), checks every field once (errors name it as `config.field`
- * unless `options` says otherwise), then `spec.check`, and freezes the result. A config the
- * resolver returned passes through unchanged, so code handed a resolved config checks nothing
- * again.
+ * unless `options` says otherwise), then `spec.check`, and freezes the result. A config any
+ * resolver returned (or {@link markResolved} marked) passes through unchanged, so code handed a
+ * resolved config checks nothing again.
  */
 export function configResolver<T extends OptionsSchema>(
   schema: T,
   spec: ConfigResolverSpec<T>,
 ): (overrides?: Partial<OptionValues<T>>, options?: ResolveOptions) => OptionValues<T> {
-  const resolved = new WeakSet<object>();
   return (overrides = {}, options = {}) => {
-    if (resolved.has(overrides)) return overrides as OptionValues<T>;
+    if (RESOLVED.has(overrides)) return overrides as OptionValues<T>;
     let config: OptionValues<T>;
     try {
       config = resolveOptions(schema, overrides, { where: 'config', naming: 'field', ...options });
@@ -102,8 +121,6 @@ export function configResolver<T extends OptionsSchema>(
       throw e;
     }
     spec.check?.(config);
-    const out = Object.freeze(config);
-    resolved.add(out);
-    return out;
+    return markResolved(config);
   };
 }
