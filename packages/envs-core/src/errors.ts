@@ -1,3 +1,5 @@
+import { UserError } from '@poad/config';
+
 /** Thrown when `step` receives a label that is not among the current valid actions. */
 export class InvalidActionError extends Error {
   override readonly name = 'InvalidActionError';
@@ -31,7 +33,7 @@ export class NotResetError extends Error {
 }
 
 /** Thrown by `makeEnv` when no environment is registered under the requested id. */
-export class UnknownEnvError extends Error {
+export class UnknownEnvError extends UserError {
   override readonly name = 'UnknownEnvError';
   constructor(
     readonly envId: string,
@@ -56,7 +58,7 @@ export class DuplicateEnvError extends Error {
 }
 
 /** Thrown when an argument to an envs-core function is malformed (names the argument and the fix). */
-export class EnvArgumentError extends Error {
+export class EnvArgumentError extends UserError {
   override readonly name = 'EnvArgumentError';
   constructor(
     readonly argument: string,
@@ -98,7 +100,7 @@ export interface EnvOutputSite {
  * runs on every `reset`/`step` result before it is handed on, so nothing of it reaches a
  * rollout buffer.
  */
-export class EnvOutputError extends Error {
+export class EnvOutputError extends UserError {
   override readonly name = 'EnvOutputError';
   readonly envId: string;
   readonly index: number;

@@ -13,7 +13,8 @@ export {
   UnknownEnvError,
 } from './errors.js';
 export { findLabelProblem } from './labels.js';
-export type { EnvPreset, EnvPresets, PresetValues } from './presets.js';
+export type { EnvPreset, EnvPresets, EnvTraits, PresetValues } from './presets.js';
+export { SMALL_MODEL_VALUES } from './presets.js';
 export type { EnvSpec } from './registry.js';
 export { envSpec, listEnvs, makeEnv, registerEnv, unregisterEnv } from './registry.js';
 export { discountedReturn, ReturnTracker } from './returns.js';

@@ -1,4 +1,4 @@
-import type { EnvPresets } from '@poad/envs-core';
+import { type EnvPresets, SMALL_MODEL_VALUES } from '@poad/envs-core';
 
 /**
  * The credit tasks' training presets (field names as in the trainers' config schemas).
@@ -18,24 +18,12 @@ import type { EnvPresets } from '@poad/envs-core';
  *   no episode is cut short. Also a first choice, not tuned.
  */
 export const CREDIT_PRESETS: EnvPresets = {
-  algorithms: ['poad', 'ntpo', 'twosome', 'archer', 'etpo', 'grpo', 'rloo', 'gigpo'],
+  traits: { actions: 'labels', seededResets: true },
   default: 'small',
   presets: {
     small: {
       source: 'small: a first choice for the embedded default model, not yet tuned on these tasks',
-      values: {
-        envs: 8,
-        envSteps: 4096,
-        numSteps: 16,
-        lr: 5e-4,
-        criticLr: 1e-3,
-        gamma: 0.95,
-        epochs: 2,
-        numMinibatches: 4,
-        gradAccumulation: 1,
-        entropyCoef: 1e-3,
-        tokenSpace: 'labels',
-      },
+      values: { ...SMALL_MODEL_VALUES, envSteps: 4096, tokenSpace: 'labels' },
       byAlgorithm: {
         twosome: { tokenSpace: 'vocabulary' },
         grpo: { numSteps: 16, groups: 4, groupSize: 8 },

@@ -1,8 +1,10 @@
+import { UserError } from '@poad/config';
+
 /** Debian/Ubuntu packages that provide everything the scorer needs. */
 export const PYTHON_INSTALL_HINT = 'apt-get install python3-sklearn python3-pandas';
 
 /** Thrown when the configured Python interpreter is missing or lacks numpy, scikit-learn or pandas. */
-export class PythonUnavailableError extends Error {
+export class PythonUnavailableError extends UserError {
   override readonly name = 'PythonUnavailableError';
   constructor(
     readonly python: string,
@@ -17,7 +19,7 @@ export class PythonUnavailableError extends Error {
 }
 
 /** Thrown when `isolation: 'namespaces'` is requested but Linux namespaces cannot be used here. */
-export class SandboxUnavailableError extends Error {
+export class SandboxUnavailableError extends UserError {
   override readonly name = 'SandboxUnavailableError';
   constructor(readonly detail: string) {
     super(
@@ -29,7 +31,7 @@ export class SandboxUnavailableError extends Error {
 }
 
 /** Thrown when a dataset cannot be found, read or turned into a classification problem. */
-export class DatasetError extends Error {
+export class DatasetError extends UserError {
   override readonly name = 'DatasetError';
   constructor(
     readonly dataset: string,
@@ -40,7 +42,7 @@ export class DatasetError extends Error {
 }
 
 /** Thrown when an option is out of range or of the wrong kind. */
-export class DataSciOptionError extends Error {
+export class DataSciOptionError extends UserError {
   override readonly name = 'DataSciOptionError';
   constructor(
     readonly option: string,

@@ -26,7 +26,7 @@ import type { EnvPresets } from '@poad/envs-core';
  * environment's attempts, so none is cut). A first choice, not tuned.
  */
 export const DATASCICODING_PRESETS: EnvPresets = {
-  algorithms: ['poad', 'ntpo', 'etpo', 'grpo', 'rloo', 'gigpo'],
+  traits: { actions: 'text', seededResets: true },
   default: 'small',
   presets: {
     small: {

@@ -1,4 +1,4 @@
-import type { EnvPresets } from '@poad/envs-core';
+import { type EnvPresets, SMALL_MODEL_VALUES } from '@poad/envs-core';
 
 /**
  * Overcooked's training presets (field names as in the trainers' config schemas).
@@ -16,25 +16,13 @@ import type { EnvPresets } from '@poad/envs-core';
  * episode). These are a first choice, not tuned.
  */
 export const OVERCOOKED_PRESETS: EnvPresets = {
-  algorithms: ['poad', 'ntpo', 'twosome', 'etpo', 'grpo', 'rloo', 'gigpo'],
+  traits: { actions: 'labels', seededResets: true },
   default: 'small',
   presets: {
     small: {
       source:
         'small: the VirtualHome values with γ 0.99 and the token space restricted to the labels (docs/results.md)',
-      values: {
-        envs: 8,
-        envSteps: 30_000,
-        numSteps: 16,
-        lr: 5e-4,
-        criticLr: 1e-3,
-        gamma: 0.99,
-        epochs: 2,
-        numMinibatches: 4,
-        gradAccumulation: 1,
-        entropyCoef: 1e-3,
-        tokenSpace: 'labels',
-      },
+      values: { ...SMALL_MODEL_VALUES, envSteps: 30_000, gamma: 0.99, tokenSpace: 'labels' },
       byAlgorithm: {
         twosome: { tokenSpace: 'vocabulary' },
         grpo: { numSteps: 48, groups: 2, groupSize: 4 },

@@ -1,4 +1,4 @@
-import type { EnvPresets } from '@poad/envs-core';
+import { type EnvPresets, SMALL_MODEL_VALUES } from '@poad/envs-core';
 
 /**
  * VirtualHome's training presets (field names as in the trainers' config schemas).
@@ -18,30 +18,18 @@ import type { EnvPresets } from '@poad/envs-core';
  * a first choice, not tuned.
  */
 export const VIRTUALHOME_PRESETS: EnvPresets = {
-  algorithms: ['poad', 'ntpo', 'twosome', 'archer', 'etpo', 'grpo', 'rloo', 'gigpo'],
+  traits: { actions: 'labels', seededResets: true },
   default: 'small',
   presets: {
     small: {
       source: 'small: tuned for the embedded default model (docs/results.md)',
-      values: {
-        envs: 8,
-        // POAD's sampled success passes 90% around 8k steps, but the greedy (arg-max) policy
-        // needs about 15k: it must learn not to 'put the pancake in the microwave' while the door
-        // is shut (an offered no-op that loops forever when taken greedily). 200 iterations leave
-        // a margin.
-        envSteps: 25_600,
-        numSteps: 16,
-        // With 1e-3 no POAD seed of a 3-seed comparison learned (token entropy 0.5 → 2–5, 60–70%
-        // of minibatches over the KL threshold); with 5e-4 two of three reached 90% sampled
-        // success (docs/results.md).
-        lr: 5e-4,
-        criticLr: 1e-3,
-        gamma: 0.95,
-        epochs: 2,
-        numMinibatches: 4,
-        gradAccumulation: 1,
-        entropyCoef: 1e-3,
-      },
+      // The project's small-model values were tuned here: POAD's sampled success passes 90%
+      // around 8k steps, but the greedy (arg-max) policy needs about 15k: it must learn not to
+      // 'put the pancake in the microwave' while the door is shut (an offered no-op that loops
+      // forever when taken greedily), so 200 iterations (25,600 steps) leave a margin. With lr
+      // 1e-3 no POAD seed of a 3-seed comparison learned (token entropy 0.5 → 2–5, 60–70% of
+      // minibatches over the KL threshold); with 5e-4 two of three reached 90% sampled success.
+      values: SMALL_MODEL_VALUES,
       byAlgorithm: {
         grpo: { numSteps: 32, groups: 2, groupSize: 4 },
         rloo: { numSteps: 32, groups: 2, groupSize: 4 },
