@@ -1,3 +1,5 @@
+import { UserError } from '@poad/config';
+
 /** What went wrong with a checkpoint, adapter, tokenizer or safetensors file. */
 export type CheckpointErrorCode =
   /** A required file is absent. */
@@ -51,7 +53,7 @@ export type CheckpointErrorCode =
  * The one error type of the file layer. `file` names the file (or folder) at fault and `tensor`
  * the tensor, when one is involved; `code` tells the cases apart without parsing messages.
  */
-export class CheckpointError extends Error {
+export class CheckpointError extends UserError {
   override readonly name: string = 'CheckpointError';
   /** Which kind of problem this is. */
   readonly code: CheckpointErrorCode;

@@ -1,3 +1,5 @@
+import { UserError } from '@poad/config';
+
 /**
  * Thrown when a call into the model gets input it cannot use (token ids out of range, ragged
  * batches, empty prompts, unknown options). The message names the argument and how to fix it.
@@ -17,7 +19,7 @@ export class ModelInputError extends Error {
  * Thrown when a model configuration cannot be used (missing or inconsistent sizes, unsupported
  * features). The message names the field.
  */
-export class ModelConfigError extends Error {
+export class ModelConfigError extends UserError {
   /** The configuration field at fault, e.g. `num_key_value_heads`. */
   readonly field: string;
 

@@ -1,5 +1,7 @@
+import { UserError } from '@poad/config';
+
 /** Thrown when a requested backend cannot be loaded or initialised. */
-export class BackendUnavailableError extends Error {
+export class BackendUnavailableError extends UserError {
   readonly backend: string;
   constructor(backend: string, message: string) {
     super(`backend "${backend}": ${message}`);
