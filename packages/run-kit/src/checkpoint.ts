@@ -8,6 +8,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { UserError } from '@poad/config';
 import { injectCheckpointFault } from './checkpoint-faults.js';
 import { writeFileAtomicWith } from './files.js';
 
@@ -41,7 +42,7 @@ const REASONS: Record<string, [string, string]> = {
  * A checkpoint could not be written (disk full, no permission, …). Whatever was being written was
  * removed; the checkpoint `latest.json` names is untouched and still loads.
  */
-export class CheckpointWriteError extends Error {
+export class CheckpointWriteError extends UserError {
   override readonly name = 'CheckpointWriteError';
   /** The system error code, e.g. `ENOSPC` or `EACCES`. */
   readonly code: string;
@@ -64,7 +65,7 @@ export class CheckpointWriteError extends Error {
 }
 
 /** No checkpoint of a run directory could be loaded (each one is named with its problem). */
-export class CheckpointLoadError extends Error {
+export class CheckpointLoadError extends UserError {
   override readonly name = 'CheckpointLoadError';
   constructor(
     readonly runDir: string,
@@ -242,9 +243,13 @@ export function latestCheckpoint(runDir: string): { dir: string; meta: Checkpoin
 export async function loadCheckpoint<T>(
   runDir: string,
   load: (checkpoint: CheckpointRef) => T | Promise<T>,
-  options: { warn?: (message: string) => void } = {},
+  options: {
+    warn?: (message: string) => void;
+    /** The checkpoints to try, in order (default: {@link listCheckpoints}). */
+    candidates?: readonly CheckpointRef[];
+  } = {},
 ): Promise<(CheckpointRef & { value: T }) | null> {
-  const all = listCheckpoints(runDir);
+  const all = options.candidates ?? listCheckpoints(runDir);
   const failures: { name: string; reason: string }[] = [];
   for (const [i, cp] of all.entries()) {
     try {
@@ -275,6 +280,11 @@ export function cleanCheckpointLeftovers(runDir: string): number {
   if (!existsSync(root)) return 0;
   let n = 0;
   for (const name of readdirSync(root)) {
+    // The previous best checkpoint, set aside by a kill between two renames: it is the best.
+    if (name === '.best.prev.tmp' && !existsSync(join(root, 'best'))) {
+      renameSync(join(root, name), join(root, 'best'));
+      continue;
+    }
     if (name.startsWith('.') && name.endsWith('.tmp')) {
       rmSync(join(root, name), { recursive: true, force: true });
       n++;

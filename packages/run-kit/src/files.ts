@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import {
+  closeSync,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { OptionError, type OptionsSchema, type ParsedArgs, parseArgs } from '@poad/config';
 import { parse as parseYaml } from 'yaml';
@@ -54,26 +61,23 @@ export async function parseArgsWithConfig(
   argv: readonly string[],
   schema: OptionsSchema,
 ): Promise<ParsedArgs> {
-  const at = argv.findIndex((a) => a === '--config' || a.startsWith('--config='));
-  const path =
-    at < 0
-      ? undefined
-      : argv[at]!.startsWith('--config=')
-        ? argv[at]!.slice('--config='.length)
-        : argv[at + 1];
-  const fromFile = path ? await loadConfigFile(path) : {};
-  return parseArgs(argv, schema, () => fromFile);
+  return parseArgs(argv, schema, readConfigFile);
 }
 
 /** Reads a JSON or YAML options file (by extension; `.yml`/`.yaml` are YAML). */
-export async function loadConfigFile(path: string): Promise<Record<string, unknown>> {
+export function readConfigFile(path: string): Record<string, unknown> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = readFileSync(path, 'utf8');
   } catch {
     throw new OptionError(`--config ${path}: cannot read the file (check the path)`);
   }
   return parseConfigText(text, path);
+}
+
+/** {@link readConfigFile}, for callers that await it. */
+export async function loadConfigFile(path: string): Promise<Record<string, unknown>> {
+  return readConfigFile(path);
 }
 
 export function parseConfigText(text: string, path: string): Record<string, unknown> {

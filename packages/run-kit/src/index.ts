@@ -1,4 +1,12 @@
 // Everything that runs without Node built-ins (also the package's `browser` entry).
+
+export type { CheckpointChoice } from './best-checkpoint.js';
+export {
+  bestCheckpoint,
+  checkpointsFor,
+  parseCheckpointChoice,
+  saveBestCheckpoint,
+} from './best-checkpoint.js';
 export * from './browser.js';
 export type { CheckpointMeta, CheckpointRef } from './checkpoint.js';
 export {
@@ -16,6 +24,7 @@ export {
   loadConfigFile,
   parseArgsWithConfig,
   parseConfigText,
+  readConfigFile,
   writeFileAtomicSync,
   writeJsonAtomicSync,
 } from './files.js';

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { UserError } from '@poad/config';
 
 /** Who holds a run directory's lock, as written in its `run.lock` file. */
 export interface LockHolder {
@@ -23,7 +24,7 @@ export interface RunLock {
 }
 
 /** Another live process trains (or resumes) the same run directory. */
-export class RunLockedError extends Error {
+export class RunLockedError extends UserError {
   override readonly name = 'RunLockedError';
   constructor(
     readonly runDir: string,
