@@ -298,7 +298,7 @@ export const ADAMW_FIELDS = ['weightDecay', 'adamEps', 'adamBeta1', 'adamBeta2']
 
 const resolvePpo = configResolver(ppoConfigSchema, {
   error: (label, reason) => new PpoConfigError(label, reason.endsWith('.') ? reason : `${reason}.`),
-  check: (c) => checkConfig(c as PpoConfig),
+  check: (c) => checkPpoConfig(c as PpoConfig),
 });
 
 /**
@@ -319,8 +319,12 @@ export function resolveConfig(
   ) as PpoConfig;
 }
 
-/** The rules between fields that the schema's per-field checks cannot state. */
-function checkConfig(cfg: PpoConfig): void {
+/**
+ * The rules between fields that the schema's per-field checks cannot state (run by
+ * {@link resolveConfig}, and by a caller that resolved the schema's fields itself).
+ * @throws PpoConfigError naming the field.
+ */
+export function checkPpoConfig(cfg: PpoConfig): void {
   if (cfg.tokenSpace === 'labels' && cfg.algorithm === 'twosome') {
     throw new PpoConfigError(
       'config.tokenSpace',

@@ -31,6 +31,7 @@ export type {
 // Configuration
 export {
   ADAMW_FIELDS,
+  checkPpoConfig,
   defaultConfig,
   ppoConfigSchema,
   resolveConfig,
