@@ -1,6 +1,6 @@
 import type { OptionsSchema } from '@poad/config';
 import type { EnvPresets, TextEnv } from '@poad/envs-core';
-import type { Agent } from './agent.js';
+import type { Agent } from './agent/agent.js';
 import type { SamplerConfig } from './evaluate.js';
 import type { RunIterationReport } from './run-trainer.js';
 
@@ -34,6 +34,11 @@ export interface AppSpec {
   taskOption?: string;
   /** The environment's own options (e.g. `--csv FILE --target COLUMN`), passed to `makeEnv`. */
   extraOptions?: OptionsSchema;
+  /**
+   * The values of options a run recorded before they existed had (a config.json without them is
+   * read with these, not today's defaults), e.g. DataSciCoding's `scoring: 'os-seeded'`.
+   */
+  recordedDefaults?: Readonly<Record<string, unknown>>;
   /** Checks the environment's options before any work starts; throws OptionError naming the fix. */
   validate?(options: { task: string } & Record<string, unknown>): void;
   /**

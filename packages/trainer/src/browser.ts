@@ -11,21 +11,33 @@ export { metricsCsv, tokenCreditSvg } from '@poad/run-kit';
 export { ETPO_ADAPTER_DIRS } from './algorithms/etpo.js';
 export type { AlgorithmConfigs, AlgorithmName } from './algorithms/registry.js';
 export { algorithmEntry, algorithmNames, registerAlgorithm } from './algorithms/registry.js';
-export type { AlgorithmConfigBase, AlgorithmEntry, AlgorithmPolicy } from './algorithms/types.js';
+export type {
+  AlgorithmConfigBase,
+  AlgorithmEntry,
+  AlgorithmNeeds,
+  AlgorithmPolicy,
+  AlgorithmTrainer,
+} from './algorithms/types.js';
 export type { AppSpec } from './app.js';
 export { tokenCreditRows } from './credit-rows.js';
-export type { EtpoLmPolicyOptions } from './etpo-policy.js';
-export { EtpoLmPolicy } from './etpo-policy.js';
 export type { SamplerConfig } from './evaluate.js';
 export { samplerOptions } from './evaluate.js';
 export { learningCurveSvg, runningMean } from './learning-curve.js';
-export type { PromptFormat } from './lm-agent.js';
-export { LmPolicy } from './lm-agent.js';
 export { metricsRow } from './metrics-row.js';
 export type { PlayedEpisode } from './play.js';
 export { playEpisode } from './play.js';
-export { defaultPresets, offeredAlgorithms, presetRun } from './presets.js';
+export type { EtpoLmPolicyOptions } from './policy/etpo-lm-policy.js';
+export { EtpoLmPolicy } from './policy/etpo-lm-policy.js';
+export { LmPolicy } from './policy/lm-policy.js';
+export type { PromptFormat } from './policy/prompt-encoding.js';
+export {
+  defaultPresets,
+  offeredAlgorithms,
+  presetRun,
+  unsupportedReason,
+} from './presets.js';
 export type { RunOptions } from './run-options.js';
 export { RUN_OPTIONS } from './run-options.js';
 export type { RunIterationReport, RunTrainer } from './run-trainer.js';
+export { runTrainerOf } from './run-trainer.js';
 export { decodeState, encodeState } from './state-codec.js';

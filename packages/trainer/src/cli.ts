@@ -1,47 +1,20 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { formatHelp, OptionError } from '@poad/config';
+import { OptionError, UserError } from '@poad/config';
 import {
   loadCheckpoint,
-  parseArgsWithConfig,
   RunLockedError,
   runDirLockHolder,
   writeJsonAtomicSync,
 } from '@poad/run-kit';
 import { releaseBackend } from '@poad/tfjs-kernels';
-import type { Agent } from './agent.js';
-import { algorithmEntry } from './algorithms/registry.js';
+import type { Agent } from './agent/agent.js';
+import { createRunAgent } from './agent/run-agent.js';
 import type { AppSpec } from './app.js';
 import { evaluateAll } from './evaluate.js';
 import { playEpisode } from './play.js';
-import { offeredAlgorithms } from './presets.js';
-import { createRunAgent } from './run-agent.js';
-import { commandLineSchema, type RunConfig, resolveRun, runDefaults } from './run-config.js';
-import { RUN_OPTIONS } from './run-options.js';
+import { type RunConfig, resolveRun } from './run-config.js';
 import { runTraining } from './train.js';
-
-/**
- * Errors caused by the run's inputs (bad options, files or model folders, a Hub model that cannot
- * be found, reached or downloaded, a run directory another process holds or the disk refuses, an
- * environment returning values a learner cannot take): one line naming the fix, exit 2.
- */
-const USER_ERRORS = new Set([
-  'CheckpointError',
-  'HubError',
-  'CheckpointLoadError',
-  'CheckpointWriteError',
-  'RunLockedError',
-  'RunFileError',
-  'PpoConfigError',
-  'EtpoArgumentError',
-  'GroupConfigError',
-  'ModelConfigError',
-  'BackendUnavailableError',
-  'WebGpuUnavailableError',
-  'UnknownEnvError',
-  'EnvArgumentError',
-  'EnvOutputError',
-]);
 
 /** Errors that stop training because its numbers went non-finite: one line, exit 3. */
 const NON_FINITE_ERRORS = new Set(['NonFiniteUpdateError', 'NonFiniteStateError']);
@@ -61,68 +34,13 @@ export interface RunCliHooks {
 }
 
 /**
- * Reads a training command line (and its `--config` file): every flag of the app's schema, the
- * task under the app's own name (e.g. `--dataset`) renamed to `task`. Values are checked once,
- * when the run is resolved.
- */
-async function readCommandLine(spec: AppSpec, argv: readonly string[]) {
-  const parsed = await parseArgsWithConfig(argv, commandLineSchema(spec));
-  const taskKey = spec.taskOption ?? 'task';
-  if (taskKey !== 'task' && taskKey in parsed.explicit) {
-    parsed.explicit.task = parsed.explicit[taskKey];
-    parsed.sources.task = parsed.sources[taskKey]!;
-    delete parsed.explicit[taskKey];
-  }
-  return parsed;
-}
-
-/**
  * The run a training command line resolves to (the preset of its algorithm, a config file and
  * flags layered; a `--resume` folder's own settings), without starting anything.
  */
 export async function runConfigOf(spec: AppSpec, argv: readonly string[]): Promise<RunConfig> {
-  const parsed = await readCommandLine(spec, argv);
-  return resolveRun(spec, parsed.explicit, { sources: parsed.sources });
-}
-
-/** `--help` of a training command, for the algorithm and preset the command line names. */
-function helpOf(spec: AppSpec, explicit: Readonly<Record<string, unknown>>): string {
-  const offered = offeredAlgorithms(spec);
-  const algo =
-    typeof explicit.algo === 'string' && offered.includes(explicit.algo)
-      ? explicit.algo
-      : offered.includes('poad')
-        ? 'poad'
-        : offered[0]!;
-  const preset =
-    typeof explicit.preset === 'string' && explicit.preset in spec.presets.presets
-      ? explicit.preset
-      : spec.presets.default;
-  const entry = algorithmEntry(algo);
-  const taskKey = spec.taskOption ?? 'task';
-  const { [taskKey]: _task, ...all } = commandLineSchema(spec);
-  const runKeys = [taskKey, ...Object.keys(RUN_OPTIONS).filter((k) => k !== 'task')];
-  const schema = {
-    [taskKey]: commandLineSchema(spec)[taskKey]!,
-    ...Object.fromEntries(runKeys.filter((k) => k in all).map((k) => [k, all[k]!])),
-    ...entry.configSchema,
-    ...(spec.extraOptions ?? {}),
-  };
-  const defaults = runDefaults(spec, algo, preset);
-  return formatHelp(schema, {
-    usage: `npm run ${spec.command} -- [train|eval|play] [options]`,
-    summary: `${spec.summary}\n\nModes:\n  train  (default) train with --algo and write a run directory\n  eval   evaluate the latest checkpoint of --resume RUN_DIR (greedy and sampled, unseen variants too)\n  play   print one greedy and one sampled episode of --resume RUN_DIR step by step, with every action's probability\n\nAlgorithms:\n${offered.map((a) => `  ${a.padEnd(8)} ${algorithmEntry(a).summary}`).join('\n')}\n\nExit codes: 0 done; 2 bad input (options, files, model folder, a Hub model that cannot be found, reached or downloaded, a run directory another process is training, a checkpoint that cannot be written or read, an environment returning a non-finite reward or malformed step); 3 stopped after --max-non-finite-skips minibatches in a row with a NaN/Inf loss or gradient norm (the latest checkpoint is the last good one); 130 interrupted (a checkpoint was saved; --resume continues).\n\nDefaults below are the '${preset}' preset for --algo ${algo}; each algorithm has its own options (--algo NAME --help), and other presets change the defaults (--preset NAME --help). Flags are the fields of the algorithm's config in kebab-case; a --config file (JSON or YAML) takes the same names.`,
-    defaults: { ...defaults, [taskKey]: defaults.task },
-    examples: spec.examples,
-    groups: [
-      { title: 'Run:', keys: Object.keys(schema).filter((k) => runKeys.includes(k)) },
-      { title: `Algorithm ${algo} (its config's fields):`, keys: Object.keys(entry.configSchema) },
-      {
-        title: `${spec.envId(spec.defaultTask).split('/')[0]} options:`,
-        keys: Object.keys(spec.extraOptions ?? {}),
-      },
-    ],
-  });
+  const r = resolveRun(spec, { argv });
+  if ('help' in r) throw new OptionError('--help asks for the help text, not a run');
+  return r.rc;
 }
 
 /**
@@ -136,33 +54,25 @@ export async function runCli(
 ): Promise<number> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   try {
-    const parsed = await readCommandLine(spec, argv);
-    if (parsed.help) {
-      process.stdout.write(helpOf(spec, parsed.explicit));
+    const command = resolveRun(spec, { argv });
+    if ('help' in command) {
+      process.stdout.write(command.help);
       return 0;
     }
-    const mode = parsed.positionals[0] ?? 'train';
-    if (!['train', 'eval', 'play'].includes(mode) || parsed.positionals.length > 1) {
-      throw new OptionError(
-        `unknown mode ${JSON.stringify(parsed.positionals.join(' '))}; use train, eval or play (see --help)`,
-      );
-    }
-    const asked = resolveRun(spec, parsed.explicit, { sources: parsed.sources });
-    const o = asked.run;
+    const { mode, rc } = command;
+    const o = rc.run;
     if (mode !== 'train' && !o.resume)
       throw new OptionError(
         `${mode} needs --resume RUN_DIR (the run whose latest checkpoint to ${mode === 'eval' ? 'evaluate' : 'play'})`,
       );
-    if (mode === 'train')
-      await spec.prepare?.({ task: o.task, ...asked.config, ...asked.envOptions });
+    if (mode === 'train') await spec.prepare?.({ task: o.task, ...rc.config, ...rc.envOptions });
     // Refuse a run directory another process is training before loading the model (train
     // takes the lock itself; eval and play only read and take none).
     if (mode === 'train' && o.resume) {
       const holder = runDirLockHolder(o.resume);
       if (holder) throw new RunLockedError(o.resume, holder, holder.host === hostname());
     }
-    // The run as the agent settled it (the prompt format used, its date), as config.json records it.
-    const { agent: built, rc } = await createRunAgent(asked, log);
+    const { agent: built } = await createRunAgent(rc, log);
     const agent = hooks.wrapAgent ? hooks.wrapAgent(built) : built;
     log(`backend: ${agent.backend}; model: ${o.model}`);
     try {
@@ -195,19 +105,7 @@ export async function runCli(
         }
         return 0;
       }
-      const results = await evaluateAll(
-        spec,
-        agent,
-        {
-          task: o.task,
-          evalEpisodes: o.evalEpisodes,
-          seed: rc.config.seed,
-          envs: o.envs,
-          config: rc.config,
-          options: rc.envOptions,
-        },
-        log,
-      );
+      const results = await evaluateAll(spec, agent, rc, log);
       writeJsonAtomicSync(join(o.resume!, `eval-iter-${ck.meta.iteration}.json`), {
         iteration: ck.meta.iteration,
         results,
@@ -218,7 +116,7 @@ export async function runCli(
     }
   } catch (err) {
     const name = (err as { name?: string }).name ?? '';
-    if (err instanceof OptionError || USER_ERRORS.has(name)) {
+    if (err instanceof UserError) {
       log(`error: ${(err as Error).message}`);
       return EXIT_CODES.userError;
     }

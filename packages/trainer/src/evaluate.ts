@@ -4,6 +4,7 @@ import { type EpisodeStats, makeVecEnv, type TextStep } from '@poad/envs-core';
 import { type RolloutConfig, SeededRng, selectActions } from '@poad/ppo';
 import type { Agent } from './agent/agent.js';
 import type { AppSpec } from './app.js';
+import type { RunConfig } from './run-config.js';
 
 /** The sampler settings of a run's config: what evaluation and `play` act with. */
 export type SamplerConfig = Pick<
@@ -139,17 +140,18 @@ export async function evaluateTask(
 export async function evaluateAll(
   spec: AppSpec,
   agent: Agent,
-  o: {
-    task: string;
-    evalEpisodes: number;
-    seed: number;
-    envs: number;
-    config: SamplerConfig;
-    options: Record<string, unknown>;
-  },
+  rc: Pick<RunConfig, 'run' | 'config' | 'envOptions'>,
   log: (line: string) => void,
   stop: () => boolean = () => false,
 ): Promise<Record<string, EvalResult>> {
+  const o = {
+    task: rc.run.task,
+    evalEpisodes: rc.run.evalEpisodes,
+    seed: rc.config.seed,
+    envs: rc.run.envs,
+    config: rc.config as SamplerConfig,
+    options: rc.envOptions as Record<string, unknown>,
+  };
   const results: Record<string, EvalResult> = {};
   for (const task of o.evalEpisodes > 0 ? spec.evalTasks(o.task) : []) {
     for (const greedy of [true, false]) {

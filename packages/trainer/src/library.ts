@@ -3,13 +3,13 @@ import { join } from 'node:path';
 import { OptionError } from '@poad/config';
 import { type EnvPresets, envSpec, makeEnv, type TextEnv } from '@poad/envs-core';
 import { loadCheckpoint, RunLockedError, runDirLockHolder } from '@poad/run-kit';
-import type { Agent } from './agent.js';
+import type { Agent } from './agent/agent.js';
+import { createRunAgent } from './agent/run-agent.js';
 import type { AlgorithmConfigs, AlgorithmName } from './algorithms/registry.js';
 import type { AppSpec } from './app.js';
 import { type EvalResult, evaluateTask } from './evaluate.js';
 import { type PlayedEpisode, playEpisode } from './play.js';
 import { defaultPresets } from './presets.js';
-import { createRunAgent } from './run-agent.js';
 import { loadRunConfig, type RunConfig, readRunConfigFile, resolveRun } from './run-config.js';
 import type { RunOptions } from './run-options.js';
 import type { RunIterationReport } from './run-trainer.js';
@@ -165,7 +165,8 @@ function optionsOf(values: Readonly<Record<string, unknown>>): Record<string, un
 export async function train(options: TrainOptions): Promise<TrainResult> {
   const log = options.log ?? stderrLine;
   const spec = specOf(options, options);
-  const rc = resolveRun(spec, optionsOf(options as unknown as Record<string, unknown>), {
+  const rc = resolveRun(spec, {
+    values: optionsOf(options as unknown as Record<string, unknown>),
     where: 'train() options',
     naming: 'field',
   });
@@ -178,11 +179,10 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     const holder = runDirLockHolder(rc.run.resume);
     if (holder) throw new RunLockedError(rc.run.resume, holder, holder.host === hostname());
   }
-  const built = await createRunAgent(rc, log);
-  const agent = built.agent;
+  const { agent } = await createRunAgent(rc, log);
   log(`backend: ${agent.backend}; model: ${rc.run.model}`);
   try {
-    return await runTraining(spec, built.rc, agent, log);
+    return await runTraining(spec, rc, agent, log);
   } finally {
     agent.dispose();
   }

@@ -65,26 +65,26 @@ export interface TrainerLike<State> {
 }
 
 /**
- * A {@link RunTrainer} over `t` whose iterations `iterate` turns into reports. On webgpu each
- * report carries the iteration's GPU work (`gpu`), and the work of `getState` is counted in the
- * `checkpoint` phase.
+ * A {@link RunTrainer} over an algorithm's trainer `t`, whose iterations `report` turns into the
+ * run loop's reports (the registry entry's `report`). On webgpu each report carries the
+ * iteration's GPU work (`gpu`), and the work of `getState` is counted in the `checkpoint` phase.
  */
-export function runTrainerOf<State>(
-  t: TrainerLike<State>,
-  iterate: () => Promise<RunIterationReport>,
+export function runTrainerOf<State, Report>(
+  t: TrainerLike<State> & { iterate(): Promise<Report> },
+  report: (iteration: Report) => RunIterationReport,
 ): RunTrainer {
   return {
     async iterate() {
       const before = gpuCounters();
-      let report: RunIterationReport;
+      let done: RunIterationReport;
       try {
-        report = await iterate();
+        done = report(await t.iterate());
       } finally {
         // Work after the iteration (logging, evaluations) is not the trainer's.
         setGpuPhase('other');
       }
       const after = gpuCounters();
-      return before && after ? { ...report, gpu: gpuCountersSince(before, after) } : report;
+      return before && after ? { ...done, gpu: gpuCountersSince(before, after) } : done;
     },
     getState: () => withGpuPhase('checkpoint', () => t.getState()),
     setState: (s) => t.setState(s as State),

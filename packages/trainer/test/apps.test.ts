@@ -169,9 +169,15 @@ describe('training apps end to end', () => {
     await refused(['--lern-rate', '1'], /unknown option --lern-rate/);
     await refused(['--model', join(h.model, 'nope'), '--quiet'], /config\.json/);
     await refused(['--resume', h.dir('straight'), '--seed', '5'], /remove --seed/);
-    // Overcooked's presets offer no ARCHER.
-    const oc2 = await runCli(oc, ['--algo', 'archer', '--model', h.model]);
+    // An environment of open-text actions offers no ARCHER, and says why.
+    const text = {
+      ...oc,
+      presets: { ...oc.presets, traits: { actions: 'text' as const, seededResets: true } },
+    };
+    const oc2 = await runCli(text, ['--algo', 'archer', '--model', h.model]);
     expect(oc2).toBe(2);
-    expect(h.output()).toMatch(/"archer" is not offered/);
+    expect(h.output()).toMatch(
+      /"archer" is not offered for .*: archer needs the valid action labels/,
+    );
   });
 });

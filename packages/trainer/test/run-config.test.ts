@@ -11,16 +11,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { algorithmEntry, algorithmNames } from '../src/algorithms/registry.js';
 import type { AppSpec } from '../src/app.js';
 import { runConfigOf } from '../src/cli.js';
+import { commandLineSchema } from '../src/command-line.js';
 import { migrateRunConfig } from '../src/migrate-config.js';
-import { defaultPresets, presetRun } from '../src/presets.js';
-import {
-  commandLineSchema,
-  flatRunConfig,
-  loadRunConfig,
-  resolveRun,
-  runSettings,
-} from '../src/run-config.js';
+import { defaultPresets, offeredAlgorithms, presetRun } from '../src/presets.js';
+import { loadRunConfig, resolveRun } from '../src/run-config.js';
 import { RUN_OPTIONS } from '../src/run-options.js';
+import { flatRunConfig, runSettings } from '../src/run-settings.js';
 import { tinyVirtualHomeApp as vh } from './tiny-app.js';
 
 const oc: AppSpec = {
@@ -77,7 +73,7 @@ describe('one schema from the flag to the trainer', () => {
 
   it('values are checked once, naming the flag and where it came from', async () => {
     await expect(runConfigOf(vh, ['--lr', '-1'])).rejects.toThrow(
-      'command line --lr: -1 is below the minimum 0.',
+      'command line --lr: -1 is below the minimum 0',
     );
     await expect(runConfigOf(vh, ['--envs', '0'])).rejects.toThrow(
       /command line --envs: 0 is below the minimum 1/,
@@ -100,10 +96,12 @@ describe('one schema from the flag to the trainer', () => {
   });
 
   it('an algorithm the environment does not offer is refused with those it does', async () => {
-    await expect(runConfigOf(oc, ['--algo', 'archer'])).rejects.toThrow(
-      /--algo: "archer" is not offered for virtualhome \(its presets have no values for it\); choose one of: poad, ntpo, twosome, etpo/,
+    await expect(runConfigOf(dsc, ['--algo', 'archer'])).rejects.toThrow(
+      /command line --algo: "archer" is not offered for virtualhome: archer needs the valid action labels of every step, and this environment's actions are open text; choose one of: poad, ntpo, etpo, grpo, rloo, gigpo/,
     );
-    await expect(runConfigOf(vh, ['--algo', 'dqn'])).rejects.toThrow(/"dqn" is not offered/);
+    await expect(runConfigOf(vh, ['--algo', 'dqn'])).rejects.toThrow(
+      /"dqn" is not offered for virtualhome \(no such algorithm is registered\)/,
+    );
   });
 
   it('cross-field rules stay with the algorithm: twosome has no label token space', async () => {
@@ -159,8 +157,8 @@ describe("presets come from the environment's package", () => {
     ]) {
       const spec: AppSpec = { ...vh, presets };
       for (const preset of Object.keys(presets.presets))
-        for (const algo of presets.algorithms) {
-          const rc = resolveRun(spec, { algo, preset });
+        for (const algo of offeredAlgorithms(spec)) {
+          const rc = resolveRun(spec, { values: { algo, preset } });
           // Every preset field is a field of the run, of this algorithm or of another one.
           const known = new Set([
             ...Object.keys(RUN_OPTIONS),
@@ -180,11 +178,25 @@ describe("presets come from the environment's package", () => {
     }
   });
 
-  it("train()'s default presets for an environment without its own are VirtualHome's small values", () => {
-    expect(defaultPresets().presets.small!.values).toEqual(
-      VIRTUALHOME_PRESETS.presets.small!.values,
+  it("train()'s default presets for an environment without its own are the small-model values VirtualHome's small preset is", () => {
+    // One object, written once in @poad/envs-core, not a copy of VirtualHome's numbers.
+    expect(defaultPresets().presets.small!.values).toBe(VIRTUALHOME_PRESETS.presets.small!.values);
+    expect(offeredAlgorithms({ presets: defaultPresets() })).toEqual(algorithmNames());
+  });
+
+  it('an environment offers the algorithms whose needs its traits meet, and says why not', async () => {
+    expect(offeredAlgorithms(dsc)).toEqual(['poad', 'ntpo', 'etpo', 'grpo', 'rloo', 'gigpo']);
+    await expect(runConfigOf(dsc, ['--algo', 'twosome'])).rejects.toThrow(
+      /"twosome" is not offered for .*: twosome needs the valid action labels of every step, and this environment's actions are open text; choose one of: poad, ntpo, etpo, grpo, rloo, gigpo/,
     );
-    expect(defaultPresets().algorithms).toEqual(algorithmNames());
+    const noSeeds: AppSpec = {
+      ...vh,
+      presets: { ...VIRTUALHOME_PRESETS, traits: { actions: 'labels', seededResets: false } },
+    };
+    expect(offeredAlgorithms(noSeeds)).toEqual(['poad', 'ntpo', 'twosome', 'archer', 'etpo']);
+    await expect(runConfigOf(noSeeds, ['--algo', 'gigpo'])).rejects.toThrow(
+      /gigpo plays each group of episodes from one start state and needs resets from a seed/,
+    );
   });
 
   it('presetRun gives a browser the same config as a run', async () => {
@@ -192,22 +204,24 @@ describe("presets come from the environment's package", () => {
     const b = await runConfigOf(oc, ['--algo', 'ntpo', '--seed', '3']);
     expect(a.config).toEqual(b.config);
     expect(a.envs).toBe(b.run.envs);
-    expect(() => presetRun(OVERCOOKED_PRESETS, 'archer')).toThrow(OptionError);
+    expect(() => presetRun(DATASCICODING_PRESETS, 'archer')).toThrow(OptionError);
   });
 });
 
 describe('train() options are typed values, never strings', () => {
   it('checks them by field name', () => {
     const spec = vh;
-    expect(resolveRun(spec, { algo: 'ntpo', intraGamma: 0.9, lr: 1e-4 }).config).toMatchObject({
+    expect(
+      resolveRun(spec, { values: { algo: 'ntpo', intraGamma: 0.9, lr: 1e-4 } }).config,
+    ).toMatchObject({
       intraGamma: 0.9,
       lr: 1e-4,
     });
     expect(() =>
-      resolveRun(spec, { lr: 2 }, { where: 'train() options', naming: 'field' }),
-    ).toThrow('train() options.lr: 2 is above the maximum 1.');
+      resolveRun(spec, { values: { lr: 2 }, where: 'train() options', naming: 'field' }),
+    ).toThrow('train() options.lr: 2 is above the maximum 1');
     expect(() =>
-      resolveRun(spec, { lern: 2 }, { where: 'train() options', naming: 'field' }),
+      resolveRun(spec, { values: { lern: 2 }, where: 'train() options', naming: 'field' }),
     ).toThrow(/train\(\) options\.lern: unknown option for --algo poad/);
   });
 });
@@ -267,6 +281,22 @@ describe('config.json: new names, and old runs read under them', () => {
     quiet: false,
     beta: 0.1,
   };
+
+  it('reads an environment option a run recorded before it existed as the environment says it was', () => {
+    const spec: AppSpec = {
+      ...vh,
+      extraOptions: {
+        scoring: { type: 'enum', choices: ['old', 'new'], default: 'new', description: 'rule' },
+      },
+      recordedDefaults: { scoring: 'old' },
+    };
+    expect(loadRunConfig(spec, runWith(OLD_POAD)).envOptions.scoring).toBe('old');
+    expect(loadRunConfig(spec, runWith({ ...OLD_POAD, scoring: 'new' })).envOptions.scoring).toBe(
+      'new',
+    );
+    // A new run takes today's default.
+    expect(resolveRun(spec, { values: {} }).envOptions.scoring).toBe('new');
+  });
 
   it('maps the two renamed fields once, at load, and drops what the algorithm never took', () => {
     const rc = loadRunConfig(vh, runWith(OLD_POAD));

@@ -6,7 +6,7 @@
 import type { DownloadProgress } from '@poad/hf-files';
 import { type CausalLM, loadCausalLM, type WeightDtype } from '@poad/lora-model';
 import { type BackendChoice, initBackend } from '@poad/tfjs-kernels';
-import { algorithmEntry } from '../algorithms/registry.js';
+import { algorithmConfig, algorithmEntry } from '../algorithms/registry.js';
 import type { AlgorithmConfigBase } from '../algorithms/types.js';
 import { type PromptFormatOption, promptClock } from '../prompt-format.js';
 import type { MatMulOption } from '../run-options.js';
@@ -80,7 +80,7 @@ export interface LmAgentOptions {
  */
 export async function createLmAgent(o: LmAgentOptions): Promise<Agent> {
   const entry = algorithmEntry(o.algorithm ?? 'poad');
-  const config = o.config ?? entry.resolveConfig({ seed: o.seed }, {});
+  const config = o.config ?? algorithmConfig(entry, { seed: o.seed });
   if (o.promptDate !== undefined) promptClock(o.promptDate);
   const backend = await initBackend(o.backend, o.threads ? { threads: o.threads } : {});
   const model = await loadCausalLM(o.model, {

@@ -1,7 +1,12 @@
-import { type GroupConfig, GroupTrainer, groupConfigSchema, resolveGroupConfig } from '@poad/grpo';
-import { GroupLmPolicy } from '../group-policy.js';
-import { reportOf, runTrainerOf } from '../run-trainer.js';
-import type { AlgorithmEntry } from './types.js';
+import {
+  type GroupConfig,
+  type GroupIterationReport,
+  GroupTrainer,
+  groupConfigSchema,
+} from '@poad/grpo';
+import { GroupLmPolicy } from '../policy/group-lm-policy.js';
+import { reportOf } from '../run-trainer.js';
+import type { AlgorithmEntry, AlgorithmTrainer } from './types.js';
 
 /** The config fields of a group algorithm's flags: all of `GroupConfig` but `estimator`, which `--algo` picks. */
 const { estimator: _picked, ...fields } = groupConfigSchema;
@@ -16,13 +21,13 @@ const { estimator: _picked, ...fields } = groupConfigSchema;
 function groupAlgorithm(
   name: GroupConfig['estimator'],
   summary: string,
-): AlgorithmEntry<GroupConfig> & { name: typeof name } {
+): AlgorithmEntry<GroupConfig, GroupIterationReport> & { name: typeof name } {
   return {
     name,
     summary,
     configSchema: fields,
-    resolveConfig: (explicit, options) =>
-      resolveGroupConfig({ ...explicit, estimator: name } as Partial<GroupConfig>, options),
+    fixed: { estimator: name },
+    needs: { seededResets: true },
     valueHead: false,
     episodicIterations: true,
     runOptions: (config) => ({ envs: config.groups * config.groupSize }),
@@ -30,32 +35,30 @@ function groupAlgorithm(
       policy: new GroupLmPolicy(model, tokenizer, o.stopTokenIds),
       adapters: {},
     }),
-    createTrainer({ policy, env, config }) {
-      const t = new GroupTrainer({ policy: policy as GroupLmPolicy, env, config });
-      return runTrainerOf(t, async () => {
-        const r = await t.iterate();
-        // Every token of an action takes its step's group-relative advantage.
-        const b = r.buffer;
-        const perToken = new Float64Array(b.tokenCount);
-        for (let i = 0; i < b.size; i++)
-          perToken.fill(r.advantages.perSample[i]!, b.actionOffsets[i]!, b.actionOffsets[i + 1]!);
-        const spread = r.advantages.spread;
-        return reportOf(
-          r,
-          {
-            ...r.update,
-            valueLoss: Number.NaN,
-            explainedVariance: Number.NaN,
-            criticGradNorm: Number.NaN,
-            skippedMinibatches: 0,
-            extra: {
-              groupReturnSpread: spread.reduce((a, x) => a + x, 0) / Math.max(1, spread.length),
-              zeroSpreadGroups: r.advantages.zeroSpreadShare,
-            },
+    // Its policy is the GroupLmPolicy createPolicy builds; a VecEnv resets groups from seeds.
+    Trainer: GroupTrainer as unknown as AlgorithmTrainer<GroupConfig, GroupIterationReport>,
+    report(r) {
+      // Every token of an action takes its step's group-relative advantage.
+      const b = r.buffer;
+      const perToken = new Float64Array(b.tokenCount);
+      for (let i = 0; i < b.size; i++)
+        perToken.fill(r.advantages.perSample[i]!, b.actionOffsets[i]!, b.actionOffsets[i + 1]!);
+      const spread = r.advantages.spread;
+      return reportOf(
+        r,
+        {
+          ...r.update,
+          valueLoss: Number.NaN,
+          explainedVariance: Number.NaN,
+          criticGradNorm: Number.NaN,
+          skippedMinibatches: 0,
+          extra: {
+            groupReturnSpread: spread.reduce((a, x) => a + x, 0) / Math.max(1, spread.length),
+            zeroSpreadGroups: r.advantages.zeroSpreadShare,
           },
-          { level: 'token', values: perToken, name: 'group-relative advantages' },
-        );
-      });
+        },
+        { level: 'token', values: perToken, name: 'group-relative advantages' },
+      );
     },
     settingsOf(config) {
       const { estimator: _name, normalise, omega, gamma, ...rest } = config;

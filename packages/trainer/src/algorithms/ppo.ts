@@ -1,8 +1,13 @@
-import type { ResolveOptions } from '@poad/config';
-import { type PpoConfig, PpoTrainer, ppoConfigSchema, resolveConfig } from '@poad/ppo';
-import { LmPolicy } from '../lm-agent.js';
-import { reportOf, runTrainerOf } from '../run-trainer.js';
-import type { AlgorithmEntry } from './types.js';
+import {
+  checkPpoConfig,
+  type IterationReport,
+  type PpoConfig,
+  PpoTrainer,
+  ppoConfigSchema,
+} from '@poad/ppo';
+import { LmPolicy } from '../policy/lm-policy.js';
+import { reportOf } from '../run-trainer.js';
+import type { AlgorithmEntry, AlgorithmNeeds } from './types.js';
 
 /** The config fields of a PPO algorithm's flags: all of `PpoConfig` but `algorithm`, which `--algo` picks. */
 const { algorithm: _picked, ...fields } = ppoConfigSchema;
@@ -18,29 +23,27 @@ export type PpoRunConfig = PpoConfig;
 function ppoAlgorithm(
   name: PpoConfig['algorithm'],
   summary: string,
-): AlgorithmEntry<PpoRunConfig> & { name: typeof name } {
+  needs: AlgorithmNeeds = {},
+): AlgorithmEntry<PpoRunConfig, IterationReport> & { name: typeof name } {
   return {
     name,
     summary,
     configSchema: fields,
-    resolveConfig: (explicit: Readonly<Record<string, unknown>>, options: ResolveOptions) =>
-      resolveConfig({ ...explicit, algorithm: name } as Partial<PpoConfig>, options),
+    fixed: { algorithm: name },
+    check: checkPpoConfig,
+    needs,
     valueHead: true,
     createPolicy: (model, tokenizer, _config, o) => ({
       policy: new LmPolicy(model, tokenizer, o.stopTokenIds),
       adapters: {},
     }),
-    createTrainer({ policy, env, config }) {
-      const t = new PpoTrainer({ policy, env, config });
-      return runTrainerOf(t, async () => {
-        const r = await t.iterate();
-        return reportOf(r, r.update, {
-          level: r.advantages.level,
-          values: r.advantages.advantages,
-          name: 'advantages',
-        });
-      });
-    },
+    Trainer: PpoTrainer,
+    report: (r) =>
+      reportOf(r, r.update, {
+        level: r.advantages.level,
+        values: r.advantages.advantages,
+        name: 'advantages',
+      }),
     settingsOf(config) {
       const { intraGamma, algorithm: _name, ...rest } = config;
       // γ_w decides NTPO's numbers only; unset, it is γ.
@@ -63,9 +66,11 @@ export const ntpo = ppoAlgorithm(
 export const archer = ppoAlgorithm(
   'archer',
   "ARCHER: token-level PPO bootstrapped from the next action's last-token value",
+  { labels: true },
 );
 /** TWOSOME: action-level PPO on the normalised action log-prob. */
 export const twosome = ppoAlgorithm(
   'twosome',
   'TWOSOME: action-level PPO on the word-normalised action log-prob',
+  { labels: true },
 );

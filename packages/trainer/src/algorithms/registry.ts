@@ -1,4 +1,10 @@
-import { OptionError } from '@poad/config';
+import {
+  markResolved,
+  OptionError,
+  type OptionLayer,
+  type ResolveOptions,
+  resolveOptions,
+} from '@poad/config';
 import { etpo } from './etpo.js';
 import { gigpo, grpo, rloo } from './group.js';
 import { archer, ntpo, poad, twosome } from './ppo.js';
@@ -34,6 +40,10 @@ export function registerAlgorithm<C extends AlgorithmConfigBase>(entry: Algorith
     throw new OptionError(
       `registerAlgorithm(${entry.name}): its configSchema needs a 'seed' field (every random choice of a run takes it)`,
     );
+  if (typeof entry.Trainer !== 'function' || typeof entry.report !== 'function')
+    throw new OptionError(
+      `registerAlgorithm(${entry.name}): it needs a Trainer class (e.g. one extending TrainerBase of @poad/ppo) and a report function turning its iterations into the run loop's reports`,
+    );
   entries.set(entry.name, entry as unknown as AlgorithmEntry);
 }
 
@@ -50,4 +60,23 @@ export function algorithmEntry(name: string): AlgorithmEntry {
       `unknown algorithm ${JSON.stringify(name)}; choose one of: ${algorithmNames().join(', ')}`,
     );
   return entry;
+}
+
+/**
+ * An algorithm's config without a run: its schema's defaults, `layers` (e.g. a preset) and
+ * `explicit` values, the entry's fixed fields and its rules across fields, checked once and marked
+ * resolved (its trainer takes it as it is). A run resolves its config with the run's other options
+ * instead (`resolveRun`); this serves code without a run, such as a browser session or an agent
+ * built on its own.
+ */
+export function algorithmConfig<C extends AlgorithmConfigBase = AlgorithmConfigBase>(
+  entry: AlgorithmEntry<C>,
+  explicit: Readonly<Record<string, unknown>> = {},
+  layers: readonly OptionLayer[] = [],
+  how: Omit<ResolveOptions, 'layers'> = { where: 'config', naming: 'field' },
+): C {
+  const fields = resolveOptions(entry.configSchema, explicit, { ...how, layers });
+  const config = { ...entry.fixed, ...fields } as unknown as C;
+  entry.check?.(config);
+  return markResolved(config) as C;
 }

@@ -1,9 +1,9 @@
-import type { OptionsSchema, ResolveOptions } from '@poad/config';
+import type { OptionsSchema } from '@poad/config';
 import type { VecEnv } from '@poad/envs-core';
 import type { TextTokenizer } from '@poad/hf-files';
 import type { CausalLM, LoraAdapter } from '@poad/lora-model';
 import type { RolloutConfig, TokenPolicy } from '@poad/ppo';
-import type { RunTrainer } from '../run-trainer.js';
+import type { RunIterationReport, TrainerLike } from '../run-trainer.js';
 
 /**
  * What every algorithm's config has: the seed of every random choice of a run, the rollout's
@@ -36,11 +36,34 @@ export interface AlgorithmPolicy {
 }
 
 /**
- * One algorithm, as the training commands, `train()`, `compare` and the playground see it. Adding
- * an algorithm is one such entry in one module (see `ppo.ts`, `etpo.ts`) and one line in
- * `registry.ts`, or `registerAlgorithm(entry)` from outside the package; nothing else names it.
+ * What an algorithm needs of an environment (see `EnvTraits` of `@poad/envs-core`); an
+ * environment that does not offer it is refused with the reason.
  */
-export interface AlgorithmEntry<C extends AlgorithmConfigBase = AlgorithmConfigBase> {
+export interface AlgorithmNeeds {
+  /** Valid action labels at every step (a restricted action space, e.g. TWOSOME, ARCHER). */
+  readonly labels?: boolean;
+  /** Resets from a seed to the same start state, to play a group of episodes from one state. */
+  readonly seededResets?: boolean;
+}
+
+/** The trainer an entry builds: any class with the skeleton's interface (see `TrainerBase`). */
+export type AlgorithmTrainer<C, Report> = new (o: {
+  policy: TokenPolicy;
+  env: VecEnv;
+  config: C;
+}) => TrainerLike<unknown> & { iterate(): Promise<Report> };
+
+/**
+ * One algorithm, as the training commands, `train()`, `compare` and the playground see it. Adding
+ * an algorithm is one such entry in one module (see `ppo.ts`, `etpo.ts`, `group.ts`) and one line
+ * in `registry.ts`, or `registerAlgorithm(entry)` from outside the package; nothing else names it.
+ * Its config is resolved once, with the run (`resolveRun`): the schema's fields under the
+ * environment's preset, `fixed` over them, then `check`; the trainer gets that config as it is.
+ */
+export interface AlgorithmEntry<
+  C extends AlgorithmConfigBase = AlgorithmConfigBase,
+  Report = unknown,
+> {
   /** The `--algo` value, e.g. `poad`. */
   readonly name: string;
   /** One line for `--help` and the docs. */
@@ -51,10 +74,17 @@ export interface AlgorithmEntry<C extends AlgorithmConfigBase = AlgorithmConfigB
    */
   readonly configSchema: OptionsSchema;
   /**
-   * The config from explicit values and layered defaults (presets) over the schema's defaults:
-   * every value checked once, errors naming the field as `options` says.
+   * Config fields the entry decides and the user does not (not flags), e.g. `{ algorithm:
+   * 'poad' }` of the PPO family's entries; they come first in the config.
    */
-  resolveConfig(explicit: Readonly<Record<string, unknown>>, options: ResolveOptions): C;
+  readonly fixed?: Readonly<Record<string, string | number | boolean>>;
+  /**
+   * The rules between fields that the schema's per-field checks cannot state, run once on the
+   * resolved config; throws a `UserError` naming the field and the fix.
+   */
+  check?(config: C): void;
+  /** What it needs of an environment (default: nothing beyond the text interface). */
+  readonly needs?: AlgorithmNeeds;
   /** Whether the model gets a value head (PPO's critic) when it is loaded for this algorithm. */
   readonly valueHead: boolean;
   /** Builds the policy on a loaded model (its LoRA adapter is the actor). */
@@ -64,6 +94,10 @@ export interface AlgorithmEntry<C extends AlgorithmConfigBase = AlgorithmConfigB
     config: C,
     o: { stopTokenIds?: readonly number[] },
   ): AlgorithmPolicy;
+  /** Its trainer class, constructed with the policy, the environments and the resolved config. */
+  readonly Trainer: AlgorithmTrainer<C, Report>;
+  /** One iteration of its trainer as the run loop's report (its metrics columns, its credit). */
+  report(iteration: Report): RunIterationReport;
   /**
    * Run options the algorithm's config decides (e.g. `envs` = groups × group size for the
    * group-relative algorithms): above the preset's, and a different explicit value is refused.
@@ -76,8 +110,6 @@ export interface AlgorithmEntry<C extends AlgorithmConfigBase = AlgorithmConfigB
    * iterations, and its progress counts env steps.
    */
   readonly episodicIterations?: boolean;
-  /** Wraps the algorithm's trainer over `policy` and `env` as the run loop's {@link RunTrainer}. */
-  createTrainer(o: { policy: TokenPolicy; env: VecEnv; config: C }): RunTrainer;
   /**
    * The config reduced to what decides the numbers, for recognising equal runs (`compare
    * --reuse`): fields the algorithm ignores dropped, fields whose unset value means another's
