@@ -1,6 +1,12 @@
 import type { OptionSpec } from '@poad/config';
 import type { EnvPresets } from '@poad/envs-core';
-import { type AlgorithmEntry, type AppSpec, presetRun, RUN_OPTIONS } from '@poad/trainer';
+import {
+  type AlgorithmEntry,
+  type AppSpec,
+  offeredAlgorithms,
+  presetRun,
+  RUN_OPTIONS,
+} from '@poad/trainer';
 import { familyOf } from './environments.js';
 
 /** One column of a preset table: a preset of an environment that offers the algorithm. */
@@ -68,7 +74,7 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
 /** The presets of `apps` that offer algorithm `name`, one column each, in the apps' order. */
 export function presetColumns(name: string, apps: readonly AppSpec[]): PresetColumn[] {
   return apps
-    .filter((app) => app.presets.algorithms.includes(name))
+    .filter((app) => offeredAlgorithms(app).includes(name))
     .flatMap((app) =>
       Object.keys(app.presets.presets).map((preset) => ({
         family: familyOf(app),

@@ -45,8 +45,8 @@ describe('Session', () => {
       /unknown VirtualHome task "cooking"/,
     );
     expect(() =>
-      checkSettings({ ...SMALL, env: 'overcooked', task: 'tomato-salad', algo: 'archer' }),
-    ).toThrow(/archer is not offered for Overcooked/);
+      checkSettings({ ...SMALL, env: 'overcooked', task: 'tomato-salad', algo: 'dqn' }),
+    ).toThrow(/dqn is not offered for Overcooked/);
     expect(() => checkSettings({ ...SMALL, envs: 0 })).toThrow(/envs must be a positive integer/);
   });
 

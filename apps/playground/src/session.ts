@@ -25,6 +25,7 @@ import {
   playEpisode,
   presetRun,
   type RunTrainer,
+  runTrainerOf,
   type TokenCreditRow,
   tokenCreditRows,
 } from '@poad/trainer';
@@ -157,7 +158,10 @@ export class Session {
     const { numEnvs, config } = trainerConfig(settings);
     this.policy = entry.createPolicy(model, tokenizer, config, {}).policy;
     this.env = makeVecEnv(() => makeEnv(settings), numEnvs, { seed: settings.seed });
-    this.trainer = entry.createTrainer({ policy: this.policy, env: this.env, config });
+    this.trainer = runTrainerOf(
+      new entry.Trainer({ policy: this.policy, env: this.env, config }),
+      entry.report,
+    );
   }
 
   /**

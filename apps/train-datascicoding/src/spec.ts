@@ -177,6 +177,8 @@ export const dataSciApp: AppSpec = {
   command: 'train:datascicoding',
   // Its presets run the embedded code model and evaluate on 10 episodes per task.
   presets: DATASCICODING_PRESETS,
+  // Runs recorded before the scoring rule and the time limit were options scored this way.
+  recordedDefaults: { scoring: 'os-seeded', timeLimit: 'wall' },
   summary:
     'Train a code-writing agent: it writes the body of build_model(x_train, y_train), which runs in a sandboxed Python (scikit-learn) and is scored by mean ROC AUC over 5 splits (-1 on failure).',
   taskOption: 'dataset',
