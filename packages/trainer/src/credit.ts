@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { tokenCreditSvg, writeFileAtomicSync } from '@poad/run-kit';
-import type { Agent } from './agent.js';
+import type { Agent } from './agent/agent.js';
 import { tokenCreditRows } from './credit-rows.js';
 import type { RunIterationReport } from './run-trainer.js';
 
