@@ -1,12 +1,20 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { normaliseAdvantages } from './advantage-normalisation.js';
 import { PpoConfigError } from './errors.js';
+import { nextTokenSets } from './label-tokens.js';
 import { approxKl, clipIndicator, entropyBonus, policyLoss, valueLoss } from './losses.js';
 import type { LossFn, MinibatchLosses, PpoUpdateArgs } from './minibatch.js';
 import { checkShape } from './minibatch.js';
 import { toPadded } from './padding.js';
 
-/** Loss closures of one action-level minibatch (twosome). */
+/**
+ * Loss closures of one action-level minibatch (twosome). The action log-prob is that of the
+ * sampler that acted: with `tokenSpace: 'vocabulary'` log π̃, the softmax over the step's
+ * candidates of each one's summed full-vocabulary token log-probs divided by its normaliser
+ * (TWOSOME's); with `tokenSpace: 'labels'` the label-tree product's, the sum of the chosen
+ * label's token log-probs renormalised over the tokens that continue a valid label (these label
+ * probabilities sum to 1 over the candidates, so no softmax is taken), as POAD acts.
+ */
 export function actionLevelLosses(
   args: PpoUpdateArgs,
   idx: Int32Array,
@@ -25,6 +33,7 @@ export function actionLevelLosses(
     normBySample.set(i, norm[j]!);
   });
   const total = idx.length;
+  const labelTree = config.tokenSpace === 'labels';
   let tokens = 0;
 
   const valueFns: LossFn[] = [];
@@ -40,6 +49,9 @@ export function actionLevelLosses(
     const rowPrompts: Int32Array[] = [];
     const rowIds: Int32Array[] = [];
     const rowNorm: number[] = [];
+    // tokenSpace 'labels': the label-tree continuations at every token of every candidate.
+    const rowAllowed: Int32Array[][] = [];
+    const firstTokens: Int32Array[] = [];
     let cMax = 1;
     for (const i of chunk) {
       if (buffer.chosen[i]! < 0) {
@@ -50,6 +62,10 @@ export function actionLevelLosses(
       }
       const cands = buffer.candidates(i);
       cMax = Math.max(cMax, cands.length);
+      if (labelTree) {
+        rowAllowed.push(...nextTokenSets(cands));
+        firstTokens.push(Int32Array.from(new Set(cands.map((c) => c[0]!))));
+      }
       for (let c = 0; c < cands.length; c++) {
         rowPrompts.push(buffer.prompt(i));
         rowIds.push(cands[c]!);
@@ -80,7 +96,9 @@ export function actionLevelLosses(
     });
 
     valueFns.push((logged) => {
-      const v = policy.promptValues(prompts);
+      const v = labelTree
+        ? policy.promptValues(prompts, firstTokens)
+        : policy.promptValues(prompts);
       checkShape(v, [b], 'policy.promptValues');
       const per = valueLoss(
         v,
@@ -98,27 +116,35 @@ export function actionLevelLosses(
       const shape: [number, number] = [rows, width];
       const rowBatch = { prompts: rowPrompts, actions: rowIds, width };
       // Each prompt once for all its candidates when the policy can; else one row per candidate.
-      const lpRaw = policy.scoreCandidateTokens
+      // The label tree's token space: every row's tokens renormalised over its continuations.
+      const lpRaw = labelTree
         ? toPadded(
-            policy.scoreCandidateTokens(
-              prompts,
-              Array.from(chunk, (i) => buffer.candidates(i)),
-            ),
+            policy.scoreTokens({ ...rowBatch, allowed: rowAllowed }).logProbs,
             rowBatch,
-            'policy.scoreCandidateTokens',
+            'policy.scoreTokens',
           )
-        : toPadded(policy.scoreTokens(rowBatch).logProbs, rowBatch, 'policy.scoreTokens');
+        : policy.scoreCandidateTokens
+          ? toPadded(
+              policy.scoreCandidateTokens(
+                prompts,
+                Array.from(chunk, (i) => buffer.candidates(i)),
+              ),
+              rowBatch,
+              'policy.scoreCandidateTokens',
+            )
+          : toPadded(policy.scoreTokens(rowBatch).logProbs, rowBatch, 'policy.scoreTokens');
       const tm = tf.cast(tf.tensor2d(tokMask, shape), 'bool');
       const lp = tf.where(tm, lpRaw, tf.zerosLike(lpRaw));
-      // log π̃: summed token log-probs ÷ n(a), softmax over each sample's candidates.
-      const logits = tf.div(tf.sum(lp, 1), tf.tensor1d(rowNorm));
+      // log π̃: summed token log-probs ÷ n(a), softmax over each sample's candidates; on the
+      // label tree the summed restricted log-probs are the label's log-prob already (n(a) = 1).
+      const logits = labelTree ? tf.sum(lp, 1) : tf.div(tf.sum(lp, 1), tf.tensor1d(rowNorm));
       const cm = tf.cast(tf.tensor2d(candMask, [b, cMax]), 'bool');
       const gathered = tf.reshape(
         tf.matMul(tf.tensor2d(selection, [b * cMax, rows]), tf.reshape(logits, [rows, 1])),
         [b, cMax],
       );
       const masked = tf.where(cm, gathered, tf.fill([b, cMax], -1e9));
-      const logSoft = tf.logSoftmax(masked);
+      const logSoft = labelTree ? masked : tf.logSoftmax(masked);
       const lpNew = tf.sum(tf.mul(logSoft, tf.tensor2d(chosenHot, [b, cMax])), 1);
       const probs = tf.where(cm, tf.exp(logSoft), tf.zerosLike(logSoft));
       const ent = tf.neg(tf.sum(tf.mul(probs, tf.where(cm, logSoft, tf.zerosLike(logSoft))), 1));

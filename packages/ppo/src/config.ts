@@ -79,7 +79,7 @@ export const ppoConfigSchema = defineSchema({
     choices: ['vocabulary', 'labels'],
     default: 'vocabulary',
     description:
-      "Token policy of poad/ntpo/archer on labelled actions: 'vocabulary' scores tokens over the whole vocabulary and samples labels by the TWOSOME softmax (the paper); 'labels' renormalises each token over the tokens that continue a valid label and samples labels from the product; not for twosome",
+      "Token policy on labelled actions: 'vocabulary' scores tokens over the whole vocabulary and samples labels by the TWOSOME softmax (the paper); 'labels' renormalises each token over the tokens that continue a valid label and samples labels from the product (twosome then optimises that product's label log-probs, the sum of the restricted token log-probs)",
   },
   greedy: {
     type: 'boolean',
@@ -233,6 +233,13 @@ export const ppoConfigSchema = defineSchema({
     min: 0,
     description: "Global gradient-norm clip of the critic's step (0 = off)",
   },
+  critic: {
+    type: 'enum',
+    choices: ['learned', 'oracle', 'oracle-star'],
+    default: 'learned',
+    description:
+      "Where the values of the targets and advantages come from: learned (the value head), or, on environments with exact values (the credit tasks), oracle (the exact V^π of the policy that acts, at every token prefix) or oracle-star (the optimal V*); under an oracle the value head's loss is computed on the oracle's values and changes nothing",
+  },
   maxNonFiniteSkips: {
     type: 'integer',
     default: 8,
@@ -271,6 +278,13 @@ export type CandidateNormalisation = PpoConfig['candidateNormalisation'];
  * tokens that continue a valid label, with labels sampled from the product (see `label-tokens.ts`).
  */
 export type TokenSpace = PpoConfig['tokenSpace'];
+
+/**
+ * Where the critic's values come from: the value head (`learned`), or an environment's exact
+ * values answering the policy's value calls (`oracle`: V^π of the policy that acts; `oracle-star`:
+ * V*). The trainer reads the values the same way in every case.
+ */
+export type CriticSource = PpoConfig['critic'];
 
 /** The schema's defaults: `mappo/config.py`'s values, used under every preset. */
 export const defaultConfig: Readonly<PpoConfig> = Object.freeze(
@@ -325,10 +339,13 @@ export function resolveConfig(
  * @throws PpoConfigError naming the field.
  */
 export function checkPpoConfig(cfg: PpoConfig): void {
-  if (cfg.tokenSpace === 'labels' && cfg.algorithm === 'twosome') {
+  // The exact values are the BAD backup's (no discount inside an action): POAD's targets, and
+  // at an action's first token TWOSOME's; NTPO and ARCHER discount between tokens.
+  const critic = cfg.critic ?? 'learned';
+  if (critic !== 'learned' && (cfg.algorithm === 'ntpo' || cfg.algorithm === 'archer')) {
     throw new PpoConfigError(
-      'config.tokenSpace',
-      "'labels' is for token-level algorithms (poad, ntpo, archer); twosome already optimises a distribution over labels. Use tokenSpace 'vocabulary' with twosome.",
+      'config.critic',
+      `'${critic}' gives the exact values of the BAD backup (no discount inside an action), which are not the targets of ${cfg.algorithm}'s critic (it discounts between an action's tokens). Use it with poad or twosome, or critic 'learned'.`,
     );
   }
 }

@@ -25,6 +25,7 @@ export type {
   AdvantageNormalisation,
   Algorithm,
   CandidateNormalisation,
+  CriticSource,
   PpoConfig,
   TokenSpace,
 } from './config.js';

@@ -76,8 +76,11 @@ describe('the config schema (§5)', () => {
     expect(() => resolveConfig({ minibatches: 2 } as Partial<PpoConfig>)).toThrow(
       /config\.minibatches: unknown option\. Valid fields: algorithm, gamma/,
     );
-    expect(() => resolveConfig({ algorithm: 'twosome', tokenSpace: 'labels' })).toThrow(
-      /config\.tokenSpace: 'labels' is for token-level algorithms/,
+    expect(() => resolveConfig({ algorithm: 'ntpo', critic: 'oracle' })).toThrow(
+      /config\.critic: 'oracle' gives the exact values of the BAD backup.*poad or twosome/,
+    );
+    expect(() => resolveConfig({ critic: 'exact' as 'oracle' })).toThrow(
+      /config\.critic: "exact" is not one of: learned, oracle, oracle-star/,
     );
   });
 });

@@ -694,10 +694,7 @@ describe('configuration errors', () => {
     const trainer = openSpaceTrainer({ algorithm: 'twosome' });
     await expect(trainer.iterate()).rejects.toThrow(/restricted action spaces/);
   });
-  it("tokenSpace 'labels' is refused for twosome and for open action spaces", async () => {
-    expect(() => resolveConfig({ algorithm: 'twosome', tokenSpace: 'labels' })).toThrow(
-      /config.tokenSpace.*'vocabulary' with twosome/,
-    );
+  it("tokenSpace 'labels' is refused for open action spaces", async () => {
     expect(() => resolveConfig({ tokenSpace: 'tree' as 'labels' })).toThrow(/config.tokenSpace/);
     const trainer = openSpaceTrainer({ tokenSpace: 'labels' });
     await expect(trainer.iterate()).rejects.toThrow(/restricted action space.*'vocabulary'/);
