@@ -17,6 +17,7 @@ import { ModelInputError } from './errors.js';
 import {
   type BaseFeatures,
   baseFeatures,
+  featureSize,
   promptFeatures,
   promptValues,
   tokenValues,
@@ -124,11 +125,15 @@ export class CausalLM {
     return this.adapter;
   }
 
-  /** Attach a fresh value head on the final hidden states, replacing any other. */
+  /**
+   * Attach a fresh value head, replacing any other: on the final hidden states, or on every
+   * layer's with `opts.features` `layers` (its input then `numLayers × hidden` wide).
+   */
   addValueHead(opts: ValueHeadOptions = {}, seed = this.seed + 2): ValueHead {
     this.assertLive();
     this.valueHead?.dispose();
-    this.valueHead = ValueHead.create(this.config.hiddenSize, opts, seed);
+    const width = featureSize(this.config, opts.features ?? 'last');
+    this.valueHead = ValueHead.create(width, opts, seed);
     return this.valueHead;
   }
 

@@ -23,6 +23,7 @@ import {
 } from './causal-lm.js';
 import type { ModelConfig } from './config.js';
 import { ModelConfigError } from './errors.js';
+import { featureSize, type ValueFeatures } from './features.js';
 import { LoraAdapter } from './lora.js';
 import {
   llamaConfigOf,
@@ -30,7 +31,7 @@ import {
   type SaveAdapterOptions,
   VALUE_HEAD_FILE,
 } from './model-files.js';
-import { ValueHead } from './value-head.js';
+import { ValueHead, valueHeadKey } from './value-head.js';
 import {
   type HostTensor,
   MODULE_NAMES,
@@ -247,13 +248,17 @@ export async function saveValueHead(model: CausalLM, dir: string): Promise<void>
   await writeSafetensorsFile(join(dir, VALUE_HEAD_FILE), await model.valueHead.toHost());
 }
 
-/** Load `value_head.safetensors` from a folder, replacing any attached value head. */
+/**
+ * Load `value_head.safetensors` from a folder, replacing any attached value head. Its input width
+ * says which features it reads: the hidden size (`last`) or layers × hidden size (`layers`).
+ */
 export async function loadValueHead(model: CausalLM, dir: string): Promise<ValueHead> {
   const file = join(dir, VALUE_HEAD_FILE);
   const { tensors } = await readSafetensorsFile(file);
   let head: ValueHead;
   try {
-    head = ValueHead.fromHost(tensors, model.config.hiddenSize);
+    const features = valueFeaturesOf(model.config, tensors.get(valueHeadKey(0))?.shape);
+    head = ValueHead.fromHost(tensors, featureSize(model.config, features), features);
   } catch (e) {
     if (e instanceof ModelConfigError) {
       throw new CheckpointError('shape_mismatch', file, e.message, e.field, { cause: e });
@@ -263,4 +268,19 @@ export async function loadValueHead(model: CausalLM, dir: string): Promise<Value
   model.valueHead?.dispose();
   model.valueHead = head;
   return head;
+}
+
+/**
+ * The features a saved head reads, from its first layer's input width (`last` where the hidden
+ * size and layers × hidden size are one, a one-layer model, whose two kinds are the same numbers).
+ * A missing first layer is left to `ValueHead.fromHost` to name.
+ */
+function valueFeaturesOf(config: ModelConfig, shape: readonly number[] | undefined): ValueFeatures {
+  const inD = shape?.[1];
+  if (inD === undefined || inD === featureSize(config, 'last')) return 'last';
+  if (inD === featureSize(config, 'layers')) return 'layers';
+  throw new ModelConfigError(
+    valueHeadKey(0),
+    `input width ${inD} fits neither the final hidden state (${config.hiddenSize}) nor every layer's (${config.numLayers} × ${config.hiddenSize}); the head was saved for another model`,
+  );
 }

@@ -10,8 +10,8 @@ export { CausalLM, createCausalLM } from './causal-lm.js';
 export type { HFModelConfig, ModelConfig } from './config.js';
 export { ModelConfigError, ModelInputError } from './errors.js';
 // The critic's inputs
-export type { BaseFeatures } from './features.js';
-export { valuesOf } from './features.js';
+export type { BaseFeatures, ValueFeatures } from './features.js';
+export { featureRows, featureSize, valuesOf } from './features.js';
 // Generation
 export type { GenerateBatchOptions, GenerateOptions, GenerateResult } from './generate.js';
 export { generate, generateBatch } from './generate.js';

@@ -86,12 +86,22 @@ export interface DecoderInput {
    * `slotStep`.
    */
   packed?: { positions: ArrayLike<number>; keys: Int32Array; back?: Int32Array };
+  /**
+   * Also return every layer's output ({@link DecoderOutput.layers}), e.g. for a value head on
+   * all layers' hidden states. Excludes `outputRows` (its last layer runs fewer rows).
+   */
+  allLayers?: boolean;
 }
 
 /** Output of one decoder pass. */
 export interface DecoderOutput {
   /** Final hidden states after the last norm, [batch·seq, hidden]. */
   hidden: tf.Tensor2D;
+  /**
+   * With `allLayers`: the residual stream after each decoder layer, first layer first, each
+   * [batch·seq, hidden] and before the final norm (`hidden` is the last one through it).
+   */
+  layers?: tf.Tensor2D[];
   cache?: KVCache;
 }
 
@@ -238,6 +248,9 @@ export function decoderForward(
   if (shared && input.outputRows) {
     throw new Error('decoderForward: outputRows cannot be combined with sharedPast');
   }
+  if (input.allLayers && input.outputRows) {
+    throw new Error('decoderForward: allLayers cannot be combined with outputRows');
+  }
   if (input.outputRows && input.outputRows.length !== batch) {
     throw new Error('decoderForward: outputRows needs one position per row');
   }
@@ -292,6 +305,7 @@ export function decoderForward(
     ? packedGather(w.embed, ids, w.embedPacked)
     : tf.gather(w.embed, ids);
   const cache: KVCache = [];
+  const layers: tf.Tensor2D[] = [];
   // The fused attention op covers a plain pass (training, full-sequence scoring): no cache in or
   // out, every position kept.
   const fusedAttention =
@@ -384,7 +398,12 @@ export function decoderForward(
       act = swiGlu(gate, up);
     }
     h = tf.add(h, projectFused(c, act, layer.down, FUSED_MODULES.down, i, input)[0] as tf.Tensor2D);
+    if (input.allLayers) layers.push(h);
   }
   const hidden = rmsNorm(h, w.finalNorm, c.rmsNormEps);
-  return input.wantCache ? { hidden, cache } : { hidden };
+  return {
+    hidden,
+    ...(input.wantCache ? { cache } : {}),
+    ...(input.allLayers ? { layers } : {}),
+  };
 }

@@ -1,13 +1,56 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { checkIds, splitByOffsets, teacherBatch } from './batch.js';
 import type { CausalLM } from './causal-lm.js';
+import type { ModelConfig } from './config.js';
+import type { DecoderInput } from './decoder.js';
 import { ModelInputError } from './errors.js';
+import { rmsNorm } from './layers.js';
 
 /**
- * Final hidden states of the frozen base model (adapter off, after the final norm), one row per
- * action token: row k of sample i is the state that precedes action token k, so V(o, w_<k) =
- * head(row). Rows are flat [n, dim]; sample i owns rows offsets[i] .. offsets[i+1]. Because the
- * base never changes, compute these once per rollout and reuse them across PPO epochs.
+ * Which hidden states a value head reads: `last`, the final hidden state (after the model's final
+ * norm), or `layers`, every decoder layer's output through the final norm (as the logit lens reads
+ * them), concatenated first layer first: `numLayers × hidden` numbers per row, whose last block is
+ * the `last` features.
+ */
+export type ValueFeatures = 'last' | 'layers';
+
+/** The width of a row of `features` for a model of `config`. */
+export function featureSize(config: ModelConfig, features: ValueFeatures): number {
+  return features === 'layers' ? config.numLayers * config.hiddenSize : config.hiddenSize;
+}
+
+/**
+ * One decoder pass with `input` and the value-head features ({@link ValueFeatures}) of its rows
+ * `rows` (indices into batch·seq), `[rows.length, featureSize]`. Differentiable w.r.t. whatever
+ * the pass is (e.g. the adapter in `input`); call inside `tf.tidy` or a gradient function.
+ */
+export function featureRows(
+  model: CausalLM,
+  input: DecoderInput,
+  rows: ArrayLike<number>,
+  features: ValueFeatures,
+): tf.Tensor2D {
+  const out = model.forward(features === 'layers' ? { ...input, allLayers: true } : input);
+  const idx = tf.tensor1d(Int32Array.from(rows), 'int32');
+  const last = tf.gather(out.hidden, idx) as tf.Tensor2D;
+  if (features === 'last') return last;
+  const { finalNorm } = model.weights;
+  const earlier = (out.layers ?? [])
+    .slice(0, -1)
+    .map((h) => rmsNorm(tf.gather(h, idx) as tf.Tensor2D, finalNorm, model.config.rmsNormEps));
+  return tf.concat([...earlier, last], 1);
+}
+
+/** The features the model's value head reads (`last` without a head). */
+function headFeatures(model: CausalLM): ValueFeatures {
+  return model.valueHead?.features ?? 'last';
+}
+
+/**
+ * Features of the frozen base model (adapter off), one row per action token: row k of sample i is
+ * the state that precedes action token k, so V(o, w_<k) = head(row). Rows are flat [n, dim];
+ * sample i owns rows offsets[i] .. offsets[i+1]. Because the base never changes, compute these
+ * once per rollout and reuse them across PPO epochs.
  */
 export interface BaseFeatures {
   data: Float32Array;
@@ -15,29 +58,22 @@ export interface BaseFeatures {
   offsets: number[];
 }
 
-function gatherHidden(
-  model: CausalLM,
-  ids: Int32Array,
-  batch: number,
-  seq: number,
-  rows: Int32Array,
-): tf.Tensor2D {
-  return tf.tidy(() => {
-    const { hidden } = model.forward({ ids, batch, seq });
-    return tf.gather(hidden, tf.tensor1d(rows, 'int32')) as tf.Tensor2D;
-  });
-}
-
-/** Base features before every action token (see {@link BaseFeatures}). */
+/**
+ * Base features before every action token (see {@link BaseFeatures}), of the kind the model's
+ * value head reads unless `features` says (the final hidden state without a head).
+ */
 export async function baseFeatures(
   model: CausalLM,
   prompts: readonly (readonly number[])[],
   actions: readonly (readonly number[])[],
+  features: ValueFeatures = headFeatures(model),
 ): Promise<BaseFeatures> {
   const tb = teacherBatch(prompts, actions, model.config.vocabSize);
-  const dim = model.config.hiddenSize;
+  const dim = featureSize(model.config, features);
   if (tb.rows.length === 0) return { data: new Float32Array(0), dim, offsets: tb.offsets };
-  const t = gatherHidden(model, tb.ids, tb.batch, tb.seq, tb.rows);
+  const t = tf.tidy(() =>
+    featureRows(model, { ids: tb.ids, batch: tb.batch, seq: tb.seq }, tb.rows, features),
+  );
   const data = (await t.data()) as Float32Array;
   t.dispose();
   return { data, dim, offsets: tb.offsets };
@@ -45,11 +81,12 @@ export async function baseFeatures(
 
 /**
  * Base features at the last token of each prompt, [prompts, dim]: the input of the bootstrap
- * value V(o) of an observation.
+ * value V(o) of an observation (of the kind the value head reads unless `features` says).
  */
 export async function promptFeatures(
   model: CausalLM,
   prompts: readonly (readonly number[])[],
+  features: ValueFeatures = headFeatures(model),
 ): Promise<Float32Array> {
   if (!Array.isArray(prompts) || prompts.length === 0) {
     throw new ModelInputError('prompts', 'expected a non-empty array of token id arrays');
@@ -61,8 +98,13 @@ export async function promptFeatures(
   const ids = new Int32Array(prompts.length * seq);
   for (let i = 0; i < prompts.length; i++) ids.set(prompts[i] as number[], i * seq);
   const t = tf.tidy(() => {
+    const batch = prompts.length;
+    if (features === 'layers') {
+      const rows = prompts.map((p, i) => i * seq + p.length - 1);
+      return featureRows(model, { ids, batch, seq }, rows, features);
+    }
     const outputRows = prompts.map((p) => p.length - 1);
-    return model.forward({ ids, batch: prompts.length, seq, outputRows }).hidden;
+    return model.forward({ ids, batch, seq, outputRows }).hidden;
   });
   const data = (await t.data()) as Float32Array;
   t.dispose();
@@ -111,8 +153,9 @@ export async function promptValues(
   prompts: readonly (readonly number[])[],
 ): Promise<number[]> {
   requireHead(model);
-  const f = await promptFeatures(model, prompts);
-  const v = valuesOf(model, { data: f, dim: model.config.hiddenSize, offsets: [] });
+  const features = headFeatures(model);
+  const f = await promptFeatures(model, prompts, features);
+  const v = valuesOf(model, { data: f, dim: featureSize(model.config, features), offsets: [] });
   const data = await v.data();
   v.dispose();
   return Array.from(data);

@@ -1,6 +1,7 @@
 import { readTensors, registerGradients } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { ModelConfigError } from './errors.js';
+import type { ValueFeatures } from './features.js';
 import { trainableMatMul } from './linear.js';
 import { SeededRng } from './rng.js';
 import { toVariable } from './variable.js';
@@ -10,6 +11,11 @@ import { type HostTensor, transposeHost } from './weights.js';
 export interface ValueHeadOptions {
   /** Hidden layer widths between the model's hidden size and the scalar output. Default [1024, 512]. */
   hiddenSizes?: number[];
+  /**
+   * The hidden states it reads (`ValueFeatures`): `last` (default), the final hidden state, or
+   * `layers`, every layer's, which makes its input `numLayers × hidden` wide.
+   */
+  features?: ValueFeatures;
 }
 
 /** Checkpoint key of the i-th linear layer, matching a PyTorch `nn.Sequential` named `v_head`. */
@@ -19,21 +25,24 @@ export function valueHeadKey(i: number): string {
 
 /**
  * The critic: an MLP hidden→1024→512→1 with ReLU and no biases, applied to the frozen base
- * model's final hidden states. Only these weights learn. Layers are initialised like PyTorch's
- * `nn.Linear` (U(±1/√in)) from a seed.
+ * model's final hidden states (or every layer's, see {@link ValueHeadOptions.features}). Only
+ * these weights learn. Layers are initialised like PyTorch's `nn.Linear` (U(±1/√in)) from a seed.
  */
 export class ValueHead {
   /** Layer widths, input first: e.g. [hidden, 1024, 512, 1]. */
   readonly sizes: number[];
   /** Kernels in TF.js layout [in, out]. */
   readonly kernels: tf.Variable[];
+  /** The hidden states it reads. */
+  readonly features: ValueFeatures;
 
-  private constructor(sizes: number[], kernels: tf.Variable[]) {
+  private constructor(sizes: number[], kernels: tf.Variable[], features: ValueFeatures) {
     this.sizes = sizes;
     this.kernels = kernels;
+    this.features = features;
   }
 
-  /** A freshly initialised head for features of width `inputSize`. */
+  /** A freshly initialised head for features of width `inputSize` (the kind `opts.features` says). */
   static create(inputSize: number, opts: ValueHeadOptions = {}, seed = 0): ValueHead {
     const sizes = [inputSize, ...(opts.hiddenSizes ?? [1024, 512]), 1];
     for (const s of sizes) {
@@ -52,14 +61,19 @@ export class ValueHead {
       const data = rng.fillUniform(new Float32Array(inD * outD), 1 / Math.sqrt(inD));
       kernels.push(toVariable(tf.tensor2d(data, [inD, outD])));
     }
-    return new ValueHead(sizes, kernels);
+    return new ValueHead(sizes, kernels, opts.features ?? 'last');
   }
 
   /**
-   * Build from PyTorch-layout tensors `v_head.{0,2,4,...}.weight` ([out, in]).
+   * Build from PyTorch-layout tensors `v_head.{0,2,4,...}.weight` ([out, in]) whose input is
+   * `inputSize` wide, features of the kind `features` says (default `last`).
    * Throws `ModelConfigError` naming the tensor when one is missing or inconsistent.
    */
-  static fromHost(tensors: ReadonlyMap<string, HostTensor>, inputSize: number): ValueHead {
+  static fromHost(
+    tensors: ReadonlyMap<string, HostTensor>,
+    inputSize: number,
+    features: ValueFeatures = 'last',
+  ): ValueHead {
     const sizes = [inputSize];
     const kernels: tf.Variable[] = [];
     try {
@@ -89,7 +103,7 @@ export class ValueHead {
       for (const k of kernels) k.dispose();
       throw e;
     }
-    return new ValueHead(sizes, kernels);
+    return new ValueHead(sizes, kernels, features);
   }
 
   /** Values for feature rows [n, hidden] → [n]. Differentiable w.r.t. the head's kernels. */
