@@ -112,6 +112,13 @@ export abstract class TrainerBase<T extends TrainerTypes> {
    * update to the next (see `maxNonFiniteSkips`).
    */
   nonFiniteStreak = 0;
+  /**
+   * What the optimisers' learning rates are multiplied by (1: the config's); a run's collapse
+   * monitor cuts it when it rolls back. Kept in the checkpoint when it is not 1.
+   */
+  lrScale = 1;
+  /** The optimisers' learning rates at scale 1, by optimiser, read at the first change. */
+  private baseLrs: number[] | null = null;
 
   protected constructor(
     /** The resolved configuration. */
@@ -193,6 +200,7 @@ export abstract class TrainerBase<T extends TrainerTypes> {
       rng,
       counters,
       ...(l.keepsStreak ? { nonFiniteStreak: this.nonFiniteStreak } : {}),
+      ...(this.lrScale === 1 ? {} : { lrScale: this.lrScale }),
     };
     return state as T['checkpoint'];
   }
@@ -230,7 +238,23 @@ export abstract class TrainerBase<T extends TrainerTypes> {
     this.rng.setState(state.rng);
     this.counters = { ...state.counters };
     this.nonFiniteStreak = l.keepsStreak ? Number(state.nonFiniteStreak ?? 0) : 0;
+    this.setLrScale(typeof state.lrScale === 'number' ? state.lrScale : 1);
     this.steps = null;
+  }
+
+  /**
+   * Sets every optimiser's learning rate to the config's times `scale` (see {@link lrScale}).
+   * @throws RangeError for a scale that is not a positive finite number.
+   */
+  setLrScale(scale: number): void {
+    if (!(scale > 0 && Number.isFinite(scale)))
+      throw new RangeError(`setLrScale(${scale}): expected a positive finite number`);
+    const optimizers = Object.values(this.layout().optimizers);
+    this.baseLrs ??= optimizers.map((o) => o.lr);
+    optimizers.forEach((o, i) => {
+      o.lr = this.baseLrs![i]! * scale;
+    });
+    this.lrScale = scale;
   }
 
   /** Frees the optimisers' moment variables (not the policy's variables, nor the environments). */
