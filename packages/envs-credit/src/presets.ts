@@ -23,7 +23,16 @@ export const CREDIT_PRESETS: EnvPresets = {
   presets: {
     small: {
       source: 'small: a first choice for the embedded default model, not yet tuned on these tasks',
-      values: { ...SMALL_MODEL_VALUES, envSteps: 4096, tokenSpace: 'labels' },
+      values: {
+        ...SMALL_MODEL_VALUES,
+        envSteps: 4096,
+        tokenSpace: 'labels',
+        // The best checkpoint by the sampled success over 10 iterations; a fall of 0.3 for 10
+        // iterations counts as a collapse (replayed over the archived runs it fires on none).
+        keepBest: 'successRate:max@10',
+        collapseDrop: 0.3,
+        collapsePatience: 10,
+      },
       byAlgorithm: {
         twosome: { tokenSpace: 'vocabulary' },
         grpo: { numSteps: 16, groups: 4, groupSize: 8 },

@@ -25,6 +25,21 @@ import type { EnvPresets } from '@poad/envs-core';
  * episodes per iteration (the 4 environments of the others) and episodes of at most 5 steps (the
  * environment's attempts, so none is cut). A first choice, not tuned.
  */
+/**
+ * The best checkpoint and the collapse monitor: the mean reward of the programs averaged over 5
+ * iterations; a fall of more than 0.5 below its best for 5 iterations in a row, or fewer than half
+ * of the programs running for 5 iterations, counts as a collapse. Replayed over the archived runs
+ * (apps/compare/scripts/collapse-replay.ts), it flags the four held-out runs that collapsed
+ * (kiln_batches seed 22, ferry_crossings seeds 22–24) and no run whose reward over its last 5
+ * iterations stayed within 0.05 of its best.
+ */
+const DATASCICODING_MONITOR = {
+  keepBest: 'meanReward:max@5',
+  collapseDrop: 0.5,
+  collapsePatience: 5,
+  collapseFloors: 'programsRun:0.5',
+} as const;
+
 export const DATASCICODING_PRESETS: EnvPresets = {
   traits: { actions: 'text', seededResets: true },
   default: 'small',
@@ -48,6 +63,7 @@ export const DATASCICODING_PRESETS: EnvPresets = {
         maxNewTokens: 192,
         temperature: 0.5,
         topK: 50,
+        ...DATASCICODING_MONITOR,
       },
       byAlgorithm: {
         ntpo: { lr: 3e-4, criticLr: 9e-4 },
@@ -74,6 +90,7 @@ export const DATASCICODING_PRESETS: EnvPresets = {
         maxNewTokens: 128,
         temperature: 0.5,
         topK: 50,
+        ...DATASCICODING_MONITOR,
       },
     },
   },

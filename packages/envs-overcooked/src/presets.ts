@@ -15,6 +15,18 @@ import { type EnvPresets, SMALL_MODEL_VALUES } from '@poad/envs-core';
  * episodes per iteration and episodes cut at 48 macro-actions (`numSteps` is their longest
  * episode). These are a first choice, not tuned.
  */
+/**
+ * The best checkpoint and the collapse monitor: the episode return averaged over 10 iterations (an
+ * episode's sampled success can fall to 0 while its return stays high); a fall of more than 0.5
+ * for 10 iterations in a row counts as a collapse (replayed over the archived runs,
+ * apps/compare/scripts/collapse-replay.ts, it fires on none of them).
+ */
+const OVERCOOKED_MONITOR = {
+  keepBest: 'episodeReturn:max@10',
+  collapseDrop: 0.5,
+  collapsePatience: 10,
+} as const;
+
 export const OVERCOOKED_PRESETS: EnvPresets = {
   traits: { actions: 'labels', seededResets: true },
   default: 'small',
@@ -22,7 +34,13 @@ export const OVERCOOKED_PRESETS: EnvPresets = {
     small: {
       source:
         'small: the VirtualHome values with γ 0.99 and the token space restricted to the labels (docs/results.md)',
-      values: { ...SMALL_MODEL_VALUES, envSteps: 30_000, gamma: 0.99, tokenSpace: 'labels' },
+      values: {
+        ...SMALL_MODEL_VALUES,
+        envSteps: 30_000,
+        gamma: 0.99,
+        tokenSpace: 'labels',
+        ...OVERCOOKED_MONITOR,
+      },
       byAlgorithm: {
         twosome: { tokenSpace: 'vocabulary' },
         grpo: { numSteps: 48, groups: 2, groupSize: 4 },
@@ -44,6 +62,7 @@ export const OVERCOOKED_PRESETS: EnvPresets = {
         gradAccumulation: 1,
         entropyCoef: 1e-4,
         maxNewTokens: 10,
+        ...OVERCOOKED_MONITOR,
       },
     },
   },

@@ -17,6 +17,19 @@ import { type EnvPresets, SMALL_MODEL_VALUES } from '@poad/envs-core';
  * their longest episode; food-preparation's optimum takes 6 steps, entertainment's 11). These are
  * a first choice, not tuned.
  */
+/**
+ * The best checkpoint and the collapse monitor: the sampled success rate averaged over 10
+ * iterations; a fall of more than 0.35 below its best for 10 iterations in a row counts as a
+ * collapse. Replayed over the archived runs (apps/compare/scripts/collapse-replay.ts), the monitor
+ * fires on no run whose greedy evaluation ended successful or whose episode return over its last 5
+ * iterations is within 0.05 of its best (a sampled success rate dips by 0.3 in healthy runs).
+ */
+const VIRTUALHOME_MONITOR = {
+  keepBest: 'successRate:max@10',
+  collapseDrop: 0.35,
+  collapsePatience: 10,
+} as const;
+
 export const VIRTUALHOME_PRESETS: EnvPresets = {
   traits: { actions: 'labels', seededResets: true },
   default: 'small',
@@ -29,7 +42,7 @@ export const VIRTUALHOME_PRESETS: EnvPresets = {
       // forever when taken greedily), so 200 iterations (25,600 steps) leave a margin. With lr
       // 1e-3 no POAD seed of a 3-seed comparison learned (token entropy 0.5 → 2–5, 60–70% of
       // minibatches over the KL threshold); with 5e-4 two of three reached 90% sampled success.
-      values: SMALL_MODEL_VALUES,
+      values: { ...SMALL_MODEL_VALUES, ...VIRTUALHOME_MONITOR },
       byAlgorithm: {
         grpo: { numSteps: 32, groups: 2, groupSize: 4 },
         rloo: { numSteps: 32, groups: 2, groupSize: 4 },
@@ -50,6 +63,7 @@ export const VIRTUALHOME_PRESETS: EnvPresets = {
         gradAccumulation: 16,
         entropyCoef: 1e-4,
         maxNewTokens: 10,
+        ...VIRTUALHOME_MONITOR,
       },
       byAlgorithm: {
         // The VirtualHome ARCHER script.
