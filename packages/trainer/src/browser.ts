@@ -19,9 +19,13 @@ export type {
   AlgorithmTrainer,
 } from './algorithms/types.js';
 export type { AppSpec } from './app.js';
+export type { CollapseAlarm, CollapseRule, MonitorOptions } from './collapse-monitor.js';
+export { CollapseMonitor, collapseRuleOf } from './collapse-monitor.js';
 export { tokenCreditRows } from './credit-rows.js';
 export type { SamplerConfig } from './evaluate.js';
 export { samplerOptions } from './evaluate.js';
+export type { BestSoFar, KeepBestRule } from './keep-best.js';
+export { BestTracker, formatKeepBest, parseKeepBest } from './keep-best.js';
 export { learningCurveSvg, runningMean } from './learning-curve.js';
 export { metricsRow } from './metrics-row.js';
 export type { PlayedEpisode } from './play.js';
@@ -34,6 +38,7 @@ export {
   defaultPresets,
   offeredAlgorithms,
   presetRun,
+  presetValues,
   unsupportedReason,
 } from './presets.js';
 export type { RunOptions } from './run-options.js';

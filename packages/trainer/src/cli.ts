@@ -2,6 +2,8 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { OptionError, UserError } from '@poad/config';
 import {
+  type CheckpointChoice,
+  checkpointsFor,
   loadCheckpoint,
   RunLockedError,
   runDirLockHolder,
@@ -65,6 +67,10 @@ export async function runCli(
       throw new OptionError(
         `${mode} needs --resume RUN_DIR (the run whose latest checkpoint to ${mode === 'eval' ? 'evaluate' : 'play'})`,
       );
+    if (mode === 'train' && o.checkpoint !== 'latest')
+      throw new OptionError(
+        `--checkpoint ${o.checkpoint}: training resumes from the latest checkpoint; --checkpoint chooses what eval and play load`,
+      );
     if (mode === 'train') await spec.prepare?.({ task: o.task, ...rc.config, ...rc.envOptions });
     // Refuse a run directory another process is training before loading the model (train
     // takes the lock itself; eval and play only read and take none).
@@ -88,11 +94,13 @@ export async function runCli(
       const ck = await loadCheckpoint(
         o.resume!,
         (cp) => agent.loadTrainable(join(cp.dir, 'model')),
-        { warn: log },
+        { warn: log, candidates: checkpointsFor(o.resume!, o.checkpoint as CheckpointChoice) },
       );
       if (!ck)
         throw new OptionError(`--resume ${o.resume}: no checkpoint in this run directory yet`);
-      log(`checkpoint: iteration ${ck.meta.iteration}, ${ck.meta.envSteps} env steps`);
+      log(
+        `checkpoint: ${ck.name === 'best' ? 'best, ' : ''}iteration ${ck.meta.iteration}, ${ck.meta.envSteps} env steps`,
+      );
       if (mode === 'play') {
         for (const greedy of [true, false]) {
           await playEpisode(
@@ -108,6 +116,7 @@ export async function runCli(
       const results = await evaluateAll(spec, agent, rc, log);
       writeJsonAtomicSync(join(o.resume!, `eval-iter-${ck.meta.iteration}.json`), {
         iteration: ck.meta.iteration,
+        checkpoint: ck.name === 'best' ? 'best' : ck.name,
         results,
       });
       return 0;

@@ -2,7 +2,13 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { OptionError } from '@poad/config';
 import { type EnvPresets, envSpec, makeEnv, type TextEnv } from '@poad/envs-core';
-import { loadCheckpoint, RunLockedError, runDirLockHolder } from '@poad/run-kit';
+import {
+  checkpointsFor,
+  loadCheckpoint,
+  parseCheckpointChoice,
+  RunLockedError,
+  runDirLockHolder,
+} from '@poad/run-kit';
 import type { Agent } from './agent/agent.js';
 import { createRunAgent } from './agent/run-agent.js';
 import type { AlgorithmConfigs, AlgorithmName } from './algorithms/registry.js';
@@ -190,8 +196,13 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
 
 /** Options of {@link evaluate} and {@link play}. */
 export interface CheckpointRunOptions extends EnvChoice {
-  /** A run directory written by {@link train} or a `train:*` command; its latest checkpoint is used. */
+  /** A run directory written by {@link train} or a `train:*` command. */
   runDir: string;
+  /**
+   * Which of its checkpoints: `latest` (default; an earlier one when it is damaged), `best` (kept
+   * by `keepBest`) or `iter-N`.
+   */
+  checkpoint?: 'latest' | 'best' | `iter-${number}`;
   /** Arg-max actions (default true) or sampled ones. */
   greedy?: boolean;
   /** Seed of the environments and the sampler (default: the run's seed + 2,000,003). */
@@ -236,8 +247,10 @@ async function withCheckpoint<T>(
   );
   const { agent } = await createRunAgent(rc, log);
   try {
+    const choice = parseCheckpointChoice(o.checkpoint ?? 'latest', 'checkpoint');
     const ck = await loadCheckpoint(o.runDir, (cp) => agent.loadTrainable(join(cp.dir, 'model')), {
       warn: log,
+      candidates: checkpointsFor(o.runDir, choice),
     });
     if (!ck) throw new OptionError(`runDir: ${o.runDir} has no checkpoint yet`);
     log(`checkpoint: iteration ${ck.meta.iteration}, ${ck.meta.envSteps} env steps`);

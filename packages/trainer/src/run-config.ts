@@ -76,6 +76,7 @@ export const RESUMABLE_OVERRIDES = [
   'threads',
   'matmul',
   'maxNonFiniteSkips',
+  'checkpoint',
 ] as const;
 
 /**

@@ -1,6 +1,7 @@
 import { defineSchema, type OptionsSchema, type OptionValues } from '@poad/config';
 import { WEIGHT_DTYPES } from '@poad/lora-model';
 import type { AppSpec } from './app.js';
+import { KEEP_BEST_PATTERN } from './keep-best.js';
 import { PROMPT_DATE, PROMPT_FORMATS } from './prompt-format.js';
 
 /**
@@ -132,6 +133,74 @@ export const RUN_OPTIONS = defineSchema({
     description: 'Stop after this many iterations (smoke tests); default: from env-steps',
   },
   quiet: { type: 'boolean', default: false, description: 'No progress bar' },
+  checkpoint: {
+    type: 'string',
+    default: 'latest',
+    placeholder: 'latest|best|iter-N',
+    pattern: /^(latest|best|iter-[0-9]+)$/,
+    expected: 'latest, best or iter-N (e.g. iter-40)',
+    description:
+      'The checkpoint of --resume RUN_DIR that eval and play load: latest (falling back to the one before when it is damaged), best (kept by --keep-best) or iter-N',
+  },
+  keepBest: {
+    type: 'string',
+    optional: true,
+    placeholder: 'metric:max|min[@k]',
+    pattern: KEEP_BEST_PATTERN,
+    expected: 'METRIC:max|min[@K], e.g. meanReward:max or successRate:max@5',
+    description:
+      "Keep the best checkpoint (checkpoints/best/, besides the last two) by a metrics field and its direction, averaged over the last K iterations that have it (ties keep the earlier); greedySuccess:max judges the greedy evaluations of --eval-every. eval, play and compare take it with --checkpoint best; the final evaluation reports it beside the latest. Unset: the environment's preset's, else none",
+  },
+  onCollapse: {
+    type: 'enum',
+    choices: ['warn', 'stop', 'rollback'],
+    default: 'warn',
+    description:
+      "What the collapse monitor does when it fires (the --keep-best metric's average more than --collapse-drop below its best, a --collapse-floors floor broken, or the KL guard skipping more than --max-kl-skip-share of the minibatches, each for --collapse-patience iterations in a row): warn says so in the progress line and the metrics row; stop ends the run there; rollback restores the best checkpoint's whole trainer state (weights, optimisers, generator), cuts the learning rates by --rollback-lr-factor and continues (environment steps are not rewound), at most --max-rollbacks times, then stops",
+  },
+  collapseDrop: {
+    type: 'number',
+    default: 0.5,
+    min: 0,
+    description:
+      "How far (in the --keep-best metric's units) its average may fall below its best before the iteration counts towards a collapse",
+  },
+  collapsePatience: {
+    type: 'integer',
+    default: 10,
+    min: 1,
+    description: 'Iterations in a row a collapse check must hold before the monitor fires',
+  },
+  collapseFloors: {
+    type: 'string',
+    optional: true,
+    placeholder: 'field:min,…',
+    pattern: /^([A-Za-z][A-Za-z0-9]*:-?[0-9.]+)(,[A-Za-z][A-Za-z0-9]*:-?[0-9.]+)*$/,
+    expected: 'FIELD:MIN[,FIELD:MIN…], e.g. labelMass:0.2,programsRun:0.5',
+    description:
+      "Floors of metrics fields the monitor watches (labelMass: the probability mass on the valid labels; programsRun: the share of programs that ran); unset: the preset's, else none",
+  },
+  maxKlSkipShare: {
+    type: 'number',
+    default: 0.9,
+    min: 0,
+    max: 1,
+    description:
+      "The share of an iteration's minibatches the approximate-KL guard may skip before the iteration counts towards a collapse (1: never)",
+  },
+  rollbackLrFactor: {
+    type: 'number',
+    default: 0.5,
+    min: 0,
+    max: 1,
+    description: 'What a rollback multiplies the learning rates by (--on-collapse rollback)',
+  },
+  maxRollbacks: {
+    type: 'integer',
+    default: 2,
+    min: 0,
+    description: 'Rollbacks a run may make; the collapse after the last one stops it',
+  },
 });
 
 /** A run's own options, resolved (see {@link RUN_OPTIONS}). */

@@ -12,7 +12,8 @@ function fieldsOf(
 
 /** A run as config.json holds it: the run options, the algorithm's config fields, the env options. */
 export function flatRunConfig(rc: RunConfig): Record<string, unknown> {
-  const { resume: _resume, ...run } = rc.run;
+  // Where it resumes from and which checkpoint eval loads are not the run's settings.
+  const { resume: _resume, checkpoint: _checkpoint, ...run } = rc.run;
   return {
     ...run,
     ...fieldsOf(rc.algorithm.configSchema, rc.config as unknown as Record<string, unknown>),
@@ -35,7 +36,22 @@ const NOT_SETTINGS = new Set<string>([
   // The date a chat template writes (the day a run started): runs of the same settings started
   // on different days are the same experiment.
   'promptDate',
+  // Which checkpoint eval and play load, and which one is kept as the best: the training is the
+  // same.
+  'checkpoint',
+  'keepBest',
 ]);
+
+/** The collapse monitor's options: they change a run's numbers only when it stops or rolls back. */
+const MONITOR_SETTINGS = [
+  'onCollapse',
+  'collapseDrop',
+  'collapsePatience',
+  'collapseFloors',
+  'maxKlSkipShare',
+  'rollbackLrFactor',
+  'maxRollbacks',
+];
 
 /**
  * What decides a run's numbers, as one object: its run options but those of output and display,
@@ -55,7 +71,11 @@ export function runSettings(rc: RunConfig): Record<string, unknown> {
       fieldsOf(rc.algorithm.configSchema, rc.config as unknown as Record<string, unknown>)),
     ...rc.envOptions,
   };
+  const watchOnly = rc.run.onCollapse === 'warn';
   return Object.fromEntries(
-    Object.entries(flat).filter(([k, v]) => !NOT_SETTINGS.has(k) && v !== undefined),
+    Object.entries(flat).filter(
+      ([k, v]) =>
+        !NOT_SETTINGS.has(k) && v !== undefined && !(watchOnly && MONITOR_SETTINGS.includes(k)),
+    ),
   );
 }

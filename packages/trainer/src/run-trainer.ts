@@ -1,3 +1,4 @@
+import { UserError } from '@poad/config';
 import type { TextStep } from '@poad/envs-core';
 import type { RolloutBuffer, RolloutStats, TrainerCounters } from '@poad/ppo';
 import type { MetricsRow } from '@poad/run-kit';
@@ -50,6 +51,12 @@ export interface RunTrainer {
   steps: TextStep[] | null;
   /** Largest run of non-finite minibatches before the run stops. */
   readonly maxNonFiniteSkips: number;
+  /**
+   * Restores a checkpoint's weights, optimisers and generator (a rollback) but keeps the counters
+   * and the environments' steps, and multiplies the learning rates by `factor`; returns the new
+   * learning-rate scale.
+   */
+  rollBack(state: unknown, factor: number): number;
   /** Frees the optimisers' tensors (the policy and the environments are the caller's). */
   dispose(): void;
 }
@@ -61,6 +68,9 @@ export interface TrainerLike<State> {
   counters: TrainerCounters;
   steps: TextStep[] | null;
   readonly config: { readonly maxNonFiniteSkips: number };
+  /** What the learning rates are multiplied by, and its setter (`TrainerBase` has both). */
+  readonly lrScale?: number;
+  setLrScale?(scale: number): void;
   dispose(): void;
 }
 
@@ -98,6 +108,21 @@ export function runTrainerOf<State, Report>(
       t.steps = s;
     },
     maxNonFiniteSkips: t.config.maxNonFiniteSkips,
+    rollBack(state, factor) {
+      if (!t.setLrScale)
+        throw new UserError(
+          "--on-collapse rollback: this algorithm's trainer cannot change its learning rates (it has no setLrScale); use --on-collapse warn or stop",
+        );
+      const scale = (t.lrScale ?? 1) * factor;
+      const counters = { ...t.counters };
+      const steps = t.steps;
+      t.setState(state as State);
+      // The environment steps taken since are not rewound: the counters and the environments go on.
+      t.counters = counters;
+      t.steps = steps;
+      t.setLrScale(scale);
+      return scale;
+    },
     dispose: () => t.dispose(),
   };
 }

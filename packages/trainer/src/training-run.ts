@@ -2,19 +2,24 @@ import { join } from 'node:path';
 import type { VecEnv, VecEnvState } from '@poad/envs-core';
 import { assertFiniteCheckpoint } from '@poad/ppo';
 import {
+  bestCheckpoint,
   cleanCheckpointLeftovers,
   listCheckpoints,
   loadCheckpoint,
   MetricsLog,
+  type MetricsRow,
   ProgressBar,
+  saveBestCheckpoint,
   saveCheckpointWith,
   trapInterrupts,
   writeJsonAtomicSync,
 } from '@poad/run-kit';
 import type { Agent } from './agent/agent.js';
 import type { AppSpec } from './app.js';
+import { CollapseMonitor, collapseRuleOf } from './collapse-monitor.js';
 import { writeTokenCredit } from './credit.js';
 import { evaluateAll, evaluateTask } from './evaluate.js';
+import { type BestSoFar, BestTracker, parseKeepBest } from './keep-best.js';
 import { metricsRow } from './metrics-row.js';
 import { writeLearningCurve } from './plots.js';
 import type { RunConfig } from './run-config.js';
@@ -56,9 +61,21 @@ export class TrainingRun {
   private readonly recent: { ret: number; success?: boolean }[] = [];
   /** Whether iterations play whole episodes, so that the env steps end the run. */
   private readonly bySteps: boolean;
+  /** The best checkpoint's judge (`--keep-best`), or null. */
+  private readonly best: BestTracker | null;
+  /** The collapse monitor. */
+  private readonly monitor: CollapseMonitor;
+  /** Alarms and rollbacks so far (a resumed run counts those before it). */
+  private alarms = 0;
+  private rollbacks = 0;
+  /** Set when the monitor stops the run (`--on-collapse stop`, or past `--max-rollbacks`). */
+  private stoppedByMonitor = false;
 
   constructor(private readonly p: TrainingRunParts) {
     this.bySteps = p.rc.algorithm.episodicIterations === true;
+    const o = p.rc.run;
+    this.best = o.keepBest ? new BestTracker(parseKeepBest(o.keepBest)) : null;
+    this.monitor = new CollapseMonitor(collapseRuleOf(o));
   }
 
   private finished(): boolean {
@@ -131,6 +148,7 @@ export class TrainingRun {
     const { rc, trainer, spec, agent, runDir } = this.p;
     const o = rc.run;
     const metrics = MetricsLog.open(runDir, { upToIteration: this.done });
+    this.replay(metrics.rows);
     const bar = o.quiet
       ? null
       : new ProgressBar({
@@ -143,7 +161,7 @@ export class TrainingRun {
     bar?.resumeFrom(progress());
     this.started = Date.now();
     try {
-      while (!this.finished() && !stop()) {
+      while (!this.finished() && !stop() && !this.stoppedByMonitor) {
         await spec.beforeIteration?.({ task: o.task, agent, sampler: rc.config });
         agent.beginIteration();
         const report = await trainer.iterate();
@@ -152,10 +170,14 @@ export class TrainingRun {
         const extra = await spec.onIteration?.(report, runDir, agent, {
           envSteps: trainer.counters.envSteps,
         });
-        metrics.append({
+        const row: MetricsRow = {
           ...metricsRow(report, trainer.counters.envSteps, this.wall()),
           ...extra,
-        });
+        };
+        if (o.evalEvery > 0 && o.evalEpisodes > 0 && this.done % o.evalEvery === 0)
+          if (!this.finished()) Object.assign(row, await this.greedyEvaluation());
+        const best = this.watch(row, bar !== null);
+        metrics.append(row);
         this.remember(report);
         await writeLearningCurve(
           runDir,
@@ -163,14 +185,20 @@ export class TrainingRun {
           `${spec.envId(o.task)} — ${o.algo}, seed ${rc.config.seed}`,
         );
         await writeTokenCredit(runDir, report, agent, 6);
-        if (this.done % o.checkpointEvery === 0 || this.finished() || stop())
+        if (
+          this.done % o.checkpointEvery === 0 ||
+          this.finished() ||
+          stop() ||
+          this.stoppedByMonitor ||
+          row.rollbacks !== undefined
+        )
           await this.save(this.done);
+        if (best) await this.saveBest(this.done, best);
         bar?.update(progress(), {
           ...progressFields(this.recent),
           ...(this.nonFiniteTotal > 0 ? { 'non-finite skips': this.nonFiniteTotal } : {}),
+          ...(this.alarms > 0 ? { collapses: this.alarms } : {}),
         });
-        if (o.evalEvery > 0 && o.evalEpisodes > 0 && this.done % o.evalEvery === 0)
-          if (!this.finished()) await this.greedyEvaluation();
       }
     } catch (err) {
       if (err instanceof Error && /^NonFinite/.test(err.name)) noteLastGood(err, runDir);
@@ -180,6 +208,84 @@ export class TrainingRun {
       // The optimisers' moments; the counters read afterwards are plain numbers.
       trainer.dispose();
     }
+  }
+
+  /**
+   * Takes a resumed run's rows as the live loop took them, so that the best checkpoint's judge and
+   * the monitor are where they were (a row with more rollbacks than the one before is where one
+   * happened).
+   */
+  private replay(rows: readonly MetricsRow[]): void {
+    for (const row of rows) {
+      this.best?.observe(Number(row.iteration), row);
+      if (this.monitor.observe(row)) this.alarms++;
+      if (typeof row.rollbacks === 'number' && row.rollbacks > this.rollbacks) {
+        this.rollbacks = row.rollbacks;
+        this.monitor.afterRollback();
+      }
+    }
+  }
+
+  /**
+   * Judges an iteration's row: whether it is the new best (returned, to be saved after the
+   * iteration's checkpoint), and whether the collapse monitor fires; then says so in the log and
+   * the row (`collapse`), and rolls back or stops as `--on-collapse` says.
+   */
+  private watch(row: MetricsRow, bar: boolean): BestSoFar | null {
+    const best = this.best?.observe(this.done, row) ? this.best.current : null;
+    const alarm = this.monitor.observe(row);
+    if (!alarm) return best;
+    const o = this.p.rc.run;
+    this.alarms++;
+    row.collapse = alarm.reason;
+    let action = 'warn';
+    if (o.onCollapse === 'stop') action = 'stop';
+    else if (o.onCollapse === 'rollback') action = this.rollback(row);
+    if (action === 'stop') this.stoppedByMonitor = true;
+    this.p.log(
+      `${bar ? '\n' : ''}collapse: iteration ${this.done}: ${alarm.reason}${
+        action === 'stop'
+          ? `; stopping here (--on-collapse ${o.onCollapse}${o.onCollapse === 'rollback' ? `, ${this.rollbacks} rollbacks made` : ''})`
+          : action === 'warn'
+            ? ' (--on-collapse warn: training goes on)'
+            : `; ${action}`
+      }`,
+    );
+    return best;
+  }
+
+  /**
+   * Restores the best checkpoint's trainer state with the learning rates cut, counting the
+   * rollback in the row; 'stop' when no rollback is left or there is no best checkpoint yet.
+   */
+  private rollback(row: MetricsRow): string {
+    const o = this.p.rc.run;
+    const best = bestCheckpoint(this.p.runDir);
+    if (this.rollbacks >= o.maxRollbacks || !best) return 'stop';
+    const scale = this.p.trainer.rollBack(
+      readState<Checkpointed>(best.dir, 'trainer'),
+      o.rollbackLrFactor,
+    );
+    this.rollbacks++;
+    this.monitor.afterRollback();
+    row.rollbacks = this.rollbacks;
+    row.lrScale = scale;
+    return `rolled back to the best checkpoint (iteration ${best.meta.iteration}), learning rates × ${scale} (rollback ${this.rollbacks} of ${o.maxRollbacks})`;
+  }
+
+  /** Writes the best checkpoint: the trainer as at `iteration`, with what made it best. */
+  private async saveBest(iteration: number, best: BestSoFar): Promise<void> {
+    const { runDir, trainer, env, agent, rc } = this.p;
+    await saveBestCheckpoint(
+      runDir,
+      {
+        iteration,
+        envSteps: trainer.counters.envSteps,
+        wallSeconds: this.wall(),
+        best: { rule: rc.run.keepBest, value: best.value },
+      },
+      (dir) => this.writeCheckpointFiles(dir, trainer, env, agent),
+    );
   }
 
   /** Wall time of the run so far, across resumes. */
@@ -212,20 +318,31 @@ export class TrainingRun {
     await saveCheckpointWith(
       runDir,
       { iteration, envSteps: trainer.counters.envSteps, wallSeconds: this.wall() },
-      async (dir) => {
-        const state = (await trainer.getState()) as Checkpointed;
-        // Never write non-finite weights: the previous checkpoint stays the latest.
-        assertFiniteCheckpoint(state);
-        writeState(dir, 'trainer', state);
-        writeJsonAtomicSync(join(dir, 'env.json'), env.getState());
-        await agent.saveTrainable(join(dir, 'model'));
-      },
+      (dir) => this.writeCheckpointFiles(dir, trainer, env, agent),
       { keep: 2 },
     );
   }
 
-  /** A greedy evaluation during training (`--eval-every`), kept in greedy-evals.json. */
-  private async greedyEvaluation(): Promise<void> {
+  /** The files of a checkpoint: the trainer's state, the environments' and the agent's model. */
+  private async writeCheckpointFiles(
+    dir: string,
+    trainer: RunTrainer,
+    env: VecEnv,
+    agent: Agent,
+  ): Promise<void> {
+    const state = (await trainer.getState()) as Checkpointed;
+    // Never write non-finite weights: the previous checkpoint stays the latest.
+    assertFiniteCheckpoint(state);
+    writeState(dir, 'trainer', state);
+    writeJsonAtomicSync(join(dir, 'env.json'), env.getState());
+    await agent.saveTrainable(join(dir, 'model'));
+  }
+
+  /**
+   * A greedy evaluation during training (`--eval-every`), kept in greedy-evals.json; its success
+   * rate and return as metrics columns (`greedySuccess`, `greedyReturn`).
+   */
+  private async greedyEvaluation(): Promise<MetricsRow> {
     const { spec, agent, rc, trainer, runDir, log } = this.p;
     const o = rc.run;
     const t0 = Date.now();
@@ -251,6 +368,7 @@ export class TrainingRun {
     log(
       `\niteration ${this.done}: greedy success ${(r.successRate * 100).toFixed(0)}%, return ${r.meanReturn.toFixed(3)}`,
     );
+    return { greedySuccess: r.successRate, greedyReturn: r.meanReturn };
   }
 
   /** Says where the stopped run continues from. */
@@ -272,13 +390,36 @@ export class TrainingRun {
     const results = await evaluateAll(spec, agent, rc, log, stop);
     // No eval.json when interrupted: resuming the run evaluates again from the final checkpoint.
     if (stop()) return this.stopped(', during the final evaluation (resuming evaluates again)');
+    const best = await this.evaluateBest(stop);
+    if (stop()) return this.stopped(', during the final evaluation (resuming evaluates again)');
     if (o.evalEpisodes > 0)
       writeJsonAtomicSync(join(runDir, 'eval.json'), {
         iteration: this.done,
         envSteps: trainer.counters.envSteps,
         results,
+        ...(best ? { best } : {}),
       });
     return { runDir, iterations: this.done, interrupted: false };
+  }
+
+  /**
+   * The final evaluation of the best checkpoint (`--keep-best`) when it is not the latest: its
+   * iteration, what made it best and its results, for eval.json's `best` (the top level is the
+   * latest checkpoint's). Loads the best checkpoint's model into the agent.
+   */
+  private async evaluateBest(stop: () => boolean): Promise<Record<string, unknown> | null> {
+    const { spec, agent, rc, runDir, log } = this.p;
+    const best = rc.run.keepBest && rc.run.evalEpisodes > 0 ? bestCheckpoint(runDir) : null;
+    if (!best || best.meta.iteration === this.done) return null;
+    log(`evaluating the best checkpoint (iteration ${best.meta.iteration}, ${rc.run.keepBest})`);
+    await agent.loadTrainable(join(best.dir, 'model'));
+    const results = await evaluateAll(spec, agent, rc, log, stop);
+    return {
+      iteration: best.meta.iteration,
+      envSteps: best.meta.envSteps,
+      ...(best.meta.best as Record<string, unknown>),
+      results,
+    };
   }
 }
 
