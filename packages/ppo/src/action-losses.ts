@@ -2,7 +2,14 @@ import * as tf from '@tensorflow/tfjs-core';
 import { normaliseAdvantages } from './advantage-normalisation.js';
 import { PpoConfigError } from './errors.js';
 import { nextTokenSets } from './label-tokens.js';
-import { approxKl, clipIndicator, entropyBonus, policyLoss, valueLoss } from './losses.js';
+import {
+  approxKl,
+  clipIndicator,
+  entropyBonus,
+  policyLoss,
+  valueClipOf,
+  valueLoss,
+} from './losses.js';
 import type { LossFn, MinibatchLosses, PpoUpdateArgs } from './minibatch.js';
 import { checkShape } from './minibatch.js';
 import { toPadded } from './padding.js';
@@ -104,7 +111,7 @@ export function actionLevelLosses(
         v,
         tf.tensor1d(vOld),
         tf.tensor1d(returns),
-        config.clip,
+        valueClipOf(config),
         config.valueLoss,
         config.huberDelta,
       );

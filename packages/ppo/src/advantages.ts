@@ -12,6 +12,21 @@ export interface Advantages {
   readonly returns: Float64Array;
 }
 
+/**
+ * A critic's values of a rollout: per token (aligned with `buffer.actionIds`, entry 0 of a sample
+ * V(o)), of each truncated step's final observation (NaN elsewhere) and of each environment's
+ * observation after the last step. The buffer holds the acting critic's; a target critic's come
+ * with the rollout (`RolloutResult.targetValues`).
+ */
+export interface RolloutValues {
+  /** V(o, w_<k) per action token. */
+  readonly values: ArrayLike<number>;
+  /** `[T·N]` V(final observation) of truncated steps (NaN elsewhere). */
+  readonly finalValues: ArrayLike<number>;
+  /** `[N]` V(o_T). */
+  readonly bootstrapValues: ArrayLike<number>;
+}
+
 /** Consecutive steps of one environment that share a bootstrap (see {@link rolloutSegments}). */
 export interface RolloutSegment {
   /** Buffer sample indices t·N + n, in time order. */
@@ -29,6 +44,7 @@ export function rolloutSegments(
   buffer: RolloutBuffer,
   n: number,
   truncAsTerm: boolean,
+  critic: RolloutValues = buffer,
 ): RolloutSegment[] {
   const out: RolloutSegment[] = [];
   let steps: number[] = [];
@@ -37,11 +53,11 @@ export function rolloutSegments(
     steps.push(i);
     const cut = !truncAsTerm && buffer.truncated[i] === 1 && buffer.terminated[i] === 0;
     if (cut) {
-      out.push({ steps, bootstrapValue: buffer.finalValues[i]! });
+      out.push({ steps, bootstrapValue: critic.finalValues[i]! });
       steps = [];
     }
   }
-  if (steps.length > 0) out.push({ steps, bootstrapValue: buffer.bootstrapValues[n]! });
+  if (steps.length > 0) out.push({ steps, bootstrapValue: critic.bootstrapValues[n]! });
   return out;
 }
 
@@ -52,8 +68,15 @@ export function rolloutSegments(
  *
  * Truncation: a truncated, non-terminated step ends its segment with bootstrap
  * V(final observation); with `truncationAsTermination` it is a done instead (original code).
+ *
+ * `critic`: whose values to use (default the buffer's, those of the critic that acted), e.g. a
+ * target critic's for the returns the critic regresses on.
  */
-export function computeAdvantages(buffer: RolloutBuffer, config: PpoConfig): Advantages {
+export function computeAdvantages(
+  buffer: RolloutBuffer,
+  config: PpoConfig,
+  critic: RolloutValues = buffer,
+): Advantages {
   const level = config.algorithm === 'twosome' ? 'action' : 'token';
   const size = level === 'token' ? buffer.tokenCount : buffer.size;
   const advantages = new Float64Array(size);
@@ -63,7 +86,7 @@ export function computeAdvantages(buffer: RolloutBuffer, config: PpoConfig): Adv
   const tokenOpts =
     config.intraLambda === undefined ? opts : { ...opts, intraLambda: config.intraLambda };
   for (let n = 0; n < buffer.numEnvs; n++) {
-    for (const seg of rolloutSegments(buffer, n, config.truncationAsTermination)) {
+    for (const seg of rolloutSegments(buffer, n, config.truncationAsTermination, critic)) {
       const rewards = seg.steps.map((i) => buffer.rewards[i]!);
       const dones = seg.steps.map(
         (i) =>
@@ -71,7 +94,7 @@ export function computeAdvantages(buffer: RolloutBuffer, config: PpoConfig): Adv
           (config.truncationAsTermination && buffer.truncated[i] === 1),
       );
       if (level === 'action') {
-        const values = seg.steps.map((i) => buffer.values[buffer.actionOffsets[i]!]!);
+        const values = seg.steps.map((i) => critic.values[buffer.actionOffsets[i]!]!);
         const r = actionGae({ rewards, dones, values, bootstrapValue: seg.bootstrapValue }, opts);
         seg.steps.forEach((i, j) => {
           advantages[i] = r.advantages[j]!;
@@ -83,7 +106,7 @@ export function computeAdvantages(buffer: RolloutBuffer, config: PpoConfig): Adv
       const values: number[] = [];
       for (const i of seg.steps) {
         for (let k = buffer.actionOffsets[i]!; k < buffer.actionOffsets[i + 1]!; k++) {
-          values.push(buffer.values[k]!);
+          values.push(critic.values[k]!);
         }
       }
       const segment = { rewards, dones, tokenCounts, values, bootstrapValue: seg.bootstrapValue };

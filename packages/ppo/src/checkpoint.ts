@@ -48,6 +48,8 @@ export interface TrainerCheckpoint {
   actorOptimizer: AdamState;
   /** Adam state of the critic. */
   criticOptimizer: AdamState;
+  /** The target critic's copy of `criticWeights`, with `targetCriticEvery` > 0 only. */
+  targetWeights?: TensorData[];
   /** Trainer generator state. */
   rng: RngState;
   /** Step counters. */
@@ -69,6 +71,11 @@ export function checkVariables(
   data: readonly TensorData[],
   what: string,
 ): void {
+  if ((data as readonly TensorData[] | undefined) === undefined) {
+    throw new CheckpointMismatchError(
+      `it has no ${what} (${vars.length} tensors expected): it was saved by a run without them.`,
+    );
+  }
   if (vars.length !== data.length) {
     throw new CheckpointMismatchError(
       `${what} has ${data.length} tensors, the policy has ${vars.length}.`,

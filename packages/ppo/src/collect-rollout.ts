@@ -1,5 +1,6 @@
 import type { TextStep } from '@poad/envs-core';
 import * as tf from '@tensorflow/tfjs-core';
+import type { RolloutValues } from './advantages.js';
 import type { PpoConfig } from './config.js';
 import { PolicyContractError } from './errors.js';
 import { nextTokenSets, openActionSpaceError } from './label-tokens.js';
@@ -72,6 +73,20 @@ export interface RolloutResult {
   readonly nextSteps: TextStep[];
   /** Counters and throughput. */
   readonly stats: RolloutStats;
+  /**
+   * With {@link CollectRolloutArgs.alsoValuedBy}: the values of every token, final observation and
+   * bootstrap under those weights, laid out as the buffer's.
+   */
+  readonly targetValues?: RolloutValues;
+}
+
+/**
+ * Another set of the critic's weights (a target critic's) that a rollout also values its steps
+ * with: `within(f)` runs `f` with them in place of the critic's, and puts the critic's back after,
+ * exactly as they were.
+ */
+export interface AlternateCritic {
+  within<T>(f: () => Promise<T>): Promise<T>;
 }
 
 /**
@@ -103,6 +118,12 @@ export interface CollectRolloutArgs {
   readonly config: RolloutConfig;
   /** The trainer's seeded generator; advanced by every sample. */
   readonly rng: SeededRng;
+  /**
+   * Optional: other critic weights whose values of the same rows the rollout records too
+   * (`RolloutResult.targetValues`), e.g. a target critic's. Nothing else changes: the buffer holds
+   * the policy's own values and the generator is not touched.
+   */
+  readonly alsoValuedBy?: AlternateCritic;
 }
 
 /**
@@ -180,10 +201,20 @@ export async function continueRollout(trainer: {
   readonly config: RolloutConfig;
   readonly rng: SeededRng;
   steps: TextStep[] | null;
+  /** Critic weights whose values the rollout records too (see `CollectRolloutArgs.alsoValuedBy`). */
+  readonly targetCritic?: AlternateCritic | null;
 }): Promise<RolloutResult> {
   if (trainer.steps === null) trainer.steps = await trainer.env.reset();
   const { policy, env, config, rng } = trainer;
-  const rollout = await collectRollout({ policy, env, steps: trainer.steps, config, rng });
+  const alsoValuedBy = trainer.targetCritic ?? undefined;
+  const rollout = await collectRollout({
+    policy,
+    env,
+    steps: trainer.steps,
+    config,
+    rng,
+    ...(alsoValuedBy ? { alsoValuedBy } : {}),
+  });
   trainer.steps = rollout.nextSteps;
   return rollout;
 }
@@ -256,6 +287,7 @@ async function deferredValues(
 
 async function collect(args: CollectRolloutArgs, pending: PendingValues[]): Promise<RolloutResult> {
   const { policy, env, config, rng } = args;
+  const other = args.alsoValuedBy;
   const n = env.size;
   if (args.steps.length !== n) {
     throw new PolicyContractError(
@@ -268,6 +300,10 @@ async function collect(args: CollectRolloutArgs, pending: PendingValues[]): Prom
   const episodes: EpisodeSummary[] = [];
   let current = [...args.steps];
   const deferred: DeferredValues[] = [];
+  // The other critic's values (alsoValuedBy): per step as the policy's, and each sample's view.
+  const otherDeferred: DeferredValues[] = [];
+  const otherRows: Float32Array[] = [];
+  const otherFinal = new Float64Array(config.numSteps * n).fill(Number.NaN);
   let rewardSum = 0;
   let tokens = 0;
   let massSum = 0;
@@ -315,6 +351,17 @@ async function collect(args: CollectRolloutArgs, pending: PendingValues[]): Prom
     } else {
       pending.push({ tensor: await paddedValues(policy, valueBatch), into: vals });
     }
+    const otherVals = other ? new Float32Array(n * width) : null;
+    if (other && otherVals) {
+      if (policy.valuesAtRolloutEnd) {
+        otherDeferred.push({ batch: valueBatch, into: otherVals });
+      } else {
+        const tensor = await other.within(() => paddedValues(policy, valueBatch));
+        pending.push({ tensor, into: otherVals });
+      }
+      for (let i = 0; i < n; i++)
+        otherRows.push(otherVals.subarray(i * width, i * width + actionIds[i]!.length));
+    }
 
     const envStart = performance.now();
     valuesMs += envStart - valuesStart;
@@ -341,17 +388,20 @@ async function collect(args: CollectRolloutArgs, pending: PendingValues[]): Prom
         return await policy.encodePrompt(fo);
       }),
     );
-    const finalVals = await promptValuesOf(
-      policy,
-      finalPrompts,
-      labelSpace
-        ? await firstTokenSets(
-            policy,
-            truncIdx.map((i) => next[i]!.info.finalObservation as string),
-            truncIdx.map((i) => next[i]!.info.finalActions as readonly string[] | null),
-          )
-        : undefined,
-    );
+    const finalAllowed = labelSpace
+      ? await firstTokenSets(
+          policy,
+          truncIdx.map((i) => next[i]!.info.finalObservation as string),
+          truncIdx.map((i) => next[i]!.info.finalActions as readonly string[] | null),
+        )
+      : undefined;
+    const finalVals = await promptValuesOf(policy, finalPrompts, finalAllowed);
+    if (other && truncIdx.length > 0) {
+      const v = await other.within(() => promptValuesOf(policy, finalPrompts, finalAllowed));
+      truncIdx.forEach((i, j) => {
+        otherFinal[t * n + i] = v[j]!;
+      });
+    }
     valuesMs += performance.now() - envEnd;
     const finalValue = new Float64Array(n).fill(Number.NaN);
     truncIdx.forEach((i, j) => {
@@ -410,6 +460,9 @@ async function collect(args: CollectRolloutArgs, pending: PendingValues[]): Prom
   const bootStart = performance.now();
   policy.enterPhase?.('values');
   const scatterDeferred = await deferredValues(policy, deferred, pending);
+  const scatterOther = other
+    ? await other.within(() => deferredValues(policy, otherDeferred, pending))
+    : () => {};
   // V(o_T) of every environment, read with the rollout's step values in one batch.
   const bootPrompts = await Promise.all(current.map((s) => policy.encodePrompt(s.observation)));
   const bootAllowed = labelSpace
@@ -426,8 +479,14 @@ async function collect(args: CollectRolloutArgs, pending: PendingValues[]): Prom
       into: boot,
     });
   }
+  const otherBoot = new Float32Array(n);
+  if (other && n > 0) {
+    const tensor = await other.within(() => promptValuesTensor(policy, bootPrompts, bootAllowed));
+    pending.push({ tensor, into: otherBoot });
+  }
   await readPending(pending);
   scatterDeferred();
+  scatterOther();
   valuesMs += performance.now() - bootStart;
   const buffer = builder.build(Float64Array.from(boot));
   const seconds = Math.max(1e-9, (performance.now() - start) / 1000);
@@ -435,6 +494,15 @@ async function collect(args: CollectRolloutArgs, pending: PendingValues[]): Prom
   return {
     buffer,
     nextSteps: current,
+    ...(other
+      ? {
+          targetValues: {
+            values: concatFloat(otherRows, buffer.tokenCount),
+            finalValues: otherFinal,
+            bootstrapValues: Float64Array.from(otherBoot),
+          },
+        }
+      : {}),
     stats: {
       envSteps,
       actionTokens: tokens,
@@ -475,4 +543,15 @@ async function firstTokenSets(
       return Int32Array.from(new Set(ids.map((c) => c[0]!)));
     }),
   );
+}
+
+/** The arrays one after another (sample order), `total` numbers in all. */
+function concatFloat(parts: readonly Float32Array[], total: number): Float32Array {
+  const out = new Float32Array(total);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
 }

@@ -191,7 +191,8 @@ export const ppoConfigSchema = defineSchema({
     default: 5e-5,
     min: 0,
     max: 1,
-    description: 'Critic (value head) learning rate, Adam',
+    description:
+      "Critic learning rate, Adam (value head, and the critic's adapter with criticAdapter lora); the paper's critic learns 20–50× faster than its actor: set it to that multiple of lr",
   },
   weightDecay: {
     type: 'number',
@@ -239,6 +240,84 @@ export const ppoConfigSchema = defineSchema({
     default: 'learned',
     description:
       "Where the values of the targets and advantages come from: learned (the value head), or, on environments with exact values (the credit tasks), oracle (the exact V^π of the policy that acts, at every token prefix) or oracle-star (the optimal V*); under an oracle the value head's loss is computed on the oracle's values and changes nothing",
+  },
+
+  // ---- the learned critic ----
+  criticAdapter: {
+    type: 'enum',
+    choices: ['none', 'lora'],
+    default: 'none',
+    description:
+      "none: the value head reads the frozen base's hidden states; lora: the critic has a LoRA adapter of its own on the base (criticLoraRank, criticLoraAlpha, criticLoraTargets), trained with the head at criticLr, so its features can move (saved as a PEFT adapter in the checkpoint's model/critic/)",
+  },
+  criticLoraRank: {
+    type: 'integer',
+    default: 8,
+    min: 1,
+    max: 4096,
+    description: "Rank r of the critic's LoRA adapter (criticAdapter lora)",
+  },
+  criticLoraAlpha: {
+    type: 'number',
+    default: 16,
+    min: 1e-6,
+    max: 1e6,
+    description:
+      "LoRA alpha of the critic's adapter (its update is scaled by alpha / r; criticAdapter lora)",
+  },
+  criticLoraTargets: {
+    type: 'list',
+    choices: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'],
+    default: ['q_proj', 'v_proj'],
+    description: "Modules of every layer that carry the critic's LoRA adapter (criticAdapter lora)",
+  },
+  criticFeatures: {
+    type: 'enum',
+    choices: ['last', 'layers', 'actor'],
+    default: 'last',
+    description:
+      "What the value head reads: last, the final hidden state; layers, every layer's hidden states concatenated (each through the final norm: layers × hidden numbers); actor, the actor's own adapted final hidden state, which moves as the actor learns (a value head on the policy, as in TRL); with criticAdapter lora, last and layers are read with the critic's adapter on",
+  },
+  criticGradToActor: {
+    type: 'boolean',
+    default: false,
+    description:
+      "criticFeatures actor: the critic's loss (× valueLossCoef) is added to the actor's, so its gradient reaches the actor's adapter at the actor's lr (skipped with the actor's step); off, only the value head learns from it",
+  },
+  targetCriticEvery: {
+    type: 'integer',
+    default: 0,
+    min: 0,
+    description:
+      "A target critic (the paper's Eq. 15): the returns the critic regresses on are computed from a copy of the critic's weights, refreshed after every N updates (0 = off); the advantages keep the online critic's values",
+  },
+  targetCriticTau: {
+    type: 'number',
+    default: 1,
+    min: 1e-6,
+    max: 1,
+    description:
+      'How a refresh of the target critic moves it: θ̄ ← τ·θ + (1 − τ)·θ̄ (1: a copy; below 1: Polyak averaging); needs targetCriticEvery',
+  },
+  criticWarmup: {
+    type: 'integer',
+    default: 0,
+    min: 0,
+    description:
+      'Iterations at the start in which only the critic learns: the actor takes no step (its losses are still reported), the environment steps count as usual',
+  },
+  criticEpochs: {
+    type: 'integer',
+    optional: true,
+    min: 1,
+    description:
+      "The critic's passes over each rollout (unset: epochs); each pass draws its own minibatch order, and passes beyond the actor's epochs step the critic alone",
+  },
+  valueClip: {
+    type: 'boolean',
+    default: true,
+    description:
+      "Clip the value loss around the rollout's values (max of the clipped and unclipped errors, clip ε); off: the plain error of the new values",
   },
   maxNonFiniteSkips: {
     type: 'integer',
@@ -339,6 +418,7 @@ export function resolveConfig(
  * @throws PpoConfigError naming the field.
  */
 export function checkPpoConfig(cfg: PpoConfig): void {
+  checkCriticFields(cfg);
   // The exact values are the BAD backup's (no discount inside an action): POAD's targets, and
   // at an action's first token TWOSOME's; NTPO and ARCHER discount between tokens.
   const critic = cfg.critic ?? 'learned';
@@ -346,6 +426,32 @@ export function checkPpoConfig(cfg: PpoConfig): void {
     throw new PpoConfigError(
       'config.critic',
       `'${critic}' gives the exact values of the BAD backup (no discount inside an action), which are not the targets of ${cfg.algorithm}'s critic (it discounts between an action's tokens). Use it with poad or twosome, or critic 'learned'.`,
+    );
+  }
+}
+
+/**
+ * The learned critic's options that only make sense together (checked by {@link checkPpoConfig}).
+ * A config of before these fields, without them, passes.
+ * @throws PpoConfigError naming the field and the fix.
+ */
+function checkCriticFields(cfg: PpoConfig): void {
+  if (cfg.criticFeatures === 'actor' && cfg.criticAdapter === 'lora') {
+    throw new PpoConfigError(
+      'config.criticFeatures',
+      "'actor' reads the actor's adapter, so the critic cannot have its own (criticAdapter 'lora'). Use criticFeatures 'last' or 'layers' with a critic adapter, or criticAdapter 'none'.",
+    );
+  }
+  if (cfg.criticGradToActor === true && cfg.criticFeatures !== 'actor') {
+    throw new PpoConfigError(
+      'config.criticGradToActor',
+      `the critic's gradient can reach the actor only through the actor's features; with criticFeatures '${cfg.criticFeatures}' it never does. Set criticFeatures 'actor', or criticGradToActor false.`,
+    );
+  }
+  if ((cfg.targetCriticTau ?? 1) !== 1 && !(cfg.targetCriticEvery > 0)) {
+    throw new PpoConfigError(
+      'config.targetCriticTau',
+      'moves a target critic, which is off (targetCriticEvery 0). Set targetCriticEvery to N ≥ 1 (a refresh after every N updates), or leave targetCriticTau at 1.',
     );
   }
 }

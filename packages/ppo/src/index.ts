@@ -3,7 +3,7 @@
 export type { AdamOptions, AdamState } from './adam.js';
 export { Adam } from './adam.js';
 export { NORMALISATION_EPS, normaliseAdvantages } from './advantage-normalisation.js';
-export type { Advantages, RolloutSegment } from './advantages.js';
+export type { Advantages, RolloutSegment, RolloutValues } from './advantages.js';
 export { computeAdvantages, rolloutSegments } from './advantages.js';
 export type { TensorData, TrainerCheckpoint, TrainerCounters } from './checkpoint.js';
 export {
@@ -14,6 +14,7 @@ export {
 } from './checkpoint.js';
 export { checkpointFromJson, checkpointToJson } from './checkpoint-json.js';
 export type {
+  AlternateCritic,
   CollectRolloutArgs,
   EpisodeSummary,
   RolloutConfig,
@@ -58,6 +59,7 @@ export {
   maskedSum,
   PPO_TOKEN_LOSS_KERNEL,
   policyLoss,
+  valueClipOf,
   valueLoss,
 } from './losses.js';
 export type { MomentOptimizerOptions, OptimizerState } from './moment-optimizer.js';
@@ -89,6 +91,7 @@ export type { StepRecord } from './rollout-buffer.js';
 export { RolloutBuffer, RolloutBuilder } from './rollout-buffer.js';
 export type { SelectedActions, SelectOptions } from './select-actions.js';
 export { selectActions } from './select-actions.js';
+export { TargetCritic } from './target-critic.js';
 export type { IterationReport, PpoTrainerOptions } from './trainer.js';
 // The loop
 export { PpoTrainer } from './trainer.js';

@@ -38,21 +38,28 @@ export function huber(error: tf.Tensor, delta: number): tf.Tensor {
 
 /**
  * Clipped value loss per element: max(f(R − v_clip), f(R − v_new)) with
- * v_clip = v_old + clamp(v_new − v_old, ±ε) and f(e) = e²/2 ('mse') or {@link huber}.
+ * v_clip = v_old + clamp(v_new − v_old, ±ε) and f(e) = e²/2 ('mse') or {@link huber}; with
+ * `clip` null, the unclipped f(R − v_new) (`valueClip` off).
  */
 export function valueLoss(
   vNew: tf.Tensor,
   vOld: tf.Tensor,
   returns: tf.Tensor,
-  clip: number,
+  clip: number | null,
   kind: 'mse' | 'huber',
   huberDelta: number,
 ): tf.Tensor {
   return tf.tidy(() => {
     const f = (e: tf.Tensor) => (kind === 'mse' ? tf.mul(tf.square(e), 0.5) : huber(e, huberDelta));
+    if (clip === null) return f(tf.sub(returns, vNew));
     const vClip = tf.add(vOld, tf.clipByValue(tf.sub(vNew, vOld), -clip, clip));
     return tf.maximum(f(tf.sub(returns, vClip)), f(tf.sub(returns, vNew)));
   });
+}
+
+/** The value loss's clip of a config: ε (`clip`), or null with `valueClip` off. */
+export function valueClipOf(config: { clip: number; valueClip?: boolean }): number | null {
+  return config.valueClip === false ? null : config.clip;
 }
 
 /** Approximate KL(π_old ‖ π_new) per element: (ρ − 1) − log ρ (always ≥ 0). */

@@ -28,6 +28,11 @@ export interface PpoUpdateArgs {
    * pass the previous update's `nonFiniteStreak` to count across updates).
    */
   readonly nonFiniteStreak?: number;
+  /**
+   * Whether the actor learns in this update (default true). False (`criticWarmup`): only the
+   * critic steps; the actor's losses are evaluated, without gradients, for the diagnostics.
+   */
+  readonly actorLearns?: boolean;
 }
 
 /**

@@ -83,11 +83,17 @@ async function readGroups<K extends string>(
 
 /** What one minibatch contributed to the diagnostics (sums not yet divided). */
 interface MinibatchOutcome {
-  /** Critic loss sum and gradient norm, or null when the critic step was skipped (not finite). */
+  /**
+   * Critic loss sum and gradient norm, or null when the critic step was skipped (not finite) or
+   * the critic had no step in this minibatch.
+   */
   critic: { valueSum: number; norm: number } | null;
-  /** Actor logged sums, or null when they were not finite (the actor step was skipped). */
+  /**
+   * Actor logged sums, or null when they were not finite (the actor step was skipped) or the
+   * actor had no part in this minibatch.
+   */
   actor: { pgSum: number; entropySum: number; klSum: number; clippedSum: number } | null;
-  /** Actor gradient norm, or null when the actor step was skipped (approx KL or not finite). */
+  /** Actor gradient norm, or null when the actor did not step (approx KL, not finite, or no step). */
   actorNorm: number | null;
   /** The values that were not finite, e.g. `actor gradient norm NaN` (empty when all were). */
   nonFinite: string[];
@@ -96,6 +102,32 @@ interface MinibatchOutcome {
 /** Names of the values in `named` that are NaN or ±∞, with their values. */
 function nonFiniteOf(named: Record<string, number>): string[] {
   return Object.entries(named).flatMap(([k, v]) => (Number.isFinite(v) ? [] : [`${k} ${v}`]));
+}
+
+/**
+ * What each side does in one minibatch: the critic steps or has no part; the actor steps, is
+ * only evaluated (its losses for the diagnostics, no gradients: `criticWarmup`), or has no part
+ * (epochs beyond the actor's, when `criticEpochs` is larger).
+ */
+interface MinibatchRoles {
+  readonly critic: boolean;
+  readonly actor: 'step' | 'evaluate' | 'none';
+}
+
+/**
+ * The actor's loss closures: the policy's, and with `criticGradToActor` the same chunk's critic
+ * loss added to each, so that its gradient reaches the actor's variables through the actor's
+ * features (`criticFeatures` actor). The critic's logged sums go to `scratch`.
+ */
+function actorLossFns(
+  losses: MinibatchLosses,
+  criticGradToActor: boolean,
+  scratch: LoggedSums,
+): readonly LossFn[] {
+  if (!criticGradToActor) return losses.policyFns;
+  return losses.policyFns.map(
+    (p, c) => (logged) => tf.add(p(logged), losses.valueFns[c]!(scratch)) as tf.Scalar,
+  );
 }
 
 /**
@@ -110,91 +142,126 @@ function nonFiniteOf(named: Record<string, number>): string[] {
  * norm and loss sums left on the device, which skips the step when one of them is not finite
  * (`deviceGate`), and its values are read with the actor's; when they show the step was skipped,
  * the optimiser takes it back from its step count. The decisions are those of the two reads.
+ *
+ * `roles` leaves out either side's step (see {@link MinibatchRoles}); a side left out is neither
+ * differentiated nor stepped.
  */
 async function minibatchStep(
   args: PpoUpdateArgs,
   losses: MinibatchLosses,
+  roles: MinibatchRoles,
 ): Promise<MinibatchOutcome> {
   const { config, policy } = args;
   const valueLogged = noLogged();
   const logged = noLogged();
+  // The critic's sums of the actor's loss with criticGradToActor (not reported).
+  const scratch = noLogged();
   const owned: (tf.Tensor | null)[] = [];
   try {
     // ---- critic step (skipped when its loss or gradient norm is not finite) ----
-    const cGrads = accumulate(losses.valueFns, policy.criticVariables, valueLogged);
-    owned.push(...cGrads);
-    const cNorm = gradNorm(cGrads);
-    owned.push(cNorm);
     const criticOpt = args.criticOptimizer;
     let critic: { value: Float32Array; norm: Float32Array } | null = null;
-    if (criticOpt.fused) {
-      // Decided on the device; read below with the actor's values.
-      const gate = deviceGate(cNorm, valueLogged.pg);
-      owned.push(gate);
-      criticOpt.step(cGrads, { norm: gate, maxNorm: config.criticMaxGradNorm });
-    } else {
-      critic = await readGroups({ value: valueLogged.pg, norm: [cNorm] });
-      const bad = nonFiniteOf({
-        'critic loss': sumOf(critic.value),
-        'critic gradient norm': critic.norm[0]!,
-      });
-      if (bad.length === 0) {
-        criticOpt.step(cGrads, { norm: critic.norm[0]!, maxNorm: config.criticMaxGradNorm });
+    let cNorm: tf.Scalar | null = null;
+    if (roles.critic) {
+      const cGrads = accumulate(losses.valueFns, policy.criticVariables, valueLogged);
+      owned.push(...cGrads);
+      cNorm = gradNorm(cGrads);
+      owned.push(cNorm);
+      if (criticOpt.fused) {
+        // Decided on the device; read below with the actor's values.
+        const gate = deviceGate(cNorm, valueLogged.pg);
+        owned.push(gate);
+        criticOpt.step(cGrads, { norm: gate, maxNorm: config.criticMaxGradNorm });
+      } else {
+        critic = await readGroups({ value: valueLogged.pg, norm: [cNorm] });
+        const bad = nonFiniteOf({
+          'critic loss': sumOf(critic.value),
+          'critic gradient norm': critic.norm[0]!,
+        });
+        if (bad.length === 0) {
+          criticOpt.step(cGrads, { norm: critic.norm[0]!, maxNorm: config.criticMaxGradNorm });
+        }
       }
     }
+    const criticUnread = roles.critic && critic === null;
 
     // ---- actor step (skipped when not finite, or when approx KL is too large) ----
-    const aGrads = accumulate(losses.policyFns, policy.actorVariables, logged);
-    owned.push(...aGrads);
-    const aNorm = gradNorm(aGrads);
-    owned.push(aNorm);
-    const read = await readGroups({
-      pg: logged.pg,
-      entropy: logged.entropy,
-      kl: logged.kl,
-      clipped: logged.clipped,
-      norm: [aNorm],
-      // The fused critic's values, not read yet (none otherwise).
-      criticValue: critic === null ? valueLogged.pg : [],
-      criticNorm: critic === null ? [cNorm] : [],
-    });
-    critic ??= { value: read.criticValue, norm: read.criticNorm };
-    const criticNorm = critic.norm[0]!;
-    const valueSum = sumOf(critic.value);
-    const criticBad = nonFiniteOf({
-      'critic loss': valueSum,
-      'critic gradient norm': criticNorm,
-    });
-    if (criticOpt.fused && criticBad.length > 0) criticOpt.stepSkippedOnDevice();
-    const actorNorm = read.norm[0]!;
+    let aGrads: (tf.Tensor | null)[] = [];
+    let aNorm: tf.Scalar | null = null;
+    if (roles.actor === 'step') {
+      const fns = actorLossFns(losses, config.criticGradToActor === true, scratch);
+      aGrads = accumulate(fns, policy.actorVariables, logged);
+      owned.push(...aGrads);
+      aNorm = gradNorm(aGrads);
+      owned.push(aNorm);
+    } else if (roles.actor === 'evaluate') {
+      // The losses alone (their logged sums are kept scalars, which outlive the tidy).
+      for (const f of losses.policyFns) {
+        tf.tidy(() => {
+          f(logged);
+        });
+      }
+    }
+    const read =
+      roles.actor !== 'none' || criticUnread
+        ? await readGroups({
+            pg: logged.pg,
+            entropy: logged.entropy,
+            kl: logged.kl,
+            clipped: logged.clipped,
+            norm: aNorm ? [aNorm] : [],
+            // The fused critic's values, not read yet (none otherwise).
+            criticValue: criticUnread ? valueLogged.pg : [],
+            criticNorm: criticUnread && cNorm ? [cNorm] : [],
+          })
+        : null;
+    if (criticUnread && read) critic = { value: read.criticValue, norm: read.criticNorm };
+    let criticOut: MinibatchOutcome['critic'] = null;
+    let criticBad: string[] = [];
+    if (critic) {
+      const criticNorm = critic.norm[0]!;
+      const valueSum = sumOf(critic.value);
+      criticBad = nonFiniteOf({
+        'critic loss': valueSum,
+        'critic gradient norm': criticNorm,
+      });
+      if (criticOpt.fused && criticBad.length > 0) criticOpt.stepSkippedOnDevice();
+      if (criticBad.length === 0) criticOut = { valueSum, norm: criticNorm };
+    }
+    if (roles.actor === 'none' || !read) {
+      return { critic: criticOut, actor: null, actorNorm: null, nonFinite: criticBad };
+    }
     const actor = {
       pgSum: sumOf(read.pg),
       entropySum: sumOf(read.entropy),
       klSum: sumOf(read.kl),
       clippedSum: sumOf(read.clipped),
     };
+    const stepping = roles.actor === 'step';
+    const actorNorm = stepping ? read.norm[0]! : Number.NaN;
     const actorBad = nonFiniteOf({
       'policy loss': actor.pgSum,
       entropy: actor.entropySum,
       'approx KL': actor.klSum,
-      'actor gradient norm': actorNorm,
+      ...(stepping ? { 'actor gradient norm': actorNorm } : {}),
     });
     const skip =
+      !stepping ||
       actorBad.length > 0 ||
       (config.targetKl > 0 && actor.klSum / losses.denominator > config.targetKl);
     if (!skip) {
       const actor = args.actorOptimizer;
-      actor.step(aGrads, { norm: actor.fused ? aNorm : actorNorm, maxNorm: config.maxGradNorm });
+      actor.step(aGrads, { norm: actor.fused ? aNorm! : actorNorm, maxNorm: config.maxGradNorm });
     }
     return {
-      critic: criticBad.length === 0 ? { valueSum, norm: criticNorm } : null,
+      critic: criticOut,
       actor: actorBad.length === 0 ? actor : null,
       actorNorm: skip ? null : actorNorm,
       nonFinite: [...criticBad, ...actorBad],
     };
   } finally {
     disposeAll(owned);
-    for (const list of [valueLogged, logged]) {
+    for (const list of [valueLogged, logged, scratch]) {
       disposeAll([...list.pg, ...list.entropy, ...list.kl, ...list.clipped]);
     }
   }
@@ -213,6 +280,13 @@ async function minibatchStep(
  * 4. if approx KL > `targetKl` the actor gradients are dropped and the actor does not step for
  *    this minibatch (the critic already stepped; later minibatches still run); otherwise the
  *    actor gradient is norm-clipped and AdamW steps.
+ *
+ * The critic's options: `criticEpochs` passes for the critic (unset: `epochs`; a pass beyond one
+ * side's epochs steps the other side alone, each pass with its own permutation); `valueClip` off
+ * regresses on the plain error; `criticGradToActor` adds each chunk's critic loss to the actor's,
+ * so that its gradient reaches the actor through the actor's features (`criticFeatures` actor).
+ * With `args.actorLearns` false (`criticWarmup`) the actor's losses are only evaluated, for the
+ * diagnostics, and it takes no step. Unset, they change nothing of the above.
  *
  * Non-finite guard: a critic or actor step whose loss sums or gradient norm are NaN or ±∞ is
  * skipped (weights and optimiser state untouched) and counted in `nonFiniteSkips`; after
@@ -265,8 +339,16 @@ export async function ppoUpdate(args: PpoUpdateArgs): Promise<UpdateDiagnostics>
   let nonFiniteSkips = 0;
   let streak = args.nonFiniteStreak ?? 0;
 
-  for (let epoch = 0; epoch < config.epochs; epoch++) {
+  // The critic's passes (criticEpochs, unset: epochs) and the actor's share the permutations: a
+  // pass that is one side's only steps that side.
+  const criticEpochs = config.criticEpochs ?? config.epochs;
+  const actorRole = args.actorLearns === false ? 'evaluate' : 'step';
+  for (let epoch = 0; epoch < Math.max(config.epochs, criticEpochs); epoch++) {
     const perm = rng.permutation(size);
+    const roles: MinibatchRoles = {
+      critic: epoch < criticEpochs,
+      actor: epoch < config.epochs ? actorRole : 'none',
+    };
     for (let mb = 0; mb < config.numMinibatches; mb++) {
       const idx = perm.subarray(mb * mbSize, (mb + 1) * mbSize);
       const chunks: Int32Array[] = [];
@@ -277,7 +359,7 @@ export async function ppoUpdate(args: PpoUpdateArgs): Promise<UpdateDiagnostics>
         ? actionLevelLosses(args, idx, chunks)
         : tokenLevelLosses(args, idx, chunks);
       tokensSeen += mbInputs.tokens;
-      const out = await minibatchStep(args, mbInputs);
+      const out = await minibatchStep(args, mbInputs, roles);
       const d = mbInputs.denominator;
       if (out.critic !== null) {
         totals.value += out.critic.valueSum / d;
@@ -287,7 +369,7 @@ export async function ppoUpdate(args: PpoUpdateArgs): Promise<UpdateDiagnostics>
       if (out.actorNorm !== null) {
         totals.aNorm += out.actorNorm;
         totals.steps += 1;
-      } else if (out.actor !== null) {
+      } else if (out.actor !== null && roles.actor === 'step') {
         skipped += 1;
       }
       if (out.actor !== null) {

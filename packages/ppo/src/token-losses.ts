@@ -9,6 +9,7 @@ import {
   maskedSum,
   PPO_TOKEN_LOSS_KERNEL,
   policyLoss,
+  valueClipOf,
   valueLoss,
 } from './losses.js';
 import type { LossFn, MinibatchLosses, PpoUpdateArgs } from './minibatch.js';
@@ -104,7 +105,7 @@ export function tokenLevelLosses(
         vNew,
         tf.tensor2d(vOld, shape),
         tf.tensor2d(returns, shape),
-        config.clip,
+        valueClipOf(config),
         config.valueLoss,
         config.huberDelta,
       );

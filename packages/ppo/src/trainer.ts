@@ -7,6 +7,7 @@ import type { UpdateDiagnostics } from './diagnostics.js';
 import type { TokenPolicy } from './policy.js';
 import { ppoUpdate } from './ppo-update.js';
 import type { RolloutBuffer } from './rollout-buffer.js';
+import { TargetCritic } from './target-critic.js';
 import { requireTrainable, type StateLayout, TrainerBase } from './trainer-base.js';
 import type { VecEnvLike } from './vec-env-like.js';
 
@@ -42,6 +43,12 @@ export interface PpoTrainerOptions {
  * ({@link TrainerBase}): rollout (T steps per environment, continuing from the last iteration's
  * observations as in the original runners) → advantages (`@poad/bellman`, {@link computeAdvantages})
  * → PPO update ({@link ppoUpdate}: AdamW on the actor, Adam on the critic).
+ *
+ * With `targetCriticEvery` N > 0 it keeps a target critic ({@link TargetCritic}, in the
+ * checkpoint as `targetWeights`): the rollout also records its values, the returns the critic
+ * regresses on are computed from them (the advantages from the critic's own), and after every
+ * N-th update it moves towards the critic by `targetCriticTau`. In the first `criticWarmup`
+ * iterations the actor takes no step.
  */
 export class PpoTrainer extends TrainerBase<{
   config: PpoConfig;
@@ -57,6 +64,8 @@ export class PpoTrainer extends TrainerBase<{
   readonly actorOptimizer: Adam;
   /** Adam over the critic variables. */
   readonly criticOptimizer: Adam;
+  /** The target critic (`targetCriticEvery` > 0), else null. */
+  readonly targetCritic: TargetCritic | null;
 
   constructor(options: PpoTrainerOptions) {
     super(resolveConfig(options.config), options.policy, options.env);
@@ -70,14 +79,23 @@ export class PpoTrainer extends TrainerBase<{
       weightDecay: c.weightDecay,
     });
     this.criticOptimizer = new Adam(this.policy.criticVariables, { ...moments, lr: c.criticLr });
+    this.targetCritic =
+      c.targetCriticEvery > 0 ? new TargetCritic(this.policy.criticVariables) : null;
   }
 
   protected collect(): Promise<RolloutResult> {
     return continueRollout(this);
   }
 
+  /**
+   * The advantages of the critic that acted; with a target critic, the returns (the critic's
+   * regression targets) are those of the target's values instead.
+   */
   protected advantagesOf(rollout: RolloutResult): Advantages {
-    return computeAdvantages(rollout.buffer, this.config);
+    const online = computeAdvantages(rollout.buffer, this.config);
+    if (!rollout.targetValues) return online;
+    const target = computeAdvantages(rollout.buffer, this.config, rollout.targetValues);
+    return { ...online, returns: target.returns };
   }
 
   protected async update(rollout: RolloutResult, advantages: Advantages) {
@@ -90,7 +108,7 @@ export class PpoTrainer extends TrainerBase<{
       );
       await this.policy.prepareValues(prompts, actions);
     }
-    return ppoUpdate({
+    const update = await ppoUpdate({
       policy: this.policy,
       buffer: b,
       advantages,
@@ -99,7 +117,15 @@ export class PpoTrainer extends TrainerBase<{
       actorOptimizer: this.actorOptimizer,
       criticOptimizer: this.criticOptimizer,
       nonFiniteStreak: this.nonFiniteStreak,
+      // criticWarmup: the first iterations train the critic alone.
+      ...(this.counters.iterations < this.config.criticWarmup ? { actorLearns: false } : {}),
     });
+    // This is update number iterations + 1: the target critic follows after every N-th.
+    const every = this.config.targetCriticEvery;
+    if (this.targetCritic && (this.counters.iterations + 1) % every === 0) {
+      this.targetCritic.refresh(this.config.targetCriticTau);
+    }
+    return update;
   }
 
   protected reportOf(d: {
@@ -116,9 +142,20 @@ export class PpoTrainer extends TrainerBase<{
     return {
       format: 'poad-ppo-checkpoint',
       identity: { algorithm: this.config.algorithm },
-      weights: { actor: this.policy.actorVariables, critic: this.policy.criticVariables },
+      weights: {
+        actor: this.policy.actorVariables,
+        critic: this.policy.criticVariables,
+        // Only when there is one, so that a checkpoint without it is what it was before.
+        ...(this.targetCritic ? { target: this.targetCritic.variables } : {}),
+      },
       optimizers: { actor: this.actorOptimizer, critic: this.criticOptimizer },
       keepsStreak: false,
     };
+  }
+
+  /** Frees the optimisers' moments and the target critic's copy. */
+  override dispose(): void {
+    super.dispose();
+    this.targetCritic?.dispose();
   }
 }

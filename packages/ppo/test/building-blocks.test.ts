@@ -37,10 +37,11 @@ describe('the config schema (§5)', () => {
       advantageNormalisation: 'masked',
     });
     expect(c.intraGamma).toBeUndefined();
-    // Every field of the schema has a default except the two "unset means λ/γ" ones.
+    // Every field of the schema has a default except the "unset means λ/γ/epochs" ones.
     expect(Object.keys(ppoConfigSchema).filter((k) => !(k in defaultConfig))).toEqual([
       'intraGamma',
       'intraLambda',
+      'criticEpochs',
     ]);
   });
 
