@@ -58,6 +58,12 @@ export interface EnvMeta {
   actionSpace?: 'discrete' | 'open';
   /** Discount used for `info.discountedReturn`. */
   gamma?: number;
+  /**
+   * The factory's options as a `@poad/config` options schema (field → type, default, range,
+   * meaning): the `poad` command of `@poad/trainer` offers them as flags and passes what it reads
+   * to the factory.
+   */
+  options?: Readonly<Record<string, object>>;
   /** Replace an existing registration with a different factory instead of throwing. */
   override?: boolean;
 }
