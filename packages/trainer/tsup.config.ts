@@ -1,7 +1,7 @@
 import { packageBuild } from '../../tsup.base.js';
 
 export default packageBuild({
-  entry: ['src/index.ts', 'src/browser.ts'],
+  entry: ['src/index.ts', 'src/browser.ts', 'src/bin/poad.ts'],
   // `import.meta.url` in the CommonJS build.
   shims: true,
 });

@@ -95,6 +95,58 @@ describe('installed from tarballs into an empty project without network', () => 
     expect(adapter.tensors).toBeGreaterThan(0);
   });
 
+  it('npx poad lists the installed environments and trains one from the command line', async () => {
+    const envs = await runToolAsync('npx', ['poad', 'envs'], project, 300_000);
+    expect(envs).toMatch(
+      /virtualhome\/food-preparation +labels, seeded resets +poad ntpo twosome archer etpo grpo rloo gigpo/,
+    );
+    expect(envs).toMatch(
+      /datascicoding\/iris +text, seeded resets +poad ntpo etpo grpo rloo gigpo/,
+    );
+    const out = await runToolAsync(
+      'npx',
+      [
+        'poad',
+        'train',
+        '--env',
+        'virtualhome/food-preparation',
+        '--max-iterations',
+        '2',
+        '--eval-episodes',
+        '2',
+        '--run-name',
+        'cli-run',
+        '--quiet',
+      ],
+      project,
+      900_000,
+    );
+    expect(out).toContain('done: runs/cli-run');
+    const rows = readFileSync(join(project, 'runs', 'cli-run', 'metrics.jsonl'), 'utf8');
+    expect(
+      rows
+        .trim()
+        .split('\n')
+        .map((r) => JSON.parse(r).iteration),
+    ).toEqual([1, 2]);
+    expect(
+      JSON.parse(readFileSync(join(project, 'runs', 'cli-run', 'config.json'), 'utf8')),
+    ).toMatchObject({
+      task: 'virtualhome/food-preparation',
+      algo: 'poad',
+      lr: 5e-4,
+    });
+    // A bad flag is one line and exit code 2 (runToolAsync throws with the output).
+    await expect(
+      runToolAsync(
+        'npx',
+        ['poad', 'train', '--env', 'virtualhome/food-preparation', '--lr', '-1'],
+        project,
+        300_000,
+      ),
+    ).rejects.toThrow(/--lr: -1 is below the minimum 0/);
+  });
+
   it('works from CommonJS and type-checks in a strict TypeScript project', () => {
     const cjs = runTool(
       'node',

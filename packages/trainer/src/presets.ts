@@ -67,15 +67,16 @@ export function presetValues(presets: EnvPresets, name: string, algo: string): P
 
 /**
  * The presets `train()` gives an environment that brings none (a factory, or a registered
- * environment registered without presets): labelled actions with seeded resets, and one preset,
+ * environment registered without presets): labelled actions (or open text: `actions`) with seeded
+ * resets, and one preset,
  * `small`, of the project's values for the embedded default model (`SMALL_MODEL_VALUES` of
  * `@poad/envs-core`), with the group-relative algorithms' groups as VirtualHome's. Pass `presets`
  * to `train()` for others, e.g. an environment package's.
  */
-export function defaultPresets(): EnvPresets {
+export function defaultPresets(actions: EnvTraits['actions'] = 'labels'): EnvPresets {
   const groups = { numSteps: 32, groups: 2, groupSize: 4 };
   return {
-    traits: { actions: 'labels', seededResets: true },
+    traits: { actions, seededResets: true },
     default: 'small',
     presets: {
       small: {
