@@ -5,11 +5,12 @@
 // it chose.
 //
 //   npm run prior -w @poad/train-datascicoding -- [--model default-code] [--samples 64]
+//     [--run DIR [--checkpoint latest|best|iter-N]]
 //     [--datasets iris,wine,breast_cancer,digits,csv,kiln_batches,ferry_crossings]
 //     [--csv FILE --target COLUMN [--holdout F [--holdout-seed S]] [--max-rows N]] [--run DIR]
 //     [--temperature T --top-k K] [--timeout S] [--time-limit wall|cpu] [--scoring seeded-v1]
 //     [--score-cache DIR|off] [--out FILE]
-import { basename } from 'node:path';
+import { basename, join } from 'node:path';
 import { formatHelp, kebab, OptionError, type OptionsSchema, resolveOptions } from '@poad/config';
 import { END_OF_TEXT_ID } from '@poad/default-model';
 import { createRng } from '@poad/envs-core';
@@ -23,7 +24,14 @@ import {
   type ScoringRule,
   type TimeLimit,
 } from '@poad/envs-datascicoding';
-import { ProgressBar, parseArgsWithConfig, writeJsonAtomicSync } from '@poad/run-kit';
+import {
+  checkpointsFor,
+  loadCheckpoint,
+  ProgressBar,
+  parseArgsWithConfig,
+  parseCheckpointChoice,
+  writeJsonAtomicSync,
+} from '@poad/run-kit';
 import { createLmAgent, releaseBackend, resolveModelPath } from '@poad/trainer';
 import {
   commandDatasetSpec,
@@ -113,6 +121,15 @@ const schema = {
     placeholder: 'dir',
     description:
       "A training run whose dataset and scoring to use: its config.json's --dataset (for csv its --csv, --target, --holdout, --holdout-seed, --max-rows), --scoring, --time-limit and --timeout; any of them given here as well must agree",
+  },
+  checkpoint: {
+    type: 'string',
+    optional: true,
+    placeholder: 'latest|best|iter-N',
+    pattern: /^(latest|best|iter-[0-9]+)$/,
+    expected: 'latest, best or iter-N',
+    description:
+      "With --run: sample the programs of that run's trained policy at this checkpoint (latest, best: kept by --keep-best, or iter-N) instead of the untrained one",
   },
   samples: { type: 'integer', default: 64, min: 1, description: 'Programs per dataset' },
   temperature: {
@@ -343,6 +360,10 @@ async function main(argv: readonly string[]): Promise<void> {
   const { scoring, timeLimit } = plan.scoring;
   const cache = scoreCacheOf(o.scoreCache, scoring);
   const limits = sandboxLimits(plan.scoring.timeout, timeLimit);
+  if (o.checkpoint !== undefined && o.run === undefined)
+    throw new OptionError(
+      `--checkpoint ${o.checkpoint}: it names a checkpoint of --run DIR; give the run too`,
+    );
   const agent = await createLmAgent({
     model: resolveModelPath(o.model),
     backend: 'auto',
@@ -350,6 +371,20 @@ async function main(argv: readonly string[]): Promise<void> {
     lora: { r: 8, alpha: 16 },
     stopTokenIds: [END_OF_TEXT_ID],
   });
+  // A trained policy: the run's checkpoint's adapter over the same model.
+  const trained =
+    o.checkpoint === undefined
+      ? null
+      : await loadCheckpoint(
+          userPath(o.run as string),
+          (cp) => agent.loadTrainable(join(cp.dir, 'model')),
+          {
+            candidates: checkpointsFor(
+              userPath(o.run as string),
+              parseCheckpointChoice(o.checkpoint, '--checkpoint'),
+            ),
+          },
+        );
   const policy = agent.policy as unknown as {
     encodePrompt(o: string): Promise<Int32Array>;
     generateBatch: NonNullable<typeof agent.policy.generateBatch>;
@@ -426,6 +461,16 @@ async function main(argv: readonly string[]): Promise<void> {
       scoring,
       timeLimit,
       datasets: records,
+      // The policy sampled: the untrained one, or a run's checkpoint.
+      ...(trained
+        ? {
+            policy: {
+              run: o.run,
+              checkpoint: trained.name,
+              iteration: trained.meta.iteration,
+            },
+          }
+        : {}),
       summaries,
       programs: all,
     });
