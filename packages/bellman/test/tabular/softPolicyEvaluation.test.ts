@@ -2,10 +2,10 @@
 // its own fixed-point equations.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { tokenMdpArb } from '../../test/mdp.js';
-import { smallIdReference, softActionEvaluation } from '../../test/softBackup.js';
-import type { TokenMdp } from '../index.js';
-import { productReference, softActionQIteration, softPolicyEvaluation } from '../index.js';
+import type { TokenMdp } from '../../src/index.js';
+import { productReference, softActionQIteration, softPolicyEvaluation } from '../../src/index.js';
+import { tokenMdpArb } from '../mdp.js';
+import { smallIdReference, softActionEvaluation } from '../softBackup.js';
 
 const gammaArb = fc.double({ min: 0, max: 0.95, noNaN: true });
 const betaArb = fc.double({ min: 0.05, max: 5, noNaN: true });

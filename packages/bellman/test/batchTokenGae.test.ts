@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { segmentArb, unit } from '../test/arbitraries.js';
-import { batchTokenGae } from './batchTokenGae.js';
-import { tokenGae } from './tokenGae.js';
+import { batchTokenGae } from '../src/batchTokenGae.js';
+import { tokenGae } from '../src/tokenGae.js';
+import { segmentArb, unit } from './arbitraries.js';
 
 describe('batchTokenGae', () => {
   it('equals tokenGae per segment, concatenated', () => {

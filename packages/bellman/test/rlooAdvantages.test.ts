@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { expectWithin, groupTol, maxAbs, RUNS, returnsArb, stats, U } from '../test/groups.js';
-import { grpoAdvantages } from './grpoAdvantages.js';
-import { rlooAdvantages } from './rlooAdvantages.js';
+import { grpoAdvantages } from '../src/grpoAdvantages.js';
+import { rlooAdvantages } from '../src/rlooAdvantages.js';
+import { expectWithin, groupTol, maxAbs, RUNS, returnsArb, stats, U } from './groups.js';
 
 /** R_i minus the mean of the other returns, straight from the definition. */
 function leaveOneOut(R: readonly number[]): number[] {

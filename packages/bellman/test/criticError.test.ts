@@ -2,7 +2,7 @@
 // `spearmanCorrelation`, by hand and by property.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { averageRanks, criticError, prefixValues, spearmanCorrelation } from './index.js';
+import { averageRanks, criticError, prefixValues, spearmanCorrelation } from '../src/index.js';
 
 describe('criticError by hand', () => {
   // A rollout chose A = [5, 7, 9] and C = [6, 1] of the labels A, B = [5, 7, 4], C with

@@ -1,5 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { gigpoAdvantages } from '../src/gigpoAdvantages.js';
+import { grpoAdvantages } from '../src/grpoAdvantages.js';
+import type { GigpoTrajectory } from '../src/types.js';
 import {
   EPS,
   expectWithin,
@@ -9,10 +12,7 @@ import {
   RUNS,
   refNormalise,
   stats,
-} from '../test/groups.js';
-import { gigpoAdvantages } from './gigpoAdvantages.js';
-import { grpoAdvantages } from './grpoAdvantages.js';
-import type { GigpoTrajectory } from './types.js';
+} from './groups.js';
 
 const unit = fc.double({ min: 0, max: 1, noNaN: true });
 const reward = fc.double({ min: -5, max: 5, noNaN: true });

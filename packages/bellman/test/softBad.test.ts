@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { RUNS, segmentArb, unit } from '../test/arbitraries.js';
-import { BAD_SEGMENT_FIELDS, validSegment } from '../test/segment-errors.js';
-import { actionGae } from './actionGae.js';
-import { poad } from './presets.js';
-import { softBad } from './softBad.js';
+import { actionGae } from '../src/actionGae.js';
+import { poad } from '../src/presets.js';
+import { softBad } from '../src/softBad.js';
+import { RUNS, segmentArb, unit } from './arbitraries.js';
+import { BAD_SEGMENT_FIELDS, validSegment } from './segment-errors.js';
 
 const close = (a: ArrayLike<number>, b: ArrayLike<number>, tol = 1e-12) => {
   expect(a.length).toBe(b.length);

@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { lengthen, tokenMdpArb } from '../../test/mdp.js';
-import type { TokenMdp } from '../index.js';
+import type { TokenMdp } from '../../src/index.js';
 import {
   actionQIteration,
   badQIteration,
@@ -14,7 +13,8 @@ import {
   softTokenPolicy,
   TokenMdpError,
   tokenQ,
-} from '../index.js';
+} from '../../src/index.js';
+import { lengthen, tokenMdpArb } from '../mdp.js';
 
 const gammaArb = fc.double({ min: 0, max: 0.95, noNaN: true });
 const RUNS = { numRuns: 200 };

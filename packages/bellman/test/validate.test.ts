@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { RUNS, segmentArb, unit } from '../test/arbitraries.js';
-import { BAD_SEGMENT_FIELDS, validSegment } from '../test/segment-errors.js';
-import { actionGae } from './actionGae.js';
-import { batchTokenGae } from './batchTokenGae.js';
-import { tokenGae } from './tokenGae.js';
+import { actionGae } from '../src/actionGae.js';
+import { batchTokenGae } from '../src/batchTokenGae.js';
+import { tokenGae } from '../src/tokenGae.js';
+import { RUNS, segmentArb, unit } from './arbitraries.js';
+import { BAD_SEGMENT_FIELDS, validSegment } from './segment-errors.js';
 
 const base = validSegment;
 const opts = { gamma: 0.95, lambda: 0.95 };

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { grpoAdvantages } from '../src/grpoAdvantages.js';
 import {
   EPS,
   expectWithin,
@@ -11,8 +12,7 @@ import {
   returnsArb,
   stats,
   U,
-} from '../test/groups.js';
-import { grpoAdvantages } from './grpoAdvantages.js';
+} from './groups.js';
 
 describe('grpoAdvantages by hand', () => {
   it('three episodes with returns 1, 0.5, 0', () => {

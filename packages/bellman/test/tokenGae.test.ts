@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { RUNS, type Seg, segmentArb, unit } from '../test/arbitraries.js';
-import { flatValid, paddedTokenGae, toPadded } from '../test/reference.js';
-import { actionGae } from './actionGae.js';
-import { archer, makeTokenGae, ntpo, poad } from './presets.js';
-import { tokenGae } from './tokenGae.js';
+import { actionGae } from '../src/actionGae.js';
+import { archer, makeTokenGae, ntpo, poad } from '../src/presets.js';
+import { tokenGae } from '../src/tokenGae.js';
+import { RUNS, type Seg, segmentArb, unit } from './arbitraries.js';
+import { flatValid, paddedTokenGae, toPadded } from './reference.js';
 
 const close = (a: ArrayLike<number>, b: ArrayLike<number>, tol = 1e-9) => {
   expect(a.length).toBe(b.length);

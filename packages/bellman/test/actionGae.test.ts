@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { RUNS, segmentArb, unit } from '../test/arbitraries.js';
-import { actionGae } from './actionGae.js';
+import { actionGae } from '../src/actionGae.js';
+import { RUNS, segmentArb, unit } from './arbitraries.js';
 
 describe('actionGae', () => {
   it('constant values and a final reward give the closed form of SB3-style GAE tests', () => {

@@ -3,14 +3,7 @@
 // the BAD decomposition.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { tokenMdpArb } from '../test/mdp.js';
-import {
-  actionPath,
-  iterateSoftBad,
-  logReferenceOf,
-  smallIdReference,
-} from '../test/softBackup.js';
-import type { TokenMdp } from './index.js';
+import type { TokenMdp } from '../src/index.js';
 import {
   actionQIteration,
   badQIteration,
@@ -22,8 +15,10 @@ import {
   softBadQIteration,
   softPolicyEvaluation,
   softPrefixValues,
-} from './index.js';
-import { buildTries } from './tabular/tokenMdp.js';
+} from '../src/index.js';
+import { buildTries } from '../src/tabular/tokenMdp.js';
+import { tokenMdpArb } from './mdp.js';
+import { actionPath, iterateSoftBad, logReferenceOf, smallIdReference } from './softBackup.js';
 
 const RUNS = { numRuns: 200 };
 const near = (a: number, b: number, tol = 1e-9) =>

@@ -2,7 +2,16 @@
 // random token MDPs.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { tokenMdpArb } from '../../test/mdp.js';
+import type { SoftTokenQTable, TokenMdp } from '../../src/index.js';
+import {
+  productReference,
+  softActionQIteration,
+  softBadQIteration,
+  softTokenPolicy,
+} from '../../src/index.js';
+import { softBad } from '../../src/softBad.js';
+import { buildTries } from '../../src/tabular/tokenMdp.js';
+import { tokenMdpArb } from '../mdp.js';
 import {
   actionPath,
   actionSegment,
@@ -11,16 +20,7 @@ import {
   outcomes,
   smallIdReference,
   softActionEvaluation,
-} from '../../test/softBackup.js';
-import type { SoftTokenQTable, TokenMdp } from '../index.js';
-import {
-  productReference,
-  softActionQIteration,
-  softBadQIteration,
-  softTokenPolicy,
-} from '../index.js';
-import { softBad } from '../softBad.js';
-import { buildTries } from './tokenMdp.js';
+} from '../softBackup.js';
 
 const gammaArb = fc.double({ min: 0, max: 0.95, noNaN: true });
 const betaArb = fc.double({ min: 0.05, max: 5, noNaN: true });
