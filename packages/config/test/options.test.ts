@@ -10,7 +10,7 @@ import {
   parseArgs,
   pickSchema,
   resolveOptions,
-} from './index.js';
+} from '../src/index.js';
 
 const schema = defineSchema({
   task: {
