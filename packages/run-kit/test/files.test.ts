@@ -2,9 +2,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cleanCheckpointLeftovers, latestCheckpoint, saveCheckpoint } from './checkpoint.js';
-import { writeFileAtomicSync } from './files.js';
-import { MetricsLog } from './metrics.js';
+import { cleanCheckpointLeftovers, latestCheckpoint, saveCheckpoint } from '../src/checkpoint.js';
+import { writeFileAtomicSync } from '../src/files.js';
+import { MetricsLog } from '../src/metrics.js';
 
 const dirs: string[] = [];
 const tmp = () => {
@@ -92,7 +92,7 @@ describe('checkpoints', () => {
 
 describe('saveCheckpointWith', () => {
   it('lets a callback fill the directory and discards it if the callback fails', async () => {
-    const { saveCheckpointWith } = await import('./checkpoint.js');
+    const { saveCheckpointWith } = await import('../src/checkpoint.js');
     const d = tmp();
     await saveCheckpointWith(d, { iteration: 1 }, async (dir) =>
       writeFileSync(join(dir, 'w.bin'), 'w1'),

@@ -15,7 +15,7 @@ import {
   loadCheckpoint,
   saveCheckpoint,
   saveCheckpointWith,
-} from './checkpoint.js';
+} from '../src/checkpoint.js';
 
 const dirs: string[] = [];
 const tmp = () => {
@@ -28,7 +28,7 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-const child = new URL('../test/checkpoint-child.ts', import.meta.url).pathname;
+const child = new URL('./checkpoint-child.ts', import.meta.url).pathname;
 const entries = (d: string) => readdirSync(join(d, 'checkpoints')).sort();
 /** The checkpoint latestCheckpoint picks, with its files read back. */
 const loaded = (d: string) => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { legendCorner, lineChartSvg, ticks, tokenCreditSvg } from './plot.js';
-import { svgToPng } from './png.js';
-import { formatDuration, ProgressBar } from './progress.js';
+import { legendCorner, lineChartSvg, ticks, tokenCreditSvg } from '../src/plot.js';
+import { svgToPng } from '../src/png.js';
+import { formatDuration, ProgressBar } from '../src/progress.js';
 
 describe('plots', () => {
   const chart = {

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createRunDir, runName } from './runDir.js';
+import { createRunDir, runName } from '../src/runDir.js';
 
 describe('createRunDir', () => {
   let root: string;

@@ -7,8 +7,8 @@ import {
   checkpointsFor,
   parseCheckpointChoice,
   saveBestCheckpoint,
-} from './best-checkpoint.js';
-import { cleanCheckpointLeftovers, saveCheckpoint } from './checkpoint.js';
+} from '../src/best-checkpoint.js';
+import { cleanCheckpointLeftovers, saveCheckpoint } from '../src/checkpoint.js';
 
 const dirs: string[] = [];
 afterAll(() => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineSchema, OptionError, resolveOptions } from '@poad/config';
 import { describe, expect, it } from 'vitest';
-import { parseArgsWithConfig, parseConfigText } from './files.js';
+import { parseArgsWithConfig, parseConfigText } from '../src/files.js';
 
 const schema = defineSchema({
   algo: { type: 'enum', choices: ['poad', 'twosome'], default: 'poad', description: 'Algorithm' },

@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type LockHolder, lockRunDir, RunLockedError, runDirLockHolder } from './lock.js';
+import { type LockHolder, lockRunDir, RunLockedError, runDirLockHolder } from '../src/lock.js';
 
 const dirs: string[] = [];
 const tmp = () => {
@@ -17,7 +17,7 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-const child = new URL('../test/checkpoint-child.ts', import.meta.url).pathname;
+const child = new URL('./checkpoint-child.ts', import.meta.url).pathname;
 const holder = (pid: number, host = hostname()): LockHolder => ({
   pid,
   host,
@@ -130,7 +130,7 @@ describe('lockRunDir', () => {
         '--import',
         'tsx',
         '-e',
-        `import('${new URL('./lock.ts', import.meta.url).pathname}').then((m) => { m.lockRunDir(${JSON.stringify(d)}); process.exit(3); })`,
+        `import('${new URL('../src/lock.ts', import.meta.url).pathname}').then((m) => { m.lockRunDir(${JSON.stringify(d)}); process.exit(3); })`,
       ],
       { encoding: 'utf8' },
     );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ProgressBar } from './progress.js';
+import { ProgressBar } from '../src/progress.js';
 
 const megabytes = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
 
