@@ -5,8 +5,8 @@
  * action (a prompt's own value). The critic's features, ETPO's logits and the value head all
  * count rows this way.
  */
-import type { CausalLM, LoraAdapter } from '@poad/lora-model';
-import * as tf from '@tensorflow/tfjs-core';
+import { type CausalLM, featureRows, type LoraAdapter, type ValueFeatures } from '@poad/lora-model';
+import type * as tf from '@tensorflow/tfjs-core';
 
 /** The rows of a sample whose action is `action`: one per token, or one for an empty action. */
 export function rowCount(action: ArrayLike<number>): number {
@@ -26,13 +26,16 @@ export function idLists(ids: readonly ArrayLike<number>[]): number[][] {
 
 /**
  * Final hidden states with `adapter` (undefined: the frozen base) at the rows of each sample,
- * concatenated in sample order: `[Σ rowCount(action), hiddenSize]`.
+ * concatenated in sample order: `[Σ rowCount(action), hiddenSize]`; with `features` `layers`,
+ * every layer's hidden states (`featureRows` of `@poad/lora-model`), `numLayers × hiddenSize`
+ * wide.
  */
 export function hiddenRows(
   model: CausalLM,
   prompts: readonly Int32Array[],
   actions: readonly Int32Array[],
   adapter: LoraAdapter | undefined,
+  features: ValueFeatures = 'last',
 ): tf.Tensor2D {
   const seq = Math.max(...prompts.map((p, i) => p.length + actions[i]!.length));
   const ids = new Int32Array(prompts.length * seq);
@@ -44,6 +47,5 @@ export function hiddenRows(
     const n = rowCount(a);
     for (let k = 0; k < n; k++) rows.push(i * seq + p.length - 1 + k);
   });
-  const { hidden } = model.forward({ ids, batch: prompts.length, seq, adapter });
-  return tf.gather(hidden, tf.tensor1d(rows, 'int32')) as tf.Tensor2D;
+  return featureRows(model, { ids, batch: prompts.length, seq, adapter }, rows, features);
 }

@@ -5,7 +5,8 @@
  * - scoring labels: `label-scores.ts` (acting, and TWOSOME's update);
  * - generating text: `generation.ts` (open action spaces);
  * - the update's log-probs: `token-log-probs.ts`;
- * - the critic's values: `value-head-critic.ts` (the value head on cached frozen-base features);
+ * - the critic's values: `value-head-critic.ts` (the value head on cached frozen-base features,
+ *   or on features through the critic's own adapter or the actor's);
  * - the row layout they share: `action-rows.ts`.
  * `EtpoLmPolicy` and `GroupLmPolicy` extend it with their own critic or reference.
  */
@@ -26,7 +27,7 @@ import { generateActions } from './generation.js';
 import { labelLogProbs, labelTokenLogProbs } from './label-scores.js';
 import { PromptEncoder, type PromptFormat } from './prompt-encoding.js';
 import { tokenLogProbs } from './token-log-probs.js';
-import { ValueHeadCritic } from './value-head-critic.js';
+import { type ValueCriticOptions, ValueHeadCritic } from './value-head-critic.js';
 
 /**
  * Adapts a `@poad/lora-model` causal LM to `@poad/ppo`'s `TokenPolicy`:
@@ -36,7 +37,8 @@ import { ValueHeadCritic } from './value-head-critic.js';
  * - the actor is the LoRA policy (`tokenStats`: full-vocabulary log-probs and entropies, or
  *   renormalised over the label tree's continuations when the batch carries `allowed`);
  * - the critic is the value head on the frozen base's final hidden states, whose features are
- *   computed once per rollout in `prepareValues` and reused across PPO epochs;
+ *   computed once per rollout in `prepareValues` and reused across PPO epochs (`critic` options:
+ *   every layer's hidden states, a LoRA adapter of the critic's own, or the actor's features);
  * - candidate scoring shares each prompt's KV cache (`scoreContinuations`).
  */
 export class LmPolicy implements TokenPolicy {
@@ -57,9 +59,11 @@ export class LmPolicy implements TokenPolicy {
     readonly stopTokenIds: readonly number[] = tokenizer.eosId === undefined
       ? []
       : [tokenizer.eosId],
+    /** What the value head reads (default: the frozen base's final hidden states). */
+    critic: ValueCriticOptions = {},
   ) {
     this.encoder = new PromptEncoder(tokenizer);
-    this.valueHead = new ValueHeadCritic(model);
+    this.valueHead = new ValueHeadCritic(model, critic);
   }
 
   /**
@@ -152,10 +156,11 @@ export class LmPolicy implements TokenPolicy {
    * On webgpu a rollout's values are computed in one batch when it ends (`valuesAtRolloutEnd` of
    * `@poad/ppo`): the frozen base runs over all its samples in a few passes instead of one pass
    * per step, each of which costs the same number of GPU programs whatever its size. CPU backends
-   * keep one batch per step.
+   * keep one batch per step, and so does a critic whose features are not cached (they would be
+   * computed in one pass over every sample).
    */
   get valuesAtRolloutEnd(): boolean {
-    return tf.getBackend() === 'webgpu';
+    return tf.getBackend() === 'webgpu' && this.valueHead.cachesFeatures;
   }
 
   prepareValues(prompts: readonly Int32Array[], actions: readonly Int32Array[]): Promise<void> {

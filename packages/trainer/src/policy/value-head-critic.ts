@@ -1,12 +1,27 @@
 /**
- * The critic's values of `LmPolicy`: the value head (`valuesOf` of `@poad/lora-model`) on the
- * frozen base's final hidden states. Those features depend only on the sample, not on anything
- * trained, so they are computed once per rollout (`prepare`) and reused across the update's
- * epochs, until the next iteration clears them.
+ * The critic's values of `LmPolicy`: the value head (`valuesOf` of `@poad/lora-model`) on hidden
+ * states of the model. By default those are the frozen base's final hidden states, which depend
+ * only on the sample, not on anything trained, so they are computed once per rollout (`prepare`)
+ * and reused across the update's epochs, until the next iteration clears them. The critic's
+ * options (`ValueCriticOptions`) choose every layer's hidden states, a LoRA adapter of the
+ * critic's own, or the actor's adapted states; features that can move are computed at every call
+ * instead, inside the gradient of the critic's loss.
  */
-import { type CausalLM, valuesOf } from '@poad/lora-model';
+import { type CausalLM, featureSize, type LoraAdapter, valuesOf } from '@poad/lora-model';
 import * as tf from '@tensorflow/tfjs-core';
 import { hiddenRows, noActions, rowCount } from './action-rows.js';
+
+/** Which hidden states the value head reads, and through which adapter. */
+export interface ValueCriticOptions {
+  /**
+   * `last` (default): the final hidden state; `layers`: every layer's (`ValueFeatures` of
+   * `@poad/lora-model`; the model's head must read that kind); `actor`: the final hidden state
+   * with the actor's adapter on, which moves as the actor learns.
+   */
+  readonly features?: 'last' | 'layers' | 'actor';
+  /** The critic's own LoRA adapter on the base (not with `actor`); trained with the head. */
+  readonly adapter?: LoraAdapter;
+}
 
 /** Feature rows `row .. row + n` of a tensor still on the device. */
 interface DeviceRows {
@@ -57,12 +72,39 @@ export class ValueHeadCritic {
    * here until the cache is cleared.
    */
   private pending: tf.Tensor2D[] = [];
+  /** The kind of hidden states read (the actor's are final hidden states). */
+  private readonly kind: 'last' | 'layers';
+  /** The critic's own adapter (criticAdapter lora), if any. */
+  private readonly adapter: LoraAdapter | undefined;
+  /** Whether the features are the actor's (criticFeatures actor). */
+  private readonly onActor: boolean;
 
-  constructor(private readonly model: CausalLM) {}
+  constructor(
+    private readonly model: CausalLM,
+    options: ValueCriticOptions = {},
+  ) {
+    this.kind = options.features === 'layers' ? 'layers' : 'last';
+    this.adapter = options.adapter;
+    this.onActor = options.features === 'actor';
+    if (this.onActor && this.adapter) {
+      throw new Error(
+        "ValueHeadCritic: features 'actor' read the actor's adapter; a critic adapter cannot be used with them",
+      );
+    }
+  }
 
-  /** The value head's variables (what the critic trains). */
+  /** The value head's variables, then the critic adapter's (what the critic trains). */
   get variables(): tf.Variable[] {
-    return this.model.valueVariables();
+    return [...this.model.valueVariables(), ...(this.adapter?.variables() ?? [])];
+  }
+
+  /**
+   * Whether the features are those of the frozen base alone, the same for every call until the
+   * next rollout, so that they are computed once and cached; features through an adapter that
+   * learns (the critic's or the actor's) are computed at every call.
+   */
+  get cachesFeatures(): boolean {
+    return !this.onActor && this.adapter === undefined;
   }
 
   /** Forgets every cached feature and frees the device's banks. */
@@ -78,6 +120,8 @@ export class ValueHeadCritic {
    * they are read now.
    */
   async prepare(prompts: readonly Int32Array[], actions: readonly Int32Array[]): Promise<void> {
+    // Features that move are computed in the value calls themselves.
+    if (!this.cachesFeatures) return;
     const todo: number[] = [];
     prompts.forEach((p, i) => {
       if (!this.features.has(key(p, actions[i]!))) todo.push(i);
@@ -88,8 +132,14 @@ export class ValueHeadCritic {
     else await this.prepareOnHost(prompts, actions, todo);
   }
 
-  /** V(o, w_<k) for each action token of each sample, concatenated in sample order. */
+  /**
+   * V(o, w_<k) for each action token of each sample, concatenated in sample order.
+   * Differentiable w.r.t. the head, and the adapter its features pass through (if any).
+   */
   tokenValues(prompts: readonly Int32Array[], actions: readonly Int32Array[]): tf.Tensor1D {
+    if (!this.cachesFeatures) {
+      return tf.tidy(() => valuesOf(this.model, this.baseRows(prompts, actions)));
+    }
     return valuesOf(this.model, this.featureRows(prompts, actions));
   }
 
@@ -133,7 +183,7 @@ export class ValueHeadCritic {
         todo.map((i) => actions[i]!),
       ),
     );
-    const dim = this.model.config.hiddenSize;
+    const dim = featureSize(this.model.config, this.kind);
     const data = (await t.data()) as Float32Array;
     t.dispose();
     let row = 0;
@@ -152,7 +202,7 @@ export class ValueHeadCritic {
    * returned as it is.
    */
   private featureRows(prompts: readonly Int32Array[], actions: readonly Int32Array[]): tf.Tensor2D {
-    const dim = this.model.config.hiddenSize;
+    const dim = featureSize(this.model.config, this.kind);
     const cached = prompts.map((p, i) => this.features.get(key(p, actions[i]!)));
     const missing = prompts.flatMap((_, i) => (cached[i] === undefined ? [i] : []));
     return tf.tidy(() => {
@@ -203,8 +253,12 @@ export class ValueHeadCritic {
     });
   }
 
-  /** Base hidden states (adapter off) at each sample's rows. */
+  /**
+   * The features at each sample's rows: of the base (adapter off), or through the critic's
+   * adapter, or the actor's.
+   */
   private baseRows(prompts: readonly Int32Array[], actions: readonly Int32Array[]): tf.Tensor2D {
-    return hiddenRows(this.model, prompts, actions, undefined);
+    const adapter = this.onActor ? (this.model.adapter ?? undefined) : this.adapter;
+    return hiddenRows(this.model, prompts, actions, adapter, this.kind);
   }
 }
