@@ -15,9 +15,11 @@ import {
   typecheckSnippet,
 } from '@poad/dev-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hubModelFiles } from '../src/hub-test-model.js';
+import { hubModelFiles } from './hub-test-model.js';
 
 const pkgDir = new URL('..', import.meta.url).pathname;
+/** @poad/config, which the package depends on (its errors extend config's UserError). */
+const configDir = new URL('../../config', import.meta.url).pathname;
 let project = '';
 const temp: string[] = [];
 
@@ -28,7 +30,9 @@ beforeAll(async () => {
     );
   const dest = mkdtempSync(join(tmpdir(), 'poad-hf-files-pack-'));
   temp.push(dest);
-  project = await installOffline(await packInto(dest, [pkgDir]), { prefix: 'poad-hf-files-user-' });
+  project = await installOffline(await packInto(dest, [pkgDir, configDir]), {
+    prefix: 'poad-hf-files-user-',
+  });
   temp.push(project);
 }, 300_000);
 afterAll(() => {

@@ -16,14 +16,14 @@ import type { AddressInfo } from 'node:net';
 import { join, relative } from 'node:path';
 import { type FakeHub, type FakeRepo, startFakeHub } from '@poad/dev-kit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { readCheckpoint } from './checkpoint.js';
-import { HubError, isHubError } from './errors.js';
+import { readCheckpoint } from '../src/checkpoint.js';
+import { HubError, isHubError } from '../src/errors.js';
 import {
   type ModelSnapshot,
   type SnapshotDownloadOptions,
   snapshotDownload,
-} from './hub-download.js';
-import type { DownloadProgress } from './hub-progress.js';
+} from '../src/hub-download.js';
+import type { DownloadProgress } from '../src/hub-progress.js';
 import { hubModelFiles } from './hub-test-model.js';
 import { f32Bits, withTempDir } from './test-helpers.js';
 

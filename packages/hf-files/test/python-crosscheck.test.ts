@@ -3,10 +3,10 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readCheckpoint, writeCheckpoint } from './checkpoint.js';
-import { float32ToBfloat16Bits, float32ToFloat16Bits } from './half.js';
-import { readSafetensorsFile, writeSafetensorsFile } from './safetensors-file.js';
-import { parseSafetensors } from './safetensors-read.js';
+import { readCheckpoint, writeCheckpoint } from '../src/checkpoint.js';
+import { float32ToBfloat16Bits, float32ToFloat16Bits } from '../src/half.js';
+import { readSafetensorsFile, writeSafetensorsFile } from '../src/safetensors-file.js';
+import { parseSafetensors } from '../src/safetensors-read.js';
 import { f32Bits, randomNormal, randomTensors, tinyConfig, withTempDir } from './test-helpers.js';
 
 // Debian's interpreter: its python3-torch package installs there, not into other Pythons on PATH.

@@ -1,7 +1,7 @@
 // Test-only: a small random LLaMA checkpoint as the files of a Hub repository.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeCheckpoint } from './checkpoint.js';
+import { writeCheckpoint } from '../src/checkpoint.js';
 import { randomTensors, tinyConfig, withTempDir } from './test-helpers.js';
 
 /** Files of a sharded model (three safetensors shards of ~140 kB) plus the usual extras. */

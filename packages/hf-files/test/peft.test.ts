@@ -1,12 +1,12 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CheckpointError } from './errors.js';
-import { readPeftAdapter, writePeftAdapter } from './peft.js';
-import { loraScaling, type PeftAdapterConfig, parsePeftAdapterConfig } from './peft-config.js';
-import { peftAdapterFiles, validatePeftTensors } from './peft-files.js';
-import { parsePeftKey, peftKey } from './peft-keys.js';
-import { serializeSafetensors, type TensorInput } from './safetensors-write.js';
+import { CheckpointError } from '../src/errors.js';
+import { readPeftAdapter, writePeftAdapter } from '../src/peft.js';
+import { loraScaling, type PeftAdapterConfig, parsePeftAdapterConfig } from '../src/peft-config.js';
+import { peftAdapterFiles, validatePeftTensors } from '../src/peft-files.js';
+import { parsePeftKey, peftKey } from '../src/peft-keys.js';
+import { serializeSafetensors, type TensorInput } from '../src/safetensors-write.js';
 import { f32Bits, randomNormal, rejectionOf, tinyConfig, withTempDir } from './test-helpers.js';
 
 const base = tinyConfig(); // d 8, 2 heads of 4, 1 kv head, ffn 12, 2 layers

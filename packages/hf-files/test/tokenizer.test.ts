@@ -4,11 +4,11 @@ import { mulberry32 } from '@poad/dev-kit';
 import fc from 'fast-check';
 import { Tokenizer } from 'tokenizers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CheckpointError } from './errors.js';
+import { CheckpointError } from '../src/errors.js';
+import { loadTokenizer, type TextTokenizer, withByteLevelDecoder } from '../src/tokenizer.js';
+import { trainByteLevelTokenizer } from '../src/tokenizer-train.js';
+import { tokenizerIdCount } from '../src/tokenizer-vocab.js';
 import { withTempDir } from './test-helpers.js';
-import { loadTokenizer, type TextTokenizer, withByteLevelDecoder } from './tokenizer.js';
-import { trainByteLevelTokenizer } from './tokenizer-train.js';
-import { tokenizerIdCount } from './tokenizer-vocab.js';
 
 const WORDS = [
   'walk',

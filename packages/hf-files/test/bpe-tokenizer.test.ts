@@ -3,11 +3,11 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { tokenizerFromJson } from './bpe-tokenizer.js';
-import { CheckpointError } from './errors.js';
+import { tokenizerFromJson } from '../src/bpe-tokenizer.js';
+import { CheckpointError } from '../src/errors.js';
+import { loadTokenizer, type TextTokenizer } from '../src/tokenizer.js';
+import { trainByteLevelTokenizer } from '../src/tokenizer-train.js';
 import { withTempDir } from './test-helpers.js';
-import { loadTokenizer, type TextTokenizer } from './tokenizer.js';
-import { trainByteLevelTokenizer } from './tokenizer-train.js';
 
 // The embedded models' tokenizers (files of @poad/default-model, read in place).
 const MODELS = ['model', 'models/default-code', 'models/informative-prior'].map((d) =>

@@ -3,13 +3,13 @@ import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { getHFHubCachePath } from '@huggingface/hub';
 import { describe, expect, it } from 'vitest';
-import { HubError } from './errors.js';
-import { DEFAULT_HUB_ENDPOINT, hubEnvironment } from './hub-env.js';
-import { isCommitHash, parseModelId } from './hub-id.js';
-import { withFileLock } from './hub-lock.js';
-import { planModelFiles } from './hub-plan.js';
-import { DownloadMeter, type DownloadProgress, formatBytes } from './hub-progress.js';
-import { resolveModelId } from './model-id.js';
+import { HubError } from '../src/errors.js';
+import { DEFAULT_HUB_ENDPOINT, hubEnvironment } from '../src/hub-env.js';
+import { isCommitHash, parseModelId } from '../src/hub-id.js';
+import { withFileLock } from '../src/hub-lock.js';
+import { planModelFiles } from '../src/hub-plan.js';
+import { DownloadMeter, type DownloadProgress, formatBytes } from '../src/hub-progress.js';
+import { resolveModelId } from '../src/model-id.js';
 import { withTempDir } from './test-helpers.js';
 
 describe('model ids', () => {

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CheckpointError, type CheckpointErrorCode } from './errors.js';
-import { parseSafetensors, parseSafetensorsHeader } from './safetensors-read.js';
-import { serializeSafetensors, type TensorInput } from './safetensors-write.js';
+import { CheckpointError, type CheckpointErrorCode } from '../src/errors.js';
+import { parseSafetensors, parseSafetensorsHeader } from '../src/safetensors-read.js';
+import { serializeSafetensors, type TensorInput } from '../src/safetensors-write.js';
 import { f32Bits } from './test-helpers.js';
 
 /** Assemble a safetensors file from a header (object or raw text) and a data section. */

@@ -2,10 +2,10 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CheckpointError } from './errors.js';
-import { readSafetensorsFile } from './safetensors-file.js';
-import { parseSafetensors, type SafetensorsContents } from './safetensors-read.js';
-import { serializeSafetensors } from './safetensors-write.js';
+import { CheckpointError } from '../src/errors.js';
+import { readSafetensorsFile } from '../src/safetensors-file.js';
+import { parseSafetensors, type SafetensorsContents } from '../src/safetensors-read.js';
+import { serializeSafetensors } from '../src/safetensors-write.js';
 import { withTempDir } from './test-helpers.js';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { effectiveSlidingWindow, llamaBiasLayout, parseLlamaConfig } from './llama-config.js';
-import { expectedLlamaTensors, validateLlamaTensors } from './llama-tensors.js';
+import { effectiveSlidingWindow, llamaBiasLayout, parseLlamaConfig } from '../src/llama-config.js';
+import { expectedLlamaTensors, validateLlamaTensors } from '../src/llama-tensors.js';
 import { errorOf, randomTensors, LLAMA_SIZES as sizes, tinyConfig } from './test-helpers.js';
 
 describe('parseLlamaConfig', () => {

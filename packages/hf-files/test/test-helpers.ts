@@ -2,9 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mulberry32 } from '@poad/dev-kit';
-import { CheckpointError } from './errors.js';
-import { type LlamaConfig, parseLlamaConfig } from './llama-config.js';
-import { expectedLlamaTensors } from './llama-tensors.js';
+import { CheckpointError } from '../src/errors.js';
+import { type LlamaConfig, parseLlamaConfig } from '../src/llama-config.js';
+import { expectedLlamaTensors } from '../src/llama-tensors.js';
 
 /** `n` seeded standard-normal float32 values (Box–Muller). */
 export function randomNormal(n: number, seed: number, scale = 1): Float32Array {

@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { writeFileAtomic } from './atomic.js';
+import { writeFileAtomic } from '../src/atomic.js';
 import { withTempDir } from './test-helpers.js';
 
 describe('writeFileAtomic', () => {

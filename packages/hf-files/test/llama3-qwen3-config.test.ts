@@ -5,8 +5,8 @@ import {
   llamaBiasLayout,
   parseLlamaConfig,
   parseRopeScaling,
-} from './llama-config.js';
-import { expectedLlamaTensors, validateLlamaTensors } from './llama-tensors.js';
+} from '../src/llama-config.js';
+import { expectedLlamaTensors, validateLlamaTensors } from '../src/llama-tensors.js';
 import { errorOf, randomTensors, LLAMA_SIZES as sizes, tinyConfig } from './test-helpers.js';
 
 /** Llama 3.1's published rope_scaling. */

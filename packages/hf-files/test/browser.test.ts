@@ -1,11 +1,13 @@
 import { bundleForBrowser } from '@poad/dev-kit';
 import { describe, expect, it } from 'vitest';
-import * as browser from './browser.js';
-import * as node from './index.js';
+import * as browser from '../src/browser.js';
+import * as node from '../src/index.js';
 
 describe('the browser entry', () => {
   it('bundles for a browser without any Node built-in', async () => {
-    const { errors } = await bundleForBrowser(new URL('./browser.ts', import.meta.url).pathname);
+    const { errors } = await bundleForBrowser(
+      new URL('../src/browser.ts', import.meta.url).pathname,
+    );
     expect(errors).toEqual([]);
   });
 

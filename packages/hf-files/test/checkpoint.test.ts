@@ -1,8 +1,8 @@
 import { mkdir, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readCheckpoint, writeCheckpoint } from './checkpoint.js';
-import { serializeSafetensors } from './safetensors-write.js';
+import { readCheckpoint, writeCheckpoint } from '../src/checkpoint.js';
+import { serializeSafetensors } from '../src/safetensors-write.js';
 import { f32Bits, randomTensors, rejectionOf, tinyConfig, withTempDir } from './test-helpers.js';
 
 const tokenizerJson = (ids: number) =>

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type FakeHub, type FakeRepo, startFakeHub } from '@poad/dev-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ModelSnapshot } from './hub-download.js';
+import type { ModelSnapshot } from '../src/hub-download.js';
 import { hubModelFiles } from './hub-test-model.js';
 import { withTempDir } from './test-helpers.js';
 

@@ -11,15 +11,13 @@ import {
   chatTemplateOf,
   strftime,
   templateSpecialTokens,
-} from './chat-template.js';
-import { readChatTemplate } from './chat-template-file.js';
-import { CheckpointError } from './errors.js';
+} from '../src/chat-template.js';
+import { readChatTemplate } from '../src/chat-template-file.js';
+import { CheckpointError } from '../src/errors.js';
 import { withTempDir } from './test-helpers.js';
 
 const fixture = (name: string): Record<string, unknown> =>
-  JSON.parse(
-    readFileSync(new URL(`../test/fixtures/chat-templates/${name}`, import.meta.url), 'utf8'),
-  );
+  JSON.parse(readFileSync(new URL(`./fixtures/chat-templates/${name}`, import.meta.url), 'utf8'));
 const qwen = fixture('qwen2.5-instruct.json');
 const llama = fixture('llama-3.2-instruct.json');
 const named = fixture('named-templates.json');

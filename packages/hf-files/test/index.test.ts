@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import * as io from './index.js';
+import * as io from '../src/index.js';
 
 describe('src/io public surface', () => {
   it('exports the functions the model code relies on', () => {

@@ -9,7 +9,7 @@ import {
   float16BitsToFloat32,
   float32ToBfloat16Bits,
   float32ToFloat16Bits,
-} from './half.js';
+} from '../src/half.js';
 
 const f32 = (x: number): number => Math.fround(x);
 const bitsOf = (x: number): number => new Uint32Array(new Float32Array([x]).buffer)[0]!;
