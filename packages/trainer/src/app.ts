@@ -2,6 +2,7 @@ import type { OptionsSchema } from '@poad/config';
 import type { EnvPresets, TextEnv } from '@poad/envs-core';
 import type { Agent } from './agent/agent.js';
 import type { SamplerConfig } from './evaluate.js';
+import type { ExactValueKind, ExactValues } from './policy/oracle-critic.js';
 import type { RunIterationReport } from './run-trainer.js';
 
 /**
@@ -52,6 +53,15 @@ export interface AppSpec {
    * policy that acts, which `onIteration` sees only after the update has changed it.
    */
   beforeIteration?(context: { task: string; agent: Agent; sampler: SamplerConfig }): Promise<void>;
+  /**
+   * Optional: the environment's exact values, for a run with `--critic oracle` (`values:
+   * 'policy'`, V^π of the policy that acts in each iteration, at every token prefix) or
+   * `--critic oracle-star` (`'optimal'`, V*). Called once when the run starts, with the agent whose
+   * policy acts; the lookups it returns are read during every rollout and update, so an app
+   * whose values follow the acting policy updates them in `beforeIteration`. A run asking for an
+   * oracle on an environment without this hook is refused.
+   */
+  exactCritic?(context: { task: string; agent: Agent; values: ExactValueKind }): ExactValues;
   /**
    * Called after every iteration, before its metrics row is written, e.g. to keep the best
    * program found so far; the numbers it returns become extra columns of that row. `progress`:

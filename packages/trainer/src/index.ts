@@ -26,6 +26,8 @@ export type {
   TrainResult,
 } from './library.js';
 export { evaluate, play, train } from './library.js';
+export type { ExactValueKind, ExactValues } from './policy/oracle-critic.js';
+export { oracleCritic } from './policy/oracle-critic.js';
 export type { CommandLineRun, RunConfig, ValueSources } from './run-config.js';
 export { loadRunConfig, resolveRun } from './run-config.js';
 export type { MatMulOption } from './run-options.js';

@@ -1,7 +1,10 @@
+import { OptionError } from '@poad/config';
 import { makeVecEnv } from '@poad/envs-core';
+import type { CriticSource, TokenPolicy } from '@poad/ppo';
 import { type LockHolder, lockRunDir } from '@poad/run-kit';
 import type { Agent } from './agent/agent.js';
 import type { AppSpec } from './app.js';
+import { oracleCritic } from './policy/oracle-critic.js';
 import type { RunConfig } from './run-config.js';
 import { createRunDirectory } from './run-dir.js';
 import { runTrainerOf } from './run-trainer.js';
@@ -44,6 +47,7 @@ export async function runTraining(
   log: (line: string) => void,
 ): Promise<TrainResult> {
   const { run: o, config, algorithm } = rc;
+  const policy = trainedPolicy(spec, rc, agent);
   const onStale = (h: LockHolder | null) =>
     log(
       `warning: the lock of this run directory was left by ${h ? `process ${h.pid} (started ${h.startedAt})` : 'a process'}, which is gone (killed or crashed); taking it over`,
@@ -56,7 +60,7 @@ export async function runTraining(
     const env = makeVecEnv(() => spec.makeEnv(o.task, rc.envOptions, index++), o.envs, {
       seed: config.seed,
     });
-    const trainer = new algorithm.Trainer({ policy: agent.policy, env, config });
+    const trainer = new algorithm.Trainer({ policy, env, config });
     const run = new TrainingRun({
       spec,
       rc,
@@ -71,4 +75,22 @@ export async function runTraining(
   } finally {
     lock.release();
   }
+}
+
+/**
+ * The policy a run's trainer drives: the agent's, or, with `critic: 'oracle' | 'oracle-star'`
+ * (`--critic`, the PPO family's), the agent's with its value calls answered by the
+ * environment's exact values (`AppSpec.exactCritic`; `oracleCritic`).
+ * @throws OptionError when the environment has no exact values
+ */
+function trainedPolicy(spec: AppSpec, rc: RunConfig, agent: Agent): TokenPolicy {
+  const critic = (rc.config as { critic?: CriticSource }).critic ?? 'learned';
+  if (critic === 'learned') return agent.policy;
+  if (!spec.exactCritic)
+    throw new OptionError(
+      `--critic ${critic}: ${spec.envId(rc.run.task)} has no exact values to answer the critic with (the credit tasks have them, npm run train:credit); use --critic learned`,
+      { option: 'critic', reason: 'the environment has no exact values', label: '--critic' },
+    );
+  const values = critic === 'oracle' ? 'policy' : 'optimal';
+  return oracleCritic(agent.policy, spec.exactCritic({ task: rc.run.task, agent, values }));
 }

@@ -12,10 +12,11 @@ import {
 } from '@poad/etpo';
 import type { TextTokenizer } from '@poad/hf-files';
 import { type CausalLM, LoraAdapter } from '@poad/lora-model';
-import type { TokenBatch } from '@poad/ppo';
+import { nextTokenSets, type TokenBatch } from '@poad/ppo';
 import * as tf from '@tensorflow/tfjs-core';
 import { noActions } from './action-rows.js';
 import { LmPolicy } from './lm-policy.js';
+import { tokenLogProbs } from './token-log-probs.js';
 
 /** Options of {@link EtpoLmPolicy}. */
 export interface EtpoLmPolicyOptions {
@@ -142,6 +143,40 @@ export class EtpoLmPolicy extends LmPolicy implements EtpoPolicy {
     allowed?: readonly Int32Array[],
   ): tf.Tensor1D {
     return this.softValues(prompts, noActions(prompts), allowed);
+  }
+
+  /**
+   * The reference π̄ of the soft values over one state's label tree: for each label (its ids
+   * after `prompt`), log π̄(w_k | s, w_<k) of each of its tokens renormalised over the tokens
+   * that continue some label after w_<k, as the KL term of `tokenSpace: 'labels'` sees it: the
+   * base model's (adapters off) for `reference: 'base'`, uniform over those tokens for
+   * `'uniform'`. The labels must be prefix-free (`nextTokenSets` of `@poad/ppo`).
+   */
+  async labelReferenceLogProbs(
+    prompt: Int32Array,
+    labels: readonly Int32Array[],
+  ): Promise<Float32Array[]> {
+    const allowed = nextTokenSets(labels);
+    if (this.reference === 'uniform')
+      return allowed.map((sets) => Float32Array.from(sets, (ids) => -Math.log(ids.length)));
+    const s = tokenLogProbs(
+      this.model,
+      {
+        prompts: labels.map(() => prompt),
+        actions: labels,
+        width: Math.max(...labels.map((l) => l.length)),
+        allowed,
+      },
+      'base',
+    );
+    s.entropies.dispose();
+    const flat = (await s.logProbs.data()) as Float32Array;
+    s.logProbs.dispose();
+    let o = 0;
+    return labels.map((l) => {
+      o += l.length;
+      return flat.slice(o - l.length, o);
+    });
   }
 
   criticQ(batch: TokenBatch): tf.Tensor2D {
