@@ -11,20 +11,136 @@ import {
   creditMdp,
   decidingToken,
   optimalReturn,
+  optimalTokenPrefixValues,
+  softTokenPrefixValues,
+  type TokenPrefixValues,
+  tokenPrefixValues,
 } from '@poad/envs-credit';
 import { writeFileAtomicSync } from '@poad/run-kit';
-import { type Agent, type AppSpec, actionProbabilities } from '@poad/trainer';
+import {
+  type Agent,
+  type AppSpec,
+  actionProbabilities,
+  EtpoLmPolicy,
+  type ExactValueKind,
+  type ExactValues,
+  type RunIterationReport,
+} from '@poad/trainer';
+import { pooledCriticError, prefixValuePairs } from './critic-error.js';
 
-/** The policy that acted in an iteration: π(·|s) of every running state, and each prompt's state. */
+/**
+ * The policy that acted in an iteration: π(·|s) of every running state, each prompt's state,
+ * each running state's prompt and label ids (as the policy scores them) and the run's discount.
+ */
 interface ActingPolicy {
   readonly mdp: CreditMdp;
   readonly probs: ReadonlyMap<string, Float64Array>;
   readonly stateOfPrompt: ReadonlyMap<string, string>;
+  readonly prompts: ReadonlyMap<string, Int32Array>;
+  readonly labelIds: ReadonlyMap<string, Int32Array[]>;
+  /** γ of the run's config (the task's own where the config has none). */
+  readonly gamma: number;
+  /** The sampler's token space (`vocabulary` where the config has none). */
+  readonly tokenSpace: 'vocabulary' | 'labels';
+  /** V^π of this policy at every token prefix, once computed. */
+  exact?: TokenPrefixValues;
 }
 
 const acting = new WeakMap<Agent, ActingPolicy>();
 
+/** An oracle critic's values (`--critic oracle | oracle-star`): its kind and the current table. */
+interface Oracle {
+  readonly kind: ExactValueKind;
+  table: TokenPrefixValues | null;
+}
+
+const oracles = new WeakMap<Agent, Oracle>();
+
 const promptKey = (ids: ArrayLike<number>) => Array.prototype.join.call(ids, ',');
+
+/** V^π of the policy that acted at every token prefix of every label (computed once per iteration). */
+function policyValues(pi: ActingPolicy): TokenPrefixValues {
+  pi.exact ??= tokenPrefixValues(
+    pi.mdp,
+    (s) => pi.probs.get(s)!,
+    (s) => pi.labelIds.get(s)!,
+    { gamma: pi.gamma },
+  );
+  return pi.exact;
+}
+
+/**
+ * The exact values that answer an oracle critic's value calls: the current table (`current()`,
+ * built before each rollout) looked up by the prompt's state and the label whose ids the action
+ * is.
+ */
+function exactValuesOf(
+  current: () => { table: TokenPrefixValues; stateOfPrompt: ReadonlyMap<string, string> },
+): ExactValues {
+  const stateOf = (prompt: Int32Array) => {
+    const { table, stateOfPrompt } = current();
+    const state = stateOfPrompt.get(promptKey(prompt));
+    if (state === undefined)
+      throw new Error(
+        `oracle critic: the prompt [${promptKey(prompt)}] is no running state's observation of ${table.id}`,
+      );
+    return { table, state };
+  };
+  return {
+    tokenValues(prompt, action) {
+      const { table, state } = stateOf(prompt);
+      const labels = table.tokens[state]!;
+      const label = Object.keys(labels).find(
+        (l) => labels[l]!.length === action.length && labels[l]!.every((w, k) => w === action[k]),
+      );
+      if (label === undefined)
+        throw new Error(
+          `oracle critic: the action [${promptKey(action)}] is no label of state ${JSON.stringify(state)} of ${table.id}`,
+        );
+      return table.prefixes[state]![label]!.subarray(0, action.length);
+    },
+    promptValue(prompt) {
+      const { table, state } = stateOf(prompt);
+      return table.v[state]!;
+    },
+  };
+}
+
+/**
+ * What the values the rollout recorded estimate, read from the policy that recorded them: none
+ * for a policy without a critic (the group-relative algorithms); ETPO's soft values under its
+ * reference; otherwise V^π of the policy that acts (a value head or an oracle), at every token
+ * or, for action-level credit (TWOSOME), at each action's first token only.
+ */
+function recordedValues(
+  agent: Agent,
+  report: RunIterationReport,
+): { kind: 'policy' | 'soft'; level: 'token' | 'action' } | null {
+  if (agent.policy.criticVariables.length === 0) return null;
+  if (agent.policy instanceof EtpoLmPolicy) return { kind: 'soft', level: 'token' };
+  return { kind: 'policy', level: report.credit.level };
+}
+
+/**
+ * The exact soft values of the policy that acted, under ETPO's β and reference (the base model
+ * renormalised over each state's label tree, or uniform over it), at every token prefix.
+ */
+async function softValues(pi: ActingPolicy, policy: EtpoLmPolicy): Promise<TokenPrefixValues> {
+  const reference = new Map<string, Float32Array[]>();
+  if (policy.reference === 'base')
+    for (const [state, ids] of pi.labelIds)
+      reference.set(state, await policy.labelReferenceLogProbs(pi.prompts.get(state)!, ids));
+  return softTokenPrefixValues(
+    pi.mdp,
+    (s) => pi.probs.get(s)!,
+    (s) => pi.labelIds.get(s)!,
+    {
+      beta: policy.beta,
+      gamma: pi.gamma,
+      ...(policy.reference === 'base' ? { reference: (s: string) => reference.get(s)! } : {}),
+    },
+  );
+}
 
 /** One line of `credit.jsonl`: an iteration's acting policy, its steps and their credit. */
 export interface CreditRecord {
@@ -39,7 +155,10 @@ export interface CreditRecord {
    * Every step of the rollout, in the buffer's order: state, label, advantage given (a
    * token-level method's at the action's first token), exact A^π; for token-level methods also
    * the advantage at the action's deciding token (`decidingToken` of `@poad/envs-credit`) and
-   * that token's position in the action.
+   * that token's position in the action. For algorithms with a critic, `value` holds the values
+   * its rollout recorded (those its targets and advantages used, before the update) at each
+   * token prefix of the chosen action (V(s) alone for TWOSOME) and `exactValue` the exact values
+   * there: V^π of the policy that acted, or for ETPO its soft values (see `valueKind`).
    */
   steps: {
     state: string[];
@@ -48,6 +167,23 @@ export interface CreditRecord {
     exact: number[];
     decidingAdvantage?: number[];
     decidingToken?: number[];
+    value?: number[][];
+    exactValue?: number[][];
+  };
+  /**
+   * What `steps.exactValue` holds: `policy`, V^π(s, w_<k); `soft`, the soft values of the
+   * policy that acted at ETPO's β and reference. Absent without a critic.
+   */
+  valueKind?: 'policy' | 'soft';
+  /**
+   * The critic's error against those exact values, pooled over every position of
+   * `steps.value` (null where undefined); absent without a critic.
+   */
+  criticError?: {
+    rmse: number | null;
+    bias: number | null;
+    spearman: number | null;
+    count: number;
   };
 }
 
@@ -78,7 +214,7 @@ function recordCredit(runDir: string, record: CreditRecord): void {
 export async function actingPolicy(
   task: CreditTask,
   agent: Agent,
-  sampler: Parameters<typeof actionProbabilities>[2],
+  sampler: Parameters<typeof actionProbabilities>[2] & { readonly gamma?: number },
 ): Promise<ActingPolicy> {
   const mdp = creditMdp(task);
   const running = mdp.states.filter((s) => !s.terminal);
@@ -92,9 +228,29 @@ export async function actingPolicy(
   }));
   const probs = await actionProbabilities(agent, steps, sampler);
   const stateOfPrompt = new Map<string, string>();
-  for (const s of running)
-    stateOfPrompt.set(promptKey(await agent.policy.encodePrompt(s.observation)), s.id);
-  return { mdp, probs: new Map(running.map((s, i) => [s.id, probs[i]!])), stateOfPrompt };
+  const prompts = new Map<string, Int32Array>();
+  const labelIds = new Map<string, Int32Array[]>();
+  for (const s of running) {
+    const prompt = await agent.policy.encodePrompt(s.observation);
+    stateOfPrompt.set(promptKey(prompt), s.id);
+    prompts.set(s.id, prompt);
+    labelIds.set(
+      s.id,
+      await agent.policy.encodeContinuations(
+        s.observation,
+        s.actions.map((a) => a.label),
+      ),
+    );
+  }
+  return {
+    mdp,
+    probs: new Map(running.map((s, i) => [s.id, probs[i]!])),
+    stateOfPrompt,
+    prompts,
+    labelIds,
+    gamma: typeof sampler.gamma === 'number' ? sampler.gamma : mdp.gamma,
+    tokenSpace: sampler.tokenSpace ?? 'vocabulary',
+  };
 }
 
 /**
@@ -106,6 +262,15 @@ export async function actingPolicy(
  * decides the label (where it parts from every other valid label; equal to the first for
  * action-level methods). The run directory's `credit.jsonl` keeps, per iteration, that policy and
  * every step's advantages and exact A^π.
+ *
+ * For algorithms with a critic every iteration also records the critic's error (`criticRmse`,
+ * `criticBias` = mean(V − V^π), `criticSpearman`, over `criticPrefixes` positions): the values the
+ * rollout recorded, which its targets and advantages used, against the exact values of the
+ * policy that acted at every token prefix of every chosen action (V(s) alone for TWOSOME; ETPO's
+ * soft values against the exact soft values at its β and reference, on the label tree); the
+ * per-prefix values are in `credit.jsonl`. `exactCritic` answers `--critic oracle` (V^π of the
+ * policy that acts, rebuilt before every rollout) and `--critic oracle-star` (V*). The discount of
+ * the exact values is the run's `gamma`.
  */
 export const creditApp: AppSpec = {
   command: 'train:credit',
@@ -119,7 +284,28 @@ export const creditApp: AppSpec = {
   optimalReturn: (task) => optimalReturn(task),
   evalTasks: (task) => [task],
   async beforeIteration({ task, agent, sampler }) {
-    acting.set(agent, await actingPolicy(task as CreditTask, agent, sampler));
+    const pi = await actingPolicy(task as CreditTask, agent, sampler);
+    acting.set(agent, pi);
+    const oracle = oracles.get(agent);
+    if (oracle)
+      oracle.table =
+        oracle.kind === 'policy'
+          ? policyValues(pi)
+          : oracle.table?.gamma === pi.gamma
+            ? oracle.table
+            : optimalTokenPrefixValues(pi.mdp, (s) => pi.labelIds.get(s)!, { gamma: pi.gamma });
+  },
+  exactCritic({ agent, values }) {
+    const oracle: Oracle = { kind: values, table: null };
+    oracles.set(agent, oracle);
+    return exactValuesOf(() => {
+      const pi = acting.get(agent);
+      if (!pi || !oracle.table)
+        throw new Error(
+          'oracle critic: no exact values yet; they are computed before each rollout (beforeIteration)',
+        );
+      return { table: oracle.table, stateOfPrompt: pi.stateOfPrompt };
+    });
   },
   async onIteration(report, runDir, agent) {
     const pi = acting.get(agent);
@@ -153,6 +339,20 @@ export const creditApp: AppSpec = {
     const pick = (s: string) => pi.probs.get(s)!;
     const r = creditAccuracy(pi.mdp, pick, steps);
     const d = tokenLevel ? creditAccuracy(pi.mdp, pick, deciding) : r;
+    // The critic's error: its recorded values against the exact ones of the policy that acted
+    // (ETPO's soft values only on the label tree, where they are defined).
+    const values = recordedValues(agent, report);
+    const measured =
+      values && !(values.kind === 'soft' && pi.tokenSpace !== 'labels') ? values : null;
+    const table =
+      measured === null
+        ? null
+        : measured.kind === 'soft'
+          ? await softValues(pi, agent.policy as EtpoLmPolicy)
+          : policyValues(pi);
+    const pairs = table && measured ? prefixValuePairs(buffer, steps, table, measured.level) : null;
+    const error = pairs ? pooledCriticError(pairs) : null;
+    const orNull = (x: number) => (Number.isNaN(x) ? null : x);
     const policy: CreditRecord['policy'] = {};
     for (const st of pi.mdp.states) {
       const p = pi.probs.get(st.id);
@@ -171,12 +371,32 @@ export const creditApp: AppSpec = {
         ...(tokenLevel
           ? { decidingAdvantage: deciding.map((x) => x.advantage), decidingToken: positions }
           : {}),
+        ...(pairs ? { value: pairs.value, exactValue: pairs.exact } : {}),
       },
+      ...(measured && error
+        ? {
+            valueKind: measured.kind,
+            criticError: {
+              rmse: orNull(error.rmse),
+              bias: orNull(error.bias),
+              spearman: orNull(error.spearman),
+              count: error.count,
+            },
+          }
+        : {}),
     });
     return {
       creditAccuracy: r.spearman,
       creditAccuracyDeciding: d.spearman,
       creditSteps: r.steps,
+      ...(error
+        ? {
+            criticRmse: error.rmse,
+            criticBias: error.bias,
+            criticSpearman: error.spearman,
+            criticPrefixes: error.count,
+          }
+        : {}),
     };
   },
   examples: [
