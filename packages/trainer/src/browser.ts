@@ -9,6 +9,7 @@
 export type { MetricsRow, TokenCreditRow } from '@poad/run-kit';
 export { metricsCsv, tokenCreditSvg } from '@poad/run-kit';
 export { ETPO_ADAPTER_DIRS } from './algorithms/etpo.js';
+export { criticOf, PPO_CRITIC_ADAPTER_DIR } from './algorithms/ppo.js';
 export type { AlgorithmConfigs, AlgorithmName } from './algorithms/registry.js';
 export { algorithmEntry, algorithmNames, registerAlgorithm } from './algorithms/registry.js';
 export type {
@@ -34,6 +35,7 @@ export type { EtpoLmPolicyOptions } from './policy/etpo-lm-policy.js';
 export { EtpoLmPolicy } from './policy/etpo-lm-policy.js';
 export { LmPolicy } from './policy/lm-policy.js';
 export type { PromptFormat } from './policy/prompt-encoding.js';
+export type { ValueCriticOptions } from './policy/value-head-critic.js';
 export {
   defaultPresets,
   offeredAlgorithms,

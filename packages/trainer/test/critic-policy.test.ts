@@ -9,7 +9,6 @@ import { initBackend } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PPO_CRITIC_ADAPTER_DIR, poad } from '../src/algorithms/ppo.js';
-import type { LmPolicy } from '../src/policy/lm-policy.js';
 import { DoorEnv } from './door-env.js';
 import { tinyModelDir } from './tiny-model.js';
 
@@ -61,11 +60,11 @@ async function built(over: Partial<PpoConfig>) {
     return out;
   };
   const done = () => {
-    (policy as LmPolicy).dispose?.();
+    policy.dispose?.();
     for (const a of Object.values(adapters)) a.dispose();
     model.dispose();
   };
-  return { model, policy: policy as LmPolicy, adapters, batch, values, gradNorms, done };
+  return { model, policy, adapters, batch, values, gradNorms, done };
 }
 
 /** Non-zero B matrices, so that an adapter changes what it is applied to. */
