@@ -1,9 +1,9 @@
 import { initBackend } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { defaultModelFromFiles } from '../test/node-session.js';
-import { checkSettings, ENVIRONMENTS, Session, type SessionSettings } from './session.js';
-import { crc32, readZip, writeZip } from './zip.js';
+import { checkSettings, ENVIRONMENTS, Session, type SessionSettings } from '../src/session.js';
+import { crc32, readZip, writeZip } from '../src/zip.js';
+import { defaultModelFromFiles } from './node-session.js';
 
 const load = defaultModelFromFiles;
 const SMALL: SessionSettings = {
