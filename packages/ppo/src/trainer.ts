@@ -1,3 +1,4 @@
+import { isResolved } from '@poad/config';
 import { Adam } from './adam.js';
 import { type Advantages, computeAdvantages } from './advantages.js';
 import type { TrainerCheckpoint } from './checkpoint.js';
@@ -68,7 +69,12 @@ export class PpoTrainer extends TrainerBase<{
   readonly targetCritic: TargetCritic | null;
 
   constructor(options: PpoTrainerOptions) {
-    super(resolveConfig(options.config), options.policy, options.env);
+    // A run's config arrives resolved and is taken as it is; a partial one is resolved here, once.
+    super(
+      isResolved(options.config) ? (options.config as PpoConfig) : resolveConfig(options.config),
+      options.policy,
+      options.env,
+    );
     requireTrainable('policy.actorVariables', this.policy.actorVariables);
     requireTrainable('policy.criticVariables', this.policy.criticVariables);
     const c = this.config;
