@@ -122,13 +122,14 @@ describe('a run keeps its best checkpoint and acts on a collapse', () => {
       readFileSync(join(h.dir('best'), 'checkpoints', 'best', 'meta.json'), 'utf8'),
     );
     expect(best).toMatchObject({ iteration: 1, best: { rule: 'iteration:min', value: 1 } });
-    const ev = h.json<{ iteration: number; best: { iteration: number; results: object } }>(
-      'best',
-      'eval.json',
-    );
+    const ev = h.json<{
+      iteration: number;
+      results: object;
+      best: { iteration: number; results: object };
+    }>('best', 'eval.json');
     expect(ev.iteration).toBe(3);
     expect(ev.best.iteration).toBe(1);
-    expect(Object.keys(ev.best.results)).toEqual(Object.keys((ev as { results: object }).results));
+    expect(Object.keys(ev.best.results)).toEqual(Object.keys(ev.results));
     const e = await h.run(['eval', '--resume', h.dir('best'), '--checkpoint', 'best', '--quiet']);
     expect(e.code, e.out).toBe(0);
     expect(e.out).toContain('checkpoint: best, iteration 1');
