@@ -26,6 +26,8 @@ export type {
   TrainResult,
 } from './library.js';
 export { evaluate, play, train } from './library.js';
+export type { PoadContext } from './poad.js';
+export { environmentPackages, loadEnvironments, poadMain, registeredApp } from './poad.js';
 export type { ExactValueKind, ExactValues } from './policy/oracle-critic.js';
 export { oracleCritic } from './policy/oracle-critic.js';
 export type { CommandLineRun, RunConfig, ValueSources } from './run-config.js';
