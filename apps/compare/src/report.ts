@@ -40,7 +40,20 @@ export interface GroupSummary {
   creditAccuracy: [number, number] | null;
   /** The same at the deciding token (see {@link RunSummary.creditAccuracyDeciding}). */
   creditAccuracyDeciding?: [number, number] | null;
+  /**
+   * Credit tasks, algorithms with a critic: each seed's critic error (see
+   * {@link RunSummary.criticError}), mean ± std over the seeds that have one.
+   */
+  criticError?: CriticErrorSummary<[number, number]> | null;
   runs: RunSummary[];
+}
+
+/** A critic's error against the exact values: RMSE, bias (critic − exact) and Spearman's ρ. */
+export interface CriticErrorSummary<T> {
+  rmse: T;
+  bias: T;
+  /** Null where ρ was never defined. */
+  spearman: T | null;
 }
 
 /**
@@ -76,6 +89,10 @@ interface Row {
   creditAccuracy?: number | null;
   /** The same with a token-level method's advantage at each action's deciding token. */
   creditAccuracyDeciding?: number | null;
+  /** Credit tasks: the critic's error against the exact values of the policy that acted. */
+  criticRmse?: number | null;
+  criticBias?: number | null;
+  criticSpearman?: number | null;
 }
 
 /** One run of a group, for the per-run table. */
@@ -111,6 +128,13 @@ export interface RunSummary {
    * `creditAccuracy` for action-level methods; null for runs that did not log it.
    */
   creditAccuracyDeciding?: number | null;
+  /**
+   * Credit tasks, algorithms with a critic: the mean over iterations of the critic's error
+   * against the exact values of the policy that acted, pooled over every token prefix of the
+   * iteration's chosen actions (`criticRmse`, `criticBias`, `criticSpearman` of its metrics
+   * rows); null for runs that did not log it (no critic, or made before it was logged).
+   */
+  criticError?: CriticErrorSummary<number> | null;
   /**
    * A group run made before group rollouts counted their cut episodes: its sampled success was
    * re-counted from its metrics rows (see {@link readRows}).
@@ -293,6 +317,7 @@ export function summariseRun(runDir: string, trainTask: string): RunSummary {
     programs: runPrograms(rows, 5, runDir),
     creditAccuracy: meanCreditAccuracy(rows, 'creditAccuracy'),
     creditAccuracyDeciding: meanCreditAccuracy(rows, 'creditAccuracyDeciding'),
+    criticError: meanCriticError(rows),
     ...(recounted ? { successRecounted: true } : {}),
     envSteps: rows[last]?.envSteps ?? 0,
     wallSeconds: rows[last]?.wallSeconds ?? 0,
@@ -308,6 +333,20 @@ function meanCreditAccuracy(
     .map((r) => r[key])
     .filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
   return xs.length ? mean(xs) : null;
+}
+
+/** Means over a run's iterations of its critic-error columns (null: never logged). */
+function meanCriticError(rows: readonly Row[]): CriticErrorSummary<number> | null {
+  const of = (key: 'criticRmse' | 'criticBias' | 'criticSpearman') => {
+    const xs = rows
+      .map((r) => r[key])
+      .filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
+    return xs.length ? mean(xs) : null;
+  };
+  const rmse = of('criticRmse');
+  const bias = of('criticBias');
+  if (rmse === null || bias === null) return null;
+  return { rmse, bias, spearman: of('criticSpearman') };
 }
 
 /** Per-iteration figures of the programs a DataSciCoding run wrote (metrics columns). */
@@ -343,6 +382,9 @@ export function summarise(g: Group, trainTask: string, optimum: number | undefin
   const deciding = runs
     .map((r) => r.creditAccuracyDeciding ?? null)
     .filter((x): x is number => x !== null);
+  const critic = runs.flatMap((r) => (r.criticError ? [r.criticError] : []));
+  const spread = (xs: number[]): [number, number] => [mean(xs), std(xs)];
+  const rhos = critic.flatMap((c) => (c.spearman === null ? [] : [c.spearman]));
   const greedy = (task: string) =>
     evals.map((e) => e[`${task}/greedy`]).filter((r) => r !== undefined);
   const fin = greedy(trainTask);
@@ -366,6 +408,13 @@ export function summarise(g: Group, trainTask: string, optimum: number | undefin
     ),
     creditAccuracy: credit.length ? [mean(credit), std(credit)] : null,
     creditAccuracyDeciding: deciding.length ? [mean(deciding), std(deciding)] : null,
+    criticError: critic.length
+      ? {
+          rmse: spread(critic.map((c) => c.rmse)),
+          bias: spread(critic.map((c) => c.bias)),
+          spearman: rhos.length ? spread(rhos) : null,
+        }
+      : null,
     runs,
   };
 }
@@ -737,8 +786,16 @@ export function markdown(
     // Credit tasks: a column of credit accuracy (mean ρ over iterations, mean ± std over seeds).
     const credit = summaries.some((s) => s.creditAccuracy !== null);
     const deciding = summaries.some((s) => (s.creditAccuracyDeciding ?? null) !== null);
+    // Algorithms with a critic: its error against the exact values (RMSE, bias, ρ).
+    const critic = summaries.some((s) => (s.criticError ?? null) !== null);
     const cell = (x: [number, number] | null | undefined, shown: boolean) =>
       x ? ` ${fixed(x[0], 3)} ± ${fixed(x[1], 3)} |` : shown ? ' – |' : '';
+    const criticCells = (s: GroupSummary) =>
+      critic
+        ? cell(s.criticError?.rmse, true) +
+          cell(s.criticError?.bias, true) +
+          cell(s.criticError?.spearman, true)
+        : '';
     lines.push(
       '![learning curves](curves.png)',
       '',
@@ -750,17 +807,25 @@ export function markdown(
                   "At the deciding token: the same with a token-level method's advantage at the token where the chosen label parts from every other valid label (labels that share their first words are decided later); equal to the first for action-level methods.",
                 ]
               : []),
+            ...(critic
+              ? [
+                  "Critic V^π RMSE, bias and ρ: the values a run's rollout recorded, which its targets and advantages used, against the exact values of the policy that acted, pooled over every token prefix of the iteration's chosen actions (V(s) alone for TWOSOME; ETPO's soft values against the exact soft values): √mean(V − V^π)², mean(V − V^π) (positive: the critic over-values) and Spearman's ρ(V, V^π); a run's value is its mean over iterations; mean ± std over seeds; – for a run without a critic.",
+                ]
+              : []),
             '',
           ]
         : []),
-      `| run | seeds | final greedy return | final greedy success | env steps to 90% of optimum${optimum === undefined ? '' : ` (${fixed(optimum, 4)})`} |${credit ? ' credit accuracy |' : ''}${deciding ? ' at the deciding token |' : ''}`,
-      `|---|---|---|---|---|${credit ? '---|' : ''}${deciding ? '---|' : ''}`,
+      `| run | seeds | final greedy return | final greedy success | env steps to 90% of optimum${optimum === undefined ? '' : ` (${fixed(optimum, 4)})`} |${credit ? ' credit accuracy |' : ''}${deciding ? ' at the deciding token |' : ''}${critic ? ' critic V^π RMSE | critic bias | critic ρ |' : ''}`,
+      `|---|---|---|---|---|${credit ? '---|' : ''}${deciding ? '---|' : ''}${critic ? '---|---|---|' : ''}`,
       ...summaries.map((s) => {
         const reached = s.stepsTo90.filter((x): x is number => x !== null);
         const steps = reached.length
           ? `${Math.round(mean(reached))} (${reached.length}/${s.seeds} seeds reached)`
           : `not reached (0/${s.seeds})`;
-        const c = cell(s.creditAccuracy, credit) + cell(s.creditAccuracyDeciding, deciding);
+        const c =
+          cell(s.creditAccuracy, credit) +
+          cell(s.creditAccuracyDeciding, deciding) +
+          criticCells(s);
         return `| ${s.label} | ${s.seeds} | ${fixed(s.finalReturn[0], 3)} ± ${fixed(s.finalReturn[1], 3)} | ${pct(s.finalSuccess[0])} ± ${pct(s.finalSuccess[1])} | ${steps} |${c}`;
       }),
     );
