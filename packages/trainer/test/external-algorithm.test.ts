@@ -5,11 +5,12 @@
 // only their public entries (a relative import into packages/ would not resolve from there). It
 // is imported from there, registered with registerAlgorithm of @poad/trainer, and trained through
 // the `poad` command (runCli on a registered environment) and train() on every registered
-// environment that offers it. No file of the repository besides this test and that module was
+// environment that offers it; the installed bin takes it too, with --env-module. No file of the repository besides this test and that module was
 // written or edited for it: the registry, the command line and its help, the run directory,
 // resume, the settings compare matches runs by and the refusals take it as they take a built-in.
 // Like the project, this file imports @poad/trainer by its name: the package's dist (turbo builds
 // it before the package's tests; after editing src/, rebuild it before running this file alone).
+import { spawnSync } from 'node:child_process';
 import {
   copyFileSync,
   existsSync,
@@ -21,8 +22,10 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { TINY_RUN, trainingHarness } from '@poad/dev-kit';
 import { listEnvs } from '@poad/envs-core';
 import {
@@ -268,6 +271,34 @@ describe('an algorithm from a module outside the packages', () => {
       expect(Math.abs(row!.approxKl!), space).toBeLessThan(1e-5);
       expect(row!.actorGradNorm, space).toBeGreaterThan(0);
     }
+  });
+
+  it('the installed `poad` command takes it with --env-module, in a process of its own', async () => {
+    // The bin of the installed package, as `npx poad` runs it from the project (tsx only to
+    // import the module's TypeScript); the module's register() adds the algorithm.
+    const bin = join(project, 'node_modules', '@poad', 'trainer', 'dist', 'bin', 'poad.js');
+    const args = h.args('bin', 1, ['--algo', 'reinforce']);
+    const r = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href,
+        bin,
+        'train',
+        '--env',
+        'credit/loop',
+        '--env-module',
+        'reinforce.ts',
+        ...args,
+      ],
+      { cwd: project, encoding: 'utf8', timeout: 300_000 },
+    );
+    expect(r.status, `${r.stdout}${r.stderr}`).toBe(0);
+    expect(h.json('bin', 'config.json')).toMatchObject({ algo: 'reinforce', task: 'credit/loop' });
+    // The same numbers as the same run in this process.
+    const here = await train1('credit/loop', 'in-process', 1);
+    expect(here.code, here.out).toBe(0);
+    expect(h.rows('bin')).toEqual(h.rows('in-process'));
   });
 
   it('train() takes it by name, with its own fields', async () => {
