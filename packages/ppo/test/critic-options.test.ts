@@ -249,6 +249,20 @@ describe('target critic', () => {
     expect(snapshots[1]).not.toEqual(critic0);
   });
 
+  it('the trainer moves the copy by targetCriticTau after each scheduled update', async () => {
+    const { policy, trainer } = setup({ targetCriticEvery: 1, targetCriticTau: 0.25 });
+    const critic0 = weights(policy.criticVariables);
+    await trainer.iterate();
+    const critic1 = weights(policy.criticVariables);
+    const got = weights(trainer.targetCritic!.variables);
+    critic1.forEach((v, i) => {
+      v.forEach((x, j) => {
+        expect(got[i]![j]).toBeCloseTo(0.25 * x + 0.75 * critic0[i]![j]!, 6);
+      });
+    });
+    expect(got).not.toEqual(critic1);
+  });
+
   it('the returns equal those computed from the values of the policy with the copy in place', async () => {
     const { policy, trainer } = setup({ targetCriticEvery: 3 });
     await trainer.iterate();
