@@ -1,12 +1,5 @@
 import type { ActionGaeOptions, ActionSegment, GaeResult } from './types.js';
-import {
-  checkArrayLike,
-  checkDones,
-  checkFinite,
-  checkFiniteArray,
-  checkLength,
-  checkUnitInterval,
-} from './validate.js';
+import { checkActionSegment, checkUnitInterval } from './validate.js';
 
 const FN = 'actionGae';
 
@@ -30,19 +23,8 @@ export function actionGae(
   }
   const gamma = checkUnitInterval(FN, 'options.gamma', options.gamma);
   const lambda = checkUnitInterval(FN, 'options.lambda', options.lambda);
-  const rewards = checkArrayLike(FN, 'segment.rewards', segment.rewards) as ArrayLike<number>;
-  const dones = checkArrayLike(FN, 'segment.dones', segment.dones) as ArrayLike<boolean | number>;
-  const values = checkArrayLike(FN, 'segment.values', segment.values) as ArrayLike<number>;
+  const { rewards, dones, values, bootstrapValue } = checkActionSegment(FN, segment);
   const T = rewards.length;
-  checkLength(FN, 'segment.dones', dones, T, 'one entry per action, like rewards');
-  checkLength(FN, 'segment.values', values, T, 'one value per action, like rewards');
-  checkFiniteArray(FN, 'segment.rewards', rewards);
-  checkFiniteArray(FN, 'segment.values', values);
-  checkDones(FN, 'segment.dones', dones);
-  const lastDone = T > 0 && Boolean(dones[T - 1]);
-  const bootstrapValue = lastDone
-    ? 0
-    : checkFinite(FN, 'segment.bootstrapValue', segment.bootstrapValue);
   const advantages = out?.advantages ?? new Float64Array(T);
   const returns = out?.returns ?? new Float64Array(T);
   if (advantages.length < T || returns.length < T) {

@@ -106,6 +106,26 @@ function readChosen(fn: string, chosen: unknown, n: number): number {
 }
 
 /**
+ * The arguments of a prefix-value function, checked in order: the labels, their probabilities
+ * (where the function takes them), their Q values (`qWhat` names them in errors), the chosen
+ * label.
+ */
+function readLabelArgs(
+  fn: string,
+  labelIds: unknown,
+  probs: { value: unknown } | null,
+  q: unknown,
+  qWhat: string,
+  chosen: unknown,
+): { ids: readonly ArrayLike<number>[]; p: ArrayLike<number>; qs: ArrayLike<number>; c: number } {
+  const ids = readLabelIds(fn, labelIds);
+  const n = ids.length;
+  const p = probs === null ? new Float64Array(n).fill(1) : readProbs(fn, probs.value, n);
+  const qs = readNumbers(fn, 'q', q, n, qWhat);
+  return { ids, p, qs, c: readChosen(fn, chosen, n) };
+}
+
+/**
  * Calls `visit(k, members)` for k = 0..|chosen|−1 with the labels that still have a k-th token
  * to write after the chosen label's first k tokens: those at least k + 1 tokens long whose first
  * k tokens are the chosen label's. At k = 0 that is every label.
@@ -151,12 +171,14 @@ export function prefixValues(
   q: ArrayLike<number>,
   chosen: number,
 ): Float64Array {
-  const FN = 'prefixValues';
-  const ids = readLabelIds(FN, labelIds);
-  const n = ids.length;
-  const p = readProbs(FN, probs, n);
-  const qs = readNumbers(FN, 'q', q, n, 'Q value');
-  const c = readChosen(FN, chosen, n);
+  const { ids, p, qs, c } = readLabelArgs(
+    'prefixValues',
+    labelIds,
+    { value: probs },
+    q,
+    'Q value',
+    chosen,
+  );
   const out = new Float64Array(ids[c]!.length + 1);
   forEachPrefix(ids, c, (k, members) => {
     let mass = 0;
@@ -183,11 +205,7 @@ export function optimalPrefixValues(
   q: ArrayLike<number>,
   chosen: number,
 ): Float64Array {
-  const FN = 'optimalPrefixValues';
-  const ids = readLabelIds(FN, labelIds);
-  const n = ids.length;
-  const qs = readNumbers(FN, 'q', q, n, 'Q value');
-  const c = readChosen(FN, chosen, n);
+  const { ids, qs, c } = readLabelArgs('optimalPrefixValues', labelIds, null, q, 'Q value', chosen);
   const out = new Float64Array(ids[c]!.length + 1);
   forEachPrefix(ids, c, (k, members) => {
     let best = Number.NEGATIVE_INFINITY;
@@ -319,11 +337,14 @@ export function softPrefixValues(
   options: SoftPrefixOptions,
 ): Float64Array {
   const FN = 'softPrefixValues';
-  const ids = readLabelIds(FN, labelIds);
-  const n = ids.length;
-  const p = readProbs(FN, probs, n);
-  const qs = readNumbers(FN, 'q', q, n, 'soft Q value');
-  const c = readChosen(FN, chosen, n);
+  const { ids, p, qs, c } = readLabelArgs(
+    FN,
+    labelIds,
+    { value: probs },
+    q,
+    'soft Q value',
+    chosen,
+  );
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`${FN}: \`options\` must be an object like { beta: 0.1 }`);
   }

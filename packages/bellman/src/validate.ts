@@ -141,14 +141,46 @@ export function checkTokenSegment(
   checkLength(fn, 'segment.tokenCounts', counts, T, 'one entry per action, like rewards');
   const total = checkTokenCounts(fn, 'segment.tokenCounts', counts);
   checkLength(fn, 'segment.values', values, total, 'one value per token: the sum of tokenCounts');
+  const bootstrapValue = checkSegmentNumbers(fn, rewards, dones, values, segment.bootstrapValue);
+  return { rewards, dones, counts, values, bootstrapValue, total };
+}
+
+/**
+ * Checks the fields of an action segment: lengths (T actions, one value each), finite rewards and
+ * values, 0/1 dones, and a finite bootstrap value unless the last action ended its episode.
+ */
+export function checkActionSegment(
+  fn: string,
+  segment: { rewards: unknown; dones: unknown; values: unknown; bootstrapValue: unknown },
+): Omit<CheckedTokenSegment, 'counts' | 'total'> {
+  const rewards = checkArrayLike(fn, 'segment.rewards', segment.rewards) as ArrayLike<number>;
+  const dones = checkArrayLike(fn, 'segment.dones', segment.dones) as ArrayLike<boolean | number>;
+  const values = checkArrayLike(fn, 'segment.values', segment.values) as ArrayLike<number>;
+  const T = rewards.length;
+  checkLength(fn, 'segment.dones', dones, T, 'one entry per action, like rewards');
+  checkLength(fn, 'segment.values', values, T, 'one value per action, like rewards');
+  const bootstrapValue = checkSegmentNumbers(fn, rewards, dones, values, segment.bootstrapValue);
+  return { rewards, dones, values, bootstrapValue };
+}
+
+/**
+ * The checks after the lengths, shared by both kinds of segment: finite rewards and values, 0/1
+ * dones. Returns the bootstrap value, checked finite unless the last action ended its episode
+ * (then 0: it is unused).
+ */
+function checkSegmentNumbers(
+  fn: string,
+  rewards: ArrayLike<number>,
+  dones: ArrayLike<boolean | number>,
+  values: ArrayLike<number>,
+  bootstrapValue: unknown,
+): number {
   checkFiniteArray(fn, 'segment.rewards', rewards);
   checkFiniteArray(fn, 'segment.values', values);
   checkDones(fn, 'segment.dones', dones);
+  const T = rewards.length;
   const lastDone = T > 0 && Boolean(dones[T - 1]);
-  const bootstrapValue = lastDone
-    ? 0
-    : checkFinite(fn, 'segment.bootstrapValue', segment.bootstrapValue);
-  return { rewards, dones, counts, values, bootstrapValue, total };
+  return lastDone ? 0 : checkFinite(fn, 'segment.bootstrapValue', bootstrapValue);
 }
 
 /** Throws a TypeError unless `x` is `'std'` or `'none'`; `call` shows a correct call. */

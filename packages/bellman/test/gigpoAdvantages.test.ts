@@ -203,86 +203,74 @@ describe('gigpoAdvantages by hand', () => {
   });
 });
 
+/** Random groups with random γ, ω and normalisation, each checked by `check` (fast-check). */
+function forAllGroups(
+  check: (
+    trajs: GigpoTrajectory[],
+    gamma: number,
+    omega: number,
+    normalise: 'std' | 'none',
+  ) => void,
+): void {
+  fc.assert(
+    fc.property(groupArb(), unit, fc.double({ min: 0, max: 2, noNaN: true }), normaliseArb, check),
+    RUNS,
+  );
+}
+
 describe('properties of gigpoAdvantages', () => {
   it('equals the definitions computed plainly (anchor groups collected by state string)', () => {
-    fc.assert(
-      fc.property(
-        groupArb(),
-        unit,
-        fc.double({ min: 0, max: 2, noNaN: true }),
-        normaliseArb,
-        (trajs, gamma, omega, normalise) => {
-          const out = gigpoAdvantages(trajs, { gamma, omega, normalise });
-          const ref = reference(trajs, gamma, omega, normalise);
-          expectWithin(out.episode, ref.episode, ref.episodeTol);
-          expect(out.step.length).toBe(trajs.length);
-          trajs.forEach((tr, i) => {
-            expect(out.step[i]!.length).toBe(tr.states.length);
-            tr.states.forEach((_, t) => {
-              expectWithin([out.step[i]![t]!], [ref.step[i]![t]!], ref.tol[i]![t]!);
-              expectWithin(
-                [out.combined[i]![t]!],
-                [ref.combined[i]![t]!],
-                ref.episodeTol + omega * ref.tol[i]![t]! + 1e-15,
-              );
-            });
-          });
-        },
-      ),
-      RUNS,
-    );
+    forAllGroups((trajs, gamma, omega, normalise) => {
+      const out = gigpoAdvantages(trajs, { gamma, omega, normalise });
+      const ref = reference(trajs, gamma, omega, normalise);
+      expectWithin(out.episode, ref.episode, ref.episodeTol);
+      expect(out.step.length).toBe(trajs.length);
+      trajs.forEach((tr, i) => {
+        expect(out.step[i]!.length).toBe(tr.states.length);
+        tr.states.forEach((_, t) => {
+          expectWithin([out.step[i]![t]!], [ref.step[i]![t]!], ref.tol[i]![t]!);
+          expectWithin(
+            [out.combined[i]![t]!],
+            [ref.combined[i]![t]!],
+            ref.episodeTol + omega * ref.tol[i]![t]! + 1e-15,
+          );
+        });
+      });
+    });
   });
 
   it('episode level is grpoAdvantages on the undiscounted returns; combined = episode + ω·step', () => {
-    fc.assert(
-      fc.property(
-        groupArb(),
-        unit,
-        fc.double({ min: 0, max: 2, noNaN: true }),
-        normaliseArb,
-        (trajs, gamma, omega, normalise) => {
-          const out = gigpoAdvantages(trajs, { gamma, omega, normalise });
-          const sums = trajs.map((tr) => Array.from(tr.rewards).reduce((s, r) => s + r, 0));
-          // The sums may round differently (we add from the last step): the bound at their size.
-          expectWithin(
-            out.episode,
-            grpoAdvantages(sums, { normalise }),
-            2 * groupTol(sums.length, 8 * 5, stats(sums).std, normalise),
-          );
-          out.combined.forEach((row, i) => {
-            row.forEach((c, t) => {
-              expect(c).toBe(out.episode[i]! + omega * out.step[i]![t]!);
-            });
-          });
-        },
-      ),
-      RUNS,
-    );
+    forAllGroups((trajs, gamma, omega, normalise) => {
+      const out = gigpoAdvantages(trajs, { gamma, omega, normalise });
+      const sums = trajs.map((tr) => Array.from(tr.rewards).reduce((s, r) => s + r, 0));
+      // The sums may round differently (we add from the last step): the bound at their size.
+      expectWithin(
+        out.episode,
+        grpoAdvantages(sums, { normalise }),
+        2 * groupTol(sums.length, 8 * 5, stats(sums).std, normalise),
+      );
+      out.combined.forEach((row, i) => {
+        row.forEach((c, t) => {
+          expect(c).toBe(out.episode[i]! + omega * out.step[i]![t]!);
+        });
+      });
+    });
   });
 
   it('every state distinct: step advantages are all 0 and combined = episode', () => {
-    fc.assert(
-      fc.property(
-        groupArb(),
-        unit,
-        fc.double({ min: 0, max: 2, noNaN: true }),
-        normaliseArb,
-        (trajs, gamma, omega, normalise) => {
-          const distinct = trajs.map((tr, i) => ({
-            ...tr,
-            states: tr.states.map((s, t) => `${i}/${t}/${s}`),
-          }));
-          const out = gigpoAdvantages(distinct, { gamma, omega, normalise });
-          out.step.forEach((row, i) => {
-            row.forEach((s, t) => {
-              expect(s === 0).toBe(true);
-              expect(out.combined[i]![t]).toBe(out.episode[i]);
-            });
-          });
-        },
-      ),
-      RUNS,
-    );
+    forAllGroups((trajs, gamma, omega, normalise) => {
+      const distinct = trajs.map((tr, i) => ({
+        ...tr,
+        states: tr.states.map((s, t) => `${i}/${t}/${s}`),
+      }));
+      const out = gigpoAdvantages(distinct, { gamma, omega, normalise });
+      out.step.forEach((row, i) => {
+        row.forEach((s, t) => {
+          expect(s === 0).toBe(true);
+          expect(out.combined[i]![t]).toBe(out.episode[i]);
+        });
+      });
+    });
   });
 
   it('identical state sequences: the step level is GRPO, step by step, on the discounted returns', () => {

@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import type { TokenAction, TokenMdp } from '../src/index.js';
 
+/** γ for the value iterations: below 1, so every backup contracts. */
+export const gammaArb = fc.double({ min: 0, max: 0.95, noNaN: true });
+/** β, the temperature of the soft backups. */
+export const betaArb = fc.double({ min: 0.05, max: 5, noNaN: true });
+
 /** Removes duplicates and any sequence that is a prefix of another, keeping the order. */
 export function prefixFree(seqs: number[][]): number[][] {
   const isPrefix = (a: number[], b: number[]) =>

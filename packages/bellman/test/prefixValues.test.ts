@@ -17,8 +17,15 @@ import {
   softPrefixValues,
 } from '../src/index.js';
 import { buildTries } from '../src/tabular/tokenMdp.js';
-import { tokenMdpArb } from './mdp.js';
-import { actionPath, iterateSoftBad, logReferenceOf, smallIdReference } from './softBackup.js';
+import { betaArb, gammaArb, tokenMdpArb } from './mdp.js';
+import {
+  actionPath,
+  fixedPolicyCaseArb,
+  iterateSoftBad,
+  logReferenceOf,
+  smallIdReference,
+  weightedTokenPolicy,
+} from './softBackup.js';
 
 const RUNS = { numRuns: 200 };
 const near = (a: number, b: number, tol = 1e-9) =>
@@ -356,9 +363,6 @@ describe('properties of the exact prefix values', () => {
 });
 
 describe('soft prefix values against the token-level soft backups', () => {
-  const gammaArb = fc.double({ min: 0, max: 0.95, noNaN: true });
-  const betaArb = fc.double({ min: 0.05, max: 5, noNaN: true });
-
   /** Per-label token log-probs of a token reference (uniform when none). */
   function labelReference(mdp: TokenMdp, skewed: boolean) {
     const reference = skewed ? smallIdReference(mdp) : undefined;
@@ -406,30 +410,11 @@ describe('soft prefix values against the token-level soft backups', () => {
   });
 
   it('for any fixed token policy, they are the values of a value iteration with the soft-BAD backup, and entry 0 is softPolicyEvaluation’s V', () => {
-    const arb = tokenMdpArb().chain((mdp) => {
-      const nodes = buildTries(mdp).reduce((acc, t) => acc + t.parent.length, 0);
-      return fc.record({
-        mdp: fc.constant(mdp),
-        weights: fc.array(fc.double({ min: 0.05, max: 1, noNaN: true }), {
-          minLength: nodes,
-          maxLength: nodes,
-        }),
-      });
-    });
     fc.assert(
-      fc.property(arb, gammaArb, betaArb, fc.boolean(), ({ mdp, weights }, gamma, beta, skewed) => {
+      fc.property(fixedPolicyCaseArb(), ({ mdp, weights, gamma, beta, skewed }) => {
         const { reference, tries, logRef, perLabel } = labelReference(mdp, skewed);
         // π(w|n) ∝ the random weight of the child node; π(a|s) is the product along a's path.
-        let offset = 0;
-        const logPolicy = tries.map((trie) => {
-          const lp = new Float64Array(trie.parent.length).fill(Number.NaN);
-          trie.children.forEach((kids) => {
-            const z = kids.reduce((acc, c) => acc + weights[offset + c]!, 0);
-            for (const c of kids) lp[c] = Math.log(weights[offset + c]! / z);
-          });
-          offset += trie.parent.length;
-          return lp;
-        });
+        const logPolicy = weightedTokenPolicy(tries, weights);
         const actionProb = (s: number, a: number) =>
           Math.exp(
             actionPath(tries[s]!, a)

@@ -2,9 +2,11 @@
 // segments it is applied to, a value iteration that uses `softBad` as its backup operator (for the
 // soft-optimal policy or a fixed one), and an action-level soft policy evaluation to compare with.
 
+import fc from 'fast-check';
 import type { TokenAction, TokenMdp, TokenReference, TokenTrie } from '../src/index.js';
 import { softBad } from '../src/softBad.js';
 import { buildTries } from '../src/tabular/tokenMdp.js';
+import { betaArb, gammaArb, tokenMdpArb } from './mdp.js';
 
 /** π̄ favouring small token ids: weight 1/w over the tokens that continue some action. */
 export function smallIdReference(mdp: TokenMdp): TokenReference {
@@ -51,6 +53,48 @@ export function actionPath(trie: TokenTrie, action: number): number[] {
   for (let n = trie.actionNode[action]!; n > 0; n = trie.parent[n]!) path.push(n);
   path.push(0);
   return path.reverse();
+}
+
+/**
+ * A case for a fixed token policy: a random token MDP, one weight in [0.05, 1] per node of its
+ * tries (all states' nodes in order, for {@link weightedTokenPolicy}), γ, β, and whether the
+ * reference is {@link smallIdReference} (`skewed`) or uniform.
+ */
+export function fixedPolicyCaseArb() {
+  return tokenMdpArb().chain((mdp) => {
+    const nodes = buildTries(mdp).reduce((acc, t) => acc + t.parent.length, 0);
+    return fc.record({
+      mdp: fc.constant(mdp),
+      weights: fc.array(fc.double({ min: 0.05, max: 1, noNaN: true }), {
+        minLength: nodes,
+        maxLength: nodes,
+      }),
+      gamma: gammaArb,
+      beta: betaArb,
+      skewed: fc.boolean(),
+    });
+  });
+}
+
+/**
+ * The token policy π(w|n) ∝ the weight of the child node w leads into: log π of the token leading
+ * into each node of each trie (NaN at the root), `weights` as {@link fixedPolicyCaseArb} lays
+ * them out.
+ */
+export function weightedTokenPolicy(
+  tries: readonly TokenTrie[],
+  weights: readonly number[],
+): Float64Array[] {
+  let offset = 0;
+  return tries.map((trie) => {
+    const lp = new Float64Array(trie.parent.length).fill(Number.NaN);
+    trie.children.forEach((kids) => {
+      const z = kids.reduce((acc, c) => acc + weights[offset + c]!, 0);
+      for (const c of kids) lp[c] = Math.log(weights[offset + c]! / z);
+    });
+    offset += trie.parent.length;
+    return lp;
+  });
 }
 
 /** What can follow an action: each listed next state, plus the episode's end (state −1). */

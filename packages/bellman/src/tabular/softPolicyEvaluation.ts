@@ -2,6 +2,7 @@ import { checkUnitInterval } from '../validate.js';
 import type { ActionQTable } from './actionQIteration.js';
 import { type IterationOptions, iterationLimits } from './options.js';
 import type { ActionReference } from './softQIteration.js';
+import { actionSweeps } from './sweeps.js';
 import { buildTries, expectedNext, type TokenMdp } from './tokenMdp.js';
 
 /** π(a|s): an action-level policy, the probability of action `action` in state `state`. */
@@ -59,7 +60,7 @@ export function softPolicyEvaluation(mdp: TokenMdp, options: SoftEvaluationOptio
       `${FN}: \`options.policy\` must be a function (state, action) => probability`,
     );
   }
-  const { tolerance, maxIterations } = iterationLimits(options);
+  const limits = iterationLimits(options);
   buildTries(mdp);
   const S = mdp.states.length;
   const probs: Float64Array[] = [];
@@ -116,27 +117,12 @@ export function softPolicyEvaluation(mdp: TokenMdp, options: SoftEvaluationOptio
     }
     bonus[s] = -beta * kl;
   });
-  const q = mdp.states.map((st) => new Float64Array(st.actions.length));
-  let v = new Float64Array(S);
-  let next = new Float64Array(S);
-  let residual = Number.POSITIVE_INFINITY;
-  let iterations = 0;
-  while (iterations < maxIterations && residual > tolerance) {
-    iterations++;
-    residual = 0;
-    for (let s = 0; s < S; s++) {
-      const actions = mdp.states[s]!.actions;
-      const p = probs[s]!;
-      let value = actions.length === 0 ? 0 : bonus[s]!;
-      for (let a = 0; a < actions.length; a++) {
-        q[s]![a] = actions[a]!.reward + gamma * expectedNext(actions[a]!, v);
-        if (p[a]! > 0) value += p[a]! * q[s]![a]!;
-      }
-      next[s] = value;
-      residual = Math.max(residual, Math.abs(value - v[s]!));
-    }
-    [v, next] = [next, v];
-  }
+  const { q, v, iterations, residual, converged } = actionSweeps(mdp, gamma, limits, (s, qs) => {
+    const p = probs[s]!;
+    let value = bonus[s]!;
+    for (let a = 0; a < qs.length; a++) if (p[a]! > 0) value += p[a]! * qs[a]!;
+    return value;
+  });
   // q was computed from the previous sweep's V; bring it level with the returned V.
   for (let s = 0; s < S; s++) {
     const actions = mdp.states[s]!.actions;
@@ -144,5 +130,5 @@ export function softPolicyEvaluation(mdp: TokenMdp, options: SoftEvaluationOptio
       q[s]![a] = actions[a]!.reward + gamma * expectedNext(actions[a]!, v);
     }
   }
-  return { q, v, iterations, residual, converged: residual <= tolerance };
+  return { q, v, iterations, residual, converged };
 }

@@ -1,13 +1,8 @@
 import { checkUnitInterval } from '../validate.js';
 import type { ActionQTable } from './actionQIteration.js';
 import { type IterationOptions, iterationLimits } from './options.js';
-import {
-  bottomUpOrder,
-  buildTries,
-  expectedNext,
-  type TokenMdp,
-  type TokenTrie,
-} from './tokenMdp.js';
+import { actionSweeps, tokenSweeps } from './sweeps.js';
+import { buildTries, type TokenMdp, type TokenTrie } from './tokenMdp.js';
 import type { TokenQTable } from './tokenQIteration.js';
 
 /** π̄(a|s): the action-level reference policy. */
@@ -29,13 +24,19 @@ export interface SoftTokenQTable extends TokenQTable {
   logReference: Float64Array[];
 }
 
-function checkBeta(fn: string, beta: unknown): number {
+/** γ, β and the stopping rule of `options`, checked in that order. */
+function readSoftOptions(
+  fn: string,
+  options: SoftOptions,
+): { gamma: number; beta: number; limits: ReturnType<typeof iterationLimits> } {
+  const gamma = checkUnitInterval(fn, 'options.gamma', options.gamma);
+  const beta: unknown = options.beta;
   if (typeof beta !== 'number' || !(beta > 0) || !Number.isFinite(beta)) {
     throw new RangeError(
       `${fn}: \`options.beta\` must be a finite number > 0, got ${String(beta)}`,
     );
   }
-  return beta;
+  return { gamma, beta, limits: iterationLimits(options) };
 }
 
 /** β·log Σ_i exp(logp_i + q_i/β), stable; entries with logp = -∞ drop out. */
@@ -80,11 +81,8 @@ export function softActionQIteration(
   options: SoftOptions & { reference?: ActionReference },
 ): ActionQTable {
   const FN = 'softActionQIteration';
-  const gamma = checkUnitInterval(FN, 'options.gamma', options.gamma);
-  const beta = checkBeta(FN, options.beta);
-  const { tolerance, maxIterations } = iterationLimits(options);
+  const { gamma, beta, limits } = readSoftOptions(FN, options);
   buildTries(mdp);
-  const S = mdp.states.length;
   const logRef = mdp.states.map((st, s) => {
     const probs = st.actions.map((_, a) =>
       options.reference ? options.reference(s, a) : 1 / st.actions.length,
@@ -93,25 +91,7 @@ export function softActionQIteration(
     return Float64Array.from(probs, Math.log);
   });
   const all = mdp.states.map((st) => st.actions.map((_, a) => a));
-  const q = mdp.states.map((st) => new Float64Array(st.actions.length));
-  let v = new Float64Array(S);
-  let next = new Float64Array(S);
-  let residual = Number.POSITIVE_INFINITY;
-  let iterations = 0;
-  while (iterations < maxIterations && residual > tolerance) {
-    iterations++;
-    residual = 0;
-    for (let s = 0; s < S; s++) {
-      const actions = mdp.states[s]!.actions;
-      for (let a = 0; a < actions.length; a++) {
-        q[s]![a] = actions[a]!.reward + gamma * expectedNext(actions[a]!, v);
-      }
-      next[s] = actions.length === 0 ? 0 : softmaxValue(logRef[s]!, q[s]!, all[s]!, beta);
-      residual = Math.max(residual, Math.abs(next[s]! - v[s]!));
-    }
-    [v, next] = [next, v];
-  }
-  return { q, v, iterations, residual, converged: residual <= tolerance };
+  return actionSweeps(mdp, gamma, limits, (s, qs) => softmaxValue(logRef[s]!, qs, all[s]!, beta));
 }
 
 function prefixOf(trie: TokenTrie, node: number): number[] {
@@ -133,50 +113,13 @@ export function softBadQIteration(
   options: SoftOptions & { reference?: TokenReference },
 ): SoftTokenQTable {
   const FN = 'softBadQIteration';
-  const gamma = checkUnitInterval(FN, 'options.gamma', options.gamma);
-  const beta = checkBeta(FN, options.beta);
-  const { tolerance, maxIterations } = iterationLimits(options);
+  const { gamma, beta, limits } = readSoftOptions(FN, options);
   const tries = buildTries(mdp);
   const logReference = tokenLogReference(FN, tries, options.reference);
-  const orders = tries.map(bottomUpOrder);
-  const S = mdp.states.length;
-  const q = tries.map((t) => new Float64Array(t.parent.length).fill(Number.NaN));
-  const v = tries.map((t) => new Float64Array(t.parent.length));
-  const root = new Float64Array(S);
-  let residual = Number.POSITIVE_INFINITY;
-  let iterations = 0;
-  while (iterations < maxIterations && residual > tolerance) {
-    iterations++;
-    root.set(v.map((vs) => vs[0]!));
-    residual = 0;
-    for (let s = 0; s < S; s++) {
-      const trie = tries[s]!;
-      const qs = q[s]!;
-      const vs = v[s]!;
-      for (const n of orders[s]!) {
-        const kids = trie.children[n]!;
-        if (kids.length === 0 && n !== 0) {
-          const act = mdp.states[s]!.actions[trie.action[n]!]!;
-          vs[n] = Number.NaN;
-          qs[n] = act.reward + gamma * expectedNext(act, root);
-          continue;
-        }
-        vs[n] = kids.length === 0 ? 0 : softmaxValue(logReference[s]!, qs, kids, beta);
-        if (n !== 0) qs[n] = vs[n]!;
-      }
-      residual = Math.max(residual, Math.abs(vs[0]! - root[s]!));
-    }
-  }
-  return {
-    tries,
-    q,
-    v,
-    beta,
-    logReference,
-    iterations,
-    residual,
-    converged: residual <= tolerance,
-  };
+  const { q, v, ...report } = tokenSweeps(mdp, tries, gamma, 1, limits, (s, qs, kids) =>
+    softmaxValue(logReference[s]!, qs, kids, beta),
+  );
+  return { tries, q, v, beta, logReference, ...report };
 }
 
 function tokenLogReference(

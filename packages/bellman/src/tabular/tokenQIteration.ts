@@ -1,12 +1,7 @@
 import { checkUnitInterval } from '../validate.js';
 import { type IterationOptions, type IterationReport, iterationLimits } from './options.js';
-import {
-  bottomUpOrder,
-  buildTries,
-  expectedNext,
-  type TokenMdp,
-  type TokenTrie,
-} from './tokenMdp.js';
+import { tokenSweeps } from './sweeps.js';
+import { buildTries, type TokenMdp, type TokenTrie } from './tokenMdp.js';
 
 /**
  * Token-level values on each state's token trie.
@@ -41,42 +36,14 @@ export function tokenQIteration(mdp: TokenMdp, options: TokenQOptions): TokenQTa
     options.intraGamma === undefined
       ? 1
       : checkUnitInterval(FN, 'options.intraGamma', options.intraGamma);
-  const { tolerance, maxIterations } = iterationLimits(options);
+  const limits = iterationLimits(options);
   const tries = buildTries(mdp);
-  const orders = tries.map(bottomUpOrder);
-  const S = mdp.states.length;
-  const q = tries.map((t) => new Float64Array(t.parent.length).fill(Number.NaN));
-  const v = tries.map((t) => new Float64Array(t.parent.length));
-  const root = new Float64Array(S);
-  let residual = Number.POSITIVE_INFINITY;
-  let iterations = 0;
-  while (iterations < maxIterations && residual > tolerance) {
-    iterations++;
-    // Jacobi sweep: every state reads the root values of the previous sweep.
-    root.set(v.map((vs) => vs[0]!));
-    residual = 0;
-    for (let s = 0; s < S; s++) {
-      const trie = tries[s]!;
-      const actions = mdp.states[s]!.actions;
-      const qs = q[s]!;
-      const vs = v[s]!;
-      for (const n of orders[s]!) {
-        const kids = trie.children[n]!;
-        if (kids.length === 0 && n !== 0) {
-          const act = actions[trie.action[n]!]!;
-          vs[n] = Number.NaN; // an action's end has no continuation inside this state
-          qs[n] = act.reward + gamma * expectedNext(act, root);
-          continue;
-        }
-        let best = kids.length === 0 ? 0 : Number.NEGATIVE_INFINITY;
-        for (const c of kids) if (qs[c]! > best) best = qs[c]!;
-        vs[n] = best;
-        if (n !== 0) qs[n] = intraGamma * best;
-      }
-      residual = Math.max(residual, Math.abs(vs[0]! - root[s]!));
-    }
-  }
-  return { tries, q, v, iterations, residual, converged: residual <= tolerance };
+  const sweeps = tokenSweeps(mdp, tries, gamma, intraGamma, limits, (_, qs, kids) => {
+    let best = Number.NEGATIVE_INFINITY;
+    for (const c of kids) if (qs[c]! > best) best = qs[c]!;
+    return best;
+  });
+  return { tries, ...sweeps };
 }
 
 /** BAD (paper eq. 13): `tokenQIteration` with γ_w = 1. Keeps the action-level optimum. */

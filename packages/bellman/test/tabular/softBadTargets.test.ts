@@ -11,19 +11,19 @@ import {
 } from '../../src/index.js';
 import { softBad } from '../../src/softBad.js';
 import { buildTries } from '../../src/tabular/tokenMdp.js';
-import { tokenMdpArb } from '../mdp.js';
+import { betaArb, gammaArb, tokenMdpArb } from '../mdp.js';
 import {
   actionPath,
   actionSegment,
+  fixedPolicyCaseArb,
   iterateSoftBad,
   logReferenceOf,
   outcomes,
   smallIdReference,
   softActionEvaluation,
+  weightedTokenPolicy,
 } from '../softBackup.js';
 
-const gammaArb = fc.double({ min: 0, max: 0.95, noNaN: true });
-const betaArb = fc.double({ min: 0.05, max: 5, noNaN: true });
 const RUNS = { numRuns: 200 };
 
 const near = (a: number, b: number, tol = 1e-9) =>
@@ -206,29 +206,12 @@ describe('softBad as the backup operator of a value iteration', () => {
   });
 
   it('for a fixed token policy π, reaches the action-level soft evaluation of π(a|s) = Π_j π(w^j|…) with π̄(a|s) = Π_j π̄(w^j|…) (the chain rule of the KL)', () => {
-    const arb = tokenMdpArb().chain((mdp) => {
-      const nodes = buildTries(mdp).reduce((acc, t) => acc + t.parent.length, 0);
-      const weight = fc.double({ min: 0.05, max: 1, noNaN: true });
-      return fc.record({
-        mdp: fc.constant(mdp),
-        weights: fc.array(weight, { minLength: nodes, maxLength: nodes }),
-      });
-    });
     fc.assert(
-      fc.property(arb, gammaArb, betaArb, fc.boolean(), ({ mdp, weights }, gamma, beta, skewed) => {
+      fc.property(fixedPolicyCaseArb(), ({ mdp, weights, gamma, beta, skewed }) => {
         const reference = skewed ? smallIdReference(mdp) : undefined;
         const tries = buildTries(mdp);
         // π(w|n) ∝ the random weight of the child node.
-        let offset = 0;
-        const logPolicy = tries.map((trie) => {
-          const lp = new Float64Array(trie.parent.length).fill(Number.NaN);
-          trie.children.forEach((kids) => {
-            const z = kids.reduce((acc, c) => acc + weights[offset + c]!, 0);
-            for (const c of kids) lp[c] = Math.log(weights[offset + c]! / z);
-          });
-          offset += trie.parent.length;
-          return lp;
-        });
+        const logPolicy = weightedTokenPolicy(tries, weights);
         const logReference = logReferenceOf(tries, reference);
         const it = iterateSoftBad(mdp, { gamma, beta, logReference, logPolicy });
         const actionReference = productReference(mdp, reference);

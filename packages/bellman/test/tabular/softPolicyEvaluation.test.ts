@@ -4,11 +4,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { TokenMdp } from '../../src/index.js';
 import { productReference, softActionQIteration, softPolicyEvaluation } from '../../src/index.js';
-import { tokenMdpArb } from '../mdp.js';
+import { betaArb, gammaArb, tokenMdpArb } from '../mdp.js';
 import { smallIdReference, softActionEvaluation } from '../softBackup.js';
 
-const gammaArb = fc.double({ min: 0, max: 0.95, noNaN: true });
-const betaArb = fc.double({ min: 0.05, max: 5, noNaN: true });
 const RUNS = { numRuns: 200 };
 const near = (a: number, b: number, tol = 1e-9) =>
   expect(Math.abs(a - b), `${a} vs ${b}`).toBeLessThan(tol * Math.max(1, Math.abs(b)));

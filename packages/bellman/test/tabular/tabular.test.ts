@@ -14,9 +14,8 @@ import {
   TokenMdpError,
   tokenQ,
 } from '../../src/index.js';
-import { lengthen, tokenMdpArb } from '../mdp.js';
+import { betaArb, gammaArb, lengthen, tokenMdpArb } from '../mdp.js';
 
-const gammaArb = fc.double({ min: 0, max: 0.95, noNaN: true });
 const RUNS = { numRuns: 200 };
 
 describe('BAD keeps the action-level optimum (paper eq. 13 vs eq. 4)', () => {
@@ -139,8 +138,6 @@ describe('NTPO with γ_w < 1 breaks action-level optimality (paper eq. 11–12)'
 });
 
 describe('soft BAD (paper eq. 21)', () => {
-  const betaArb = fc.double({ min: 0.05, max: 5, noNaN: true });
-
   it('equals action-level soft values when the action-level KL is the sum of token KLs', () => {
     fc.assert(
       fc.property(tokenMdpArb(), gammaArb, betaArb, (mdp, gamma, beta) => {
