@@ -44,6 +44,7 @@ import {
   type TrainOptions,
   train,
 } from '@poad/trainer';
+import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it, vi } from 'vitest';
 import { tinyModelDir } from './tiny-model.js';
 
@@ -302,6 +303,7 @@ describe('an algorithm from a module outside the packages', () => {
   });
 
   it('train() takes it by name, with its own fields', async () => {
+    const tensors = tf.memory().numTensors;
     const r = await train({
       env: 'credit/loop',
       algo: 'reinforce',
@@ -321,6 +323,8 @@ describe('an algorithm from a module outside the packages', () => {
       log: () => {},
     } as unknown as TrainOptions);
     expect(r.interrupted).toBe(false);
+    // The model, the trainer's optimiser and every tensor of the updates were freed.
+    expect(tf.memory().numTensors).toBe(tensors);
     const rows = h.rows('library');
     expect(h.json('library', 'config.json')).toMatchObject({
       algo: 'reinforce',
