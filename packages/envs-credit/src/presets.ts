@@ -10,8 +10,9 @@ import { type EnvPresets, SMALL_MODEL_VALUES } from '@poad/envs-core';
  *   are 1 to 13 steps long, so that is 300 to 4000 episodes, and every iteration has 128 chosen
  *   actions to correlate with their exact A^π. The token space is restricted to the labels (as
  *   Overcooked's preset found necessary on the default model), so the policy that acts is the
- *   policy that is optimised and the labels' shared words carry no choice; TWOSOME optimises a
- *   distribution over labels and has no token space to restrict.
+ *   policy that is optimised and the labels' shared words carry no choice. TWOSOME keeps
+ *   `vocabulary`, its word-normalised softmax, the sampler of the results so far; with
+ *   `--token-space labels` it acts from the same label-tree product as the others.
  * - The group-relative algorithms (GRPO, RLOO, GiGPO) take the same values with 4 groups of 8
  *   episodes per iteration (32 episodes, so even the one-step key-token task gives 32 chosen
  *   actions per iteration) and episodes cut at 16 steps, above every task's own step limit, so

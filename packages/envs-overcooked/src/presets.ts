@@ -7,7 +7,8 @@ import { type EnvPresets, SMALL_MODEL_VALUES } from '@poad/envs-core';
  *   restricted to the labels. With it POAD's greedy policy solved tomato-salad in 2 of 3 seeds
  *   within 30,000 steps; with the full vocabulary no learning rate (1e-4–5e-4), entropy
  *   coefficient (0–1e-3) or critic ratio (up to 20×) learned it (docs/results.md). TWOSOME
- *   optimises a distribution over labels and has no token space to restrict.
+ *   keeps `vocabulary`, its word-normalised softmax, the sampler of the results so far; with
+ *   `--token-space labels` it acts from the same label-tree product as the others.
  * - `paper`: the authors' train_overcooked.py for POAD; NTPO and TWOSOME have no script of their
  *   own and take POAD's values for a like-for-like comparison, as ETPO does.
  *

@@ -239,7 +239,7 @@ export const ppoConfigSchema = defineSchema({
     choices: ['learned', 'oracle', 'oracle-star'],
     default: 'learned',
     description:
-      "Where the values of the targets and advantages come from: learned (the value head), or, on environments with exact values (the credit tasks), oracle (the exact V^π of the policy that acts, at every token prefix) or oracle-star (the optimal V*); under an oracle the value head's loss is computed on the oracle's values and changes nothing",
+      "Where the values of the targets and advantages come from: learned (the value head), or, on environments with exact values (the credit tasks), oracle (the exact V^π of the policy that acts, at every token prefix) or oracle-star (the optimal V*), with poad or twosome; under an oracle the value head's loss is computed on the oracle's values and changes nothing",
   },
 
   // ---- the learned critic ----
