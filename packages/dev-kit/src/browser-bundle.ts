@@ -40,3 +40,24 @@ export async function expectBrowserBundle(entry: string, external: string[] = []
   expect(code).not.toMatch(/from ["'](node:)?(fs|path|os|child_process)(\/promises)?["']/);
   return code;
 }
+
+/**
+ * Expects a browser entry to be a part of its package's Node entry: every name `browser` exports,
+ * `node` exports as the very same value; the names in `present` are among them, those in
+ * `absent` (the Node-only parts) are not. Returns the browser entry's names.
+ */
+export function expectBrowserSubset(
+  browser: object,
+  node: object,
+  names: { present?: readonly string[]; absent?: readonly string[] } = {},
+): string[] {
+  const exported = Object.keys(browser);
+  for (const name of exported) {
+    expect((node as Record<string, unknown>)[name], name).toBe(
+      (browser as Record<string, unknown>)[name],
+    );
+  }
+  for (const name of names.present ?? []) expect(exported).toContain(name);
+  for (const name of names.absent ?? []) expect(exported).not.toContain(name);
+  return exported;
+}

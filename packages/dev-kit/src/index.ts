@@ -1,4 +1,4 @@
-export { bundleForBrowser, expectBrowserBundle } from './browser-bundle.js';
+export { bundleForBrowser, expectBrowserBundle, expectBrowserSubset } from './browser-bundle.js';
 export type { FakeFile, FakeHub, FakeRepo, LoggedRequest } from './fake-hub.js';
 export { startFakeHub } from './fake-hub.js';
 export type { GpuForTests } from './gpu.js';
