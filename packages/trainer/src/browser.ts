@@ -45,6 +45,6 @@ export {
 } from './presets.js';
 export type { RunOptions } from './run-options.js';
 export { RUN_OPTIONS } from './run-options.js';
-export type { RunIterationReport, RunTrainer } from './run-trainer.js';
-export { runTrainerOf } from './run-trainer.js';
+export type { RunIterationReport, RunTrainer, UpdateColumns } from './run-trainer.js';
+export { reportOf, runTrainerOf } from './run-trainer.js';
 export { decodeState, encodeState } from './state-codec.js';

@@ -31,9 +31,10 @@ Usage:
   poad play  --resume RUN [--checkpoint latest|best|iter-N]
   poad envs                            the environments installed here, and the algorithms each offers
 
-Every command also takes --env-module FILE: a module that registers environments of your own
-(registerEnv of @poad/envs-core when it is imported, or an exported register()). Environments of
-installed packages are found by their package.json's "poad": { "register": "<export>" }.
+Every command also takes --env-module FILE: a module of your own that registers environments
+(registerEnv of @poad/envs-core) or algorithms (registerAlgorithm of @poad/trainer), when it is
+imported or in an exported register(). Environments of installed packages are found by their
+package.json's "poad": { "register": "<export>" }.
 
 Exit codes: 0 done; 2 bad input; 3 stopped on non-finite numbers; 130 interrupted (resume with
 --resume RUN).
