@@ -22,6 +22,8 @@ export type { RedisServer } from './redis-server.js';
 export { RedisServerMissingError, redisServerPath, startRedis } from './redis-server.js';
 export { mulberry32 } from './seeded.js';
 export { spawnApp, waitFor } from './spawn.js';
+export type { TempDirs } from './temp-dirs.js';
+export { tempDirs } from './temp-dirs.js';
 export type {
   CommandResult,
   TrainingHarness,
