@@ -1,7 +1,7 @@
-import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { tempDirs } from '@poad/dev-kit';
+import { describe, expect, it } from 'vitest';
 import {
   bestCheckpoint,
   checkpointsFor,
@@ -10,15 +10,7 @@ import {
 } from '../src/best-checkpoint.js';
 import { cleanCheckpointLeftovers, saveCheckpoint } from '../src/checkpoint.js';
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-function runDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'poad-best-'));
-  dirs.push(d);
-  return d;
-}
+const runDir = tempDirs('poad-best-', { until: 'file' });
 const writeState = (text: string) => async (dir: string) => {
   writeFileSync(join(dir, 'state.txt'), text);
 };

@@ -2,9 +2,9 @@
 // itself where the test says), writes failing with ENOSPC / EACCES, and loading that falls back
 // past a corrupted checkpoint.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tempDirs } from '@poad/dev-kit';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   CheckpointLoadError,
@@ -17,15 +17,9 @@ import {
   saveCheckpointWith,
 } from '../src/checkpoint.js';
 
-const dirs: string[] = [];
-const tmp = () => {
-  const d = mkdtempSync(join(tmpdir(), 'run-kit-cp-'));
-  dirs.push(d);
-  return d;
-};
+const tmp = tempDirs('run-kit-cp-');
 afterEach(() => {
   delete process.env.POAD_TEST_CHECKPOINT_FAULT;
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
 const child = new URL('./checkpoint-child.ts', import.meta.url).pathname;

@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineSchema, OptionError, resolveOptions } from '@poad/config';
+import { tempDirs } from '@poad/dev-kit';
 import { describe, expect, it } from 'vitest';
 import { parseArgsWithConfig, parseConfigText } from '../src/files.js';
 
@@ -11,9 +11,11 @@ const schema = defineSchema({
   numMinibatches: { type: 'integer', default: 4, min: 1, description: 'Minibatches' },
 });
 
+const tmp = tempDirs('run-kit-config-');
+
 describe('parseArgsWithConfig', () => {
   it('reads a YAML or JSON file given with --config; the command line wins', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'run-kit-config-'));
+    const dir = tmp();
     const yaml = join(dir, 'c.yaml');
     writeFileSync(yaml, 'algo: twosome\nnum-minibatches: 2\nseed: 4\n');
     const p = await parseArgsWithConfig(['--config', yaml, '--seed', '9'], schema);
@@ -39,7 +41,7 @@ describe('parseArgsWithConfig', () => {
     expect(() => parseConfigText('{', 'x.json')).toThrow(OptionError);
     expect(() => parseConfigText('{', 'x.json')).toThrow(/not valid JSON/);
     expect(() => parseConfigText('a: [', 'x.yml')).toThrow(/not valid YAML/);
-    const dir = mkdtempSync(join(tmpdir(), 'run-kit-config-'));
+    const dir = tmp();
     writeFileSync(join(dir, 'u.json'), '{"sedes": 7}');
     await expect(parseArgsWithConfig(['--config', join(dir, 'u.json')], schema)).rejects.toThrow(
       /unknown option "sedes"/,

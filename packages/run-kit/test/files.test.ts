@@ -1,20 +1,12 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { tempDirs } from '@poad/dev-kit';
+import { describe, expect, it } from 'vitest';
 import { cleanCheckpointLeftovers, latestCheckpoint, saveCheckpoint } from '../src/checkpoint.js';
 import { writeFileAtomicSync } from '../src/files.js';
 import { MetricsLog } from '../src/metrics.js';
 
-const dirs: string[] = [];
-const tmp = () => {
-  const d = mkdtempSync(join(tmpdir(), 'run-kit-'));
-  dirs.push(d);
-  return d;
-};
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const tmp = tempDirs('run-kit-');
 
 describe('atomic files', () => {
   it('replaces content and leaves no temporary files', () => {

@@ -1,21 +1,14 @@
 // The run-directory lock: refused while a live process holds it (naming its pid), taken over
 // with a warning when its process is gone, released on exit.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { tempDirs } from '@poad/dev-kit';
+import { describe, expect, it } from 'vitest';
 import { type LockHolder, lockRunDir, RunLockedError, runDirLockHolder } from '../src/lock.js';
 
-const dirs: string[] = [];
-const tmp = () => {
-  const d = mkdtempSync(join(tmpdir(), 'run-kit-lock-'));
-  dirs.push(d);
-  return d;
-};
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const tmp = tempDirs('run-kit-lock-');
 
 const child = new URL('./checkpoint-child.ts', import.meta.url).pathname;
 const holder = (pid: number, host = hostname()): LockHolder => ({
