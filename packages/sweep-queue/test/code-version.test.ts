@@ -1,19 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { tempDirs } from '@poad/dev-kit';
+import { describe, expect, it } from 'vitest';
 import { codeVersionOf, versionDifference } from '../src/index.js';
 
-const temp: string[] = [];
-afterAll(() => {
-  for (const d of temp) rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirs('poad-code-version-', { until: 'file' });
 
 /** A repository with a root package and workspaces packages/a, apps/b. */
 function repo(): string {
-  const root = mkdtempSync(join(tmpdir(), 'poad-code-version-'));
-  temp.push(root);
+  const root = tempDir();
   const pkg = (dir: string, name: string, version: string) => {
     mkdirSync(join(root, dir), { recursive: true });
     writeFileSync(join(root, dir, 'package.json'), JSON.stringify({ name, version }));
