@@ -134,3 +134,31 @@ export function expectedReward(action: CreditAction): number {
   for (const o of action.outcomes) r += o.prob * o.reward;
   return r;
 }
+
+/**
+ * The discount a function of this package uses: `gamma` when given, else the task's. Throws a
+ * {@link CreditArgumentError} naming `fn(options.gamma)` unless it is a number in [0, 1].
+ */
+export function discountOf(mdp: CreditMdp, gamma: unknown, fn: string): number {
+  const g = gamma ?? mdp.gamma;
+  if (typeof g !== 'number' || !(g >= 0 && g <= 1)) {
+    throw new CreditArgumentError(
+      `${fn}(options.gamma)`,
+      `expected a discount in [0, 1], got ${String(g)}.`,
+    );
+  }
+  return g;
+}
+
+/**
+ * The states that are not terminal, in order (`running`), and each state's position among them
+ * (`row`, −1 for a terminal state): the unknowns of the linear equations over running states.
+ */
+export function runningStates(mdp: CreditMdp): { running: number[]; row: Int32Array } {
+  const running: number[] = [];
+  const row = new Int32Array(mdp.states.length).fill(-1);
+  mdp.states.forEach((st, s) => {
+    if (!st.terminal) row[s] = running.push(s) - 1;
+  });
+  return { running, row };
+}

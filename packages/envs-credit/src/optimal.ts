@@ -1,6 +1,5 @@
 import { actionQIteration } from '@poad/bellman';
-import { CreditArgumentError } from './errors.js';
-import type { CreditMdp } from './mdp.js';
+import { type CreditMdp, discountOf } from './mdp.js';
 import { resolveMdp } from './tasks.js';
 import { creditTokenMdp } from './token-mdp.js';
 import { type LabelValues, type StateValues, TIE_TOLERANCE } from './values.js';
@@ -41,13 +40,7 @@ export function optimalValues(
   options: OptimalValuesOptions = {},
 ): OptimalValues {
   const mdp = resolveMdp(task, 'optimalValues(task)');
-  const gamma = options.gamma ?? mdp.gamma;
-  if (typeof gamma !== 'number' || !(gamma >= 0 && gamma <= 1)) {
-    throw new CreditArgumentError(
-      'optimalValues(options.gamma)',
-      `expected a discount in [0, 1], got ${String(gamma)}.`,
-    );
-  }
+  const gamma = discountOf(mdp, options.gamma, 'optimalValues');
   const { tokenMdp } = creditTokenMdp(mdp);
   const table = actionQIteration(tokenMdp, { gamma, tolerance: options.tolerance ?? 1e-13 });
   const v: Record<string, number> = {};

@@ -1,6 +1,6 @@
 import { CreditArgumentError } from './errors.js';
 import { solveInPlace } from './linear.js';
-import { type CreditMdp, indexMdp } from './mdp.js';
+import { type CreditMdp, indexMdp, runningStates } from './mdp.js';
 import { evaluate } from './policy.js';
 import { type LabelPolicy, readPolicy } from './policy-input.js';
 import { resolveMdp } from './tasks.js';
@@ -43,11 +43,7 @@ export function outcomeCredit(task: string | CreditMdp, pi: LabelPolicy): Outcom
   const probs = readPolicy(mdp, pi, argument);
   const u = evaluate(mdp, probs, 1, argument);
 
-  const running: number[] = [];
-  const row = new Int32Array(mdp.states.length).fill(-1);
-  mdp.states.forEach((st, s) => {
-    if (!st.terminal) row[s] = running.push(s) - 1;
-  });
+  const { running, row } = runningStates(mdp);
   const n = running.length;
   // (I − P_π)ᵀ, the matrix of the forward (occupancy) equations.
   const forward = new Float64Array(n * n);

@@ -1,9 +1,9 @@
 import { CreditArgumentError } from './errors.js';
 import { solveInPlace } from './linear.js';
-import { type CreditMdp, indexMdp } from './mdp.js';
+import { type CreditMdp, discountOf, indexMdp, runningStates } from './mdp.js';
 import { type LabelPolicy, readPolicy } from './policy-input.js';
 import { resolveMdp } from './tasks.js';
-import type { LabelValues, StateValues } from './values.js';
+import { type LabelValues, labelEntry, type StateValues } from './values.js';
 
 /** Options of {@link policyAdvantages}. */
 export interface PolicyAdvantagesOptions {
@@ -47,13 +47,7 @@ export function policyAdvantages(
   options: PolicyAdvantagesOptions = {},
 ): PolicyValues {
   const mdp = resolveMdp(task, 'policyAdvantages(task)');
-  const gamma = options.gamma ?? mdp.gamma;
-  if (typeof gamma !== 'number' || !(gamma >= 0 && gamma <= 1)) {
-    throw new CreditArgumentError(
-      'policyAdvantages(options.gamma)',
-      `expected a discount in [0, 1], got ${String(gamma)}.`,
-    );
-  }
+  const gamma = discountOf(mdp, options.gamma, 'policyAdvantages');
   const probs = readPolicy(mdp, pi, 'policyAdvantages(pi)');
   const v = evaluate(mdp, probs, gamma, 'policyAdvantages(pi)');
   const { index } = indexMdp(mdp, 'policyAdvantages(task)');
@@ -91,11 +85,7 @@ export function evaluate(
   argument: string,
 ): Float64Array {
   const { index } = indexMdp(mdp, argument);
-  const running: number[] = [];
-  const row = new Int32Array(mdp.states.length).fill(-1);
-  mdp.states.forEach((st, s) => {
-    if (!st.terminal) row[s] = running.push(s) - 1;
-  });
+  const { running, row } = runningStates(mdp);
   const n = running.length;
   const a = new Float64Array(n * n);
   const b = new Float64Array(n);
@@ -131,21 +121,5 @@ export function evaluate(
  * when `stateId` or `label` is not in the task.
  */
 export function advantageOf(values: PolicyValues, stateId: string, label: string): number {
-  const row = Object.hasOwn(values.advantage, stateId) ? values.advantage[stateId] : undefined;
-  if (!row) {
-    throw new CreditArgumentError(
-      'advantageOf(stateId)',
-      `${values.id} has no state ${JSON.stringify(stateId)}; its states are ${Object.keys(values.advantage).join(', ')} (take the id from the step's info.state).`,
-    );
-  }
-  if (!Object.hasOwn(row, label)) {
-    const labels = Object.keys(row);
-    throw new CreditArgumentError(
-      'advantageOf(label)',
-      labels.length === 0
-        ? `state ${JSON.stringify(stateId)} of ${values.id} is terminal and has no labels.`
-        : `state ${JSON.stringify(stateId)} of ${values.id} has no label ${JSON.stringify(label)}; its labels are ${labels.map((l) => JSON.stringify(l)).join(', ')}.`,
-    );
-  }
-  return row[label]!;
+  return labelEntry(values.advantage, values.id, 'advantageOf', stateId, label);
 }

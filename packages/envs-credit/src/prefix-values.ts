@@ -6,13 +6,13 @@ import {
   softPrefixValues,
 } from '@poad/bellman';
 import { CreditArgumentError } from './errors.js';
-import { type CreditMdp, indexMdp } from './mdp.js';
+import { type CreditMdp, discountOf, indexMdp } from './mdp.js';
 import { optimalValues } from './optimal.js';
 import { evaluate } from './policy.js';
 import { type LabelPolicy, readPolicy } from './policy-input.js';
 import { resolveMdp } from './tasks.js';
 import { creditTokenMdp } from './token-mdp.js';
-import type { LabelValues, StateValues } from './values.js';
+import { type LabelValues, labelEntry, type StateValues } from './values.js';
 
 /**
  * Each label's token ids in a state, exactly as the tokenizer gives them in context (the ids
@@ -89,14 +89,7 @@ function readGamma(mdp: CreditMdp, options: TokenPrefixOptions, fn: string): num
   if (options === null || typeof options !== 'object') {
     throw new CreditArgumentError(`${fn}(options)`, 'expected an options object, e.g. {}.');
   }
-  const gamma = options.gamma ?? mdp.gamma;
-  if (typeof gamma !== 'number' || !(gamma >= 0 && gamma <= 1)) {
-    throw new CreditArgumentError(
-      `${fn}(options.gamma)`,
-      `expected a discount in [0, 1], got ${String(gamma)}.`,
-    );
-  }
-  return gamma;
+  return discountOf(mdp, options.gamma, fn);
 }
 
 /** The token ids of every running state's labels (empty at terminal states), checked. */
@@ -370,22 +363,7 @@ export function prefixValuesOf(
   label: string,
   ids?: ArrayLike<number>,
 ): Float64Array {
-  const row = Object.hasOwn(values.prefixes, stateId) ? values.prefixes[stateId] : undefined;
-  if (!row) {
-    throw new CreditArgumentError(
-      'prefixValuesOf(stateId)',
-      `${values.id} has no state ${JSON.stringify(stateId)}; its states are ${Object.keys(values.prefixes).join(', ')} (take the id from the step's info.state).`,
-    );
-  }
-  if (!Object.hasOwn(row, label)) {
-    const labels = Object.keys(row);
-    throw new CreditArgumentError(
-      'prefixValuesOf(label)',
-      labels.length === 0
-        ? `state ${JSON.stringify(stateId)} of ${values.id} is terminal and has no labels.`
-        : `state ${JSON.stringify(stateId)} of ${values.id} has no label ${JSON.stringify(label)}; its labels are ${labels.map((l) => JSON.stringify(l)).join(', ')}.`,
-    );
-  }
+  const entry = labelEntry(values.prefixes, values.id, 'prefixValuesOf', stateId, label);
   if (ids !== undefined) {
     const own = values.tokens[stateId]![label]!;
     let same = ids.length === own.length;
@@ -397,7 +375,7 @@ export function prefixValuesOf(
       );
     }
   }
-  return row[label]!;
+  return entry;
 }
 
 /**

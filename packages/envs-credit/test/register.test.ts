@@ -39,18 +39,9 @@ describe('registerCreditEnvs', () => {
     expect((await env.step('walk to the next room')).truncated).toBe(true);
   });
 
-  it('offers presets for poad, ntpo, twosome, archer, etpo and the group methods with a small default', () => {
+  it('declares labelled actions and seeded resets, with a small default preset for every method', () => {
     const p = api.CREDIT_PRESETS;
-    expect(p.algorithms).toEqual([
-      'poad',
-      'ntpo',
-      'twosome',
-      'archer',
-      'etpo',
-      'grpo',
-      'rloo',
-      'gigpo',
-    ]);
+    expect(p.traits).toEqual({ actions: 'labels', seededResets: true });
     // The group methods' episodes are never cut: their cap is above every task's step limit.
     const longest = Math.max(...api.CREDIT_TASKS.map((t) => api.creditMdp(t).maxSteps));
     for (const algo of ['grpo', 'rloo', 'gigpo'])
