@@ -104,10 +104,17 @@ describe('one schema from the flag to the trainer', () => {
     );
   });
 
-  it('cross-field rules stay with the algorithm: twosome has no label token space', async () => {
-    await expect(runConfigOf(vh, ['--algo', 'twosome', '--token-space', 'labels'])).rejects.toThrow(
-      /tokenSpace: 'labels' is for token-level algorithms/,
+  it("cross-field rules stay with the algorithm: ntpo's critic is not the exact BAD values", async () => {
+    await expect(runConfigOf(vh, ['--algo', 'ntpo', '--critic', 'oracle'])).rejects.toThrow(
+      /critic.*'oracle' gives the exact values of the BAD backup/,
     );
+    // The same field is fine for poad, and twosome takes the label token space.
+    expect((await runConfigOf(vh, ['--algo', 'poad', '--critic', 'oracle'])).config).toMatchObject({
+      critic: 'oracle',
+    });
+    expect(
+      (await runConfigOf(vh, ['--algo', 'twosome', '--token-space', 'labels'])).config,
+    ).toMatchObject({ tokenSpace: 'labels' });
   });
 });
 
