@@ -108,7 +108,7 @@ function garbagePadding(inner: TokenPolicy): TokenPolicy {
 describe('behaviour log-probs', () => {
   const cases = [
     ...(['poad', 'ntpo', 'archer', 'twosome'] as const).map((a) => [a, 'vocabulary'] as const),
-    ...(['poad', 'ntpo', 'archer'] as const).map((a) => [a, 'labels'] as const),
+    ...(['poad', 'ntpo', 'archer', 'twosome'] as const).map((a) => [a, 'labels'] as const),
   ];
   for (const [algorithm, tokenSpace] of cases) {
     it(`${algorithm} (${tokenSpace}): stored log-probs equal the update's recomputation (KL ≈ 0, no clipping before any step)`, async () => {
