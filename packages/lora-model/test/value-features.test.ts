@@ -129,15 +129,15 @@ describe("'layers' features", () => {
   it('cannot be asked of a pass that runs its last layer on some rows only', () => {
     const model = createCausalLM(tinyConfig(), { seed: 1 });
     expect(() =>
-      tf.tidy(() =>
+      tf.tidy(() => {
         model.forward({
           ids: new Int32Array([1, 2]),
           batch: 1,
           seq: 2,
           outputRows: [1],
           allLayers: true,
-        }),
-      ),
+        });
+      }),
     ).toThrow(/allLayers cannot be combined with outputRows/);
     model.dispose();
   });
