@@ -6,7 +6,7 @@ import { DataSciOptionError } from './errors.js';
 import type { SandboxLimits, TimeLimit } from './limits.js';
 import type { PythonInfo } from './python.js';
 import type { IsolationMode } from './sandbox.js';
-import type { Evaluation } from './scoring.js';
+import type { Evaluation, FailureReason } from './scoring.js';
 import type { ScoringRule } from './seeding.js';
 
 /*
@@ -71,14 +71,22 @@ export function scoreKey(parts: ScoreKeyParts): string {
     .digest('hex');
 }
 
-/** Failures the program decides (the same again on the same data under `seeded-v1`). */
-const PROGRAM_FAILURES = new Set([
+/**
+ * The failures the Python runner reports that the program itself decides: the same program on
+ * the same data fails the same way again.
+ */
+export const RUNNER_PROGRAM_FAILURES: readonly FailureReason[] = [
   'syntax',
   'exception',
   'memory-limit',
   'exit',
   'no-model',
   'bad-probabilities',
+];
+
+/** Failures the program decides (the same again on the same data under `seeded-v1`). */
+const PROGRAM_FAILURES = new Set<FailureReason>([
+  ...RUNNER_PROGRAM_FAILURES,
   'scoring',
   'output-limit',
   'no-result',
@@ -92,7 +100,7 @@ export function isCacheable(evaluation: Evaluation): boolean {
     // A crash by SIGSEGV and the like is the program's; SIGKILL may be the hard CPU-time limit.
     return !/SIGKILL/.test(evaluation.error ?? '');
   }
-  return PROGRAM_FAILURES.has(evaluation.reason ?? '');
+  return evaluation.reason !== undefined && PROGRAM_FAILURES.has(evaluation.reason);
 }
 
 function sizeOf(evaluation: Evaluation): number {

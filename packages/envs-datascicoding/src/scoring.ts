@@ -8,7 +8,7 @@ import { defaultEvaluationPool } from './pool.js';
 import { assembleProgram } from './prompts.js';
 import { checkPython, DEFAULT_PYTHON } from './python.js';
 import { type IsolationMode, runSandboxed, type SandboxRun } from './sandbox.js';
-import { isCacheable, type ScoreCache, scoreKey } from './score-cache.js';
+import { isCacheable, RUNNER_PROGRAM_FAILURES, type ScoreCache, scoreKey } from './score-cache.js';
 import {
   checkScoringRule,
   DEFAULT_SCORING,
@@ -140,6 +140,17 @@ function bannedIn(body: string, options: EvaluateOptions): Evaluation | null {
 }
 
 /**
+ * The module that runs `body` as `build_model` on data of `dataset`'s shape, or the failure of
+ * the first banned construct `body` uses.
+ */
+function programFor(dataset: Dataset, body: string, options: EvaluateOptions): string | Evaluation {
+  return (
+    bannedIn(body, options) ??
+    assembleProgram(body, dataset.n, dataset.d, options.keepTrailingReturn)
+  );
+}
+
+/**
  * Scores the body of `build_model`: refuses banned constructs, runs the program in the sandbox
  * on the dataset's five splits and returns the ROC AUC of each split, or the reason it failed.
  */
@@ -148,10 +159,8 @@ export async function evaluateProgram(
   body: string,
   options: EvaluateOptions = {},
 ): Promise<Evaluation> {
-  const banned = bannedIn(body, options);
-  if (banned) return banned;
-  const source = assembleProgram(body, dataset.n, dataset.d, options.keepTrailingReturn);
-  return evaluateModule(dataset, source, options);
+  const source = programFor(dataset, body, options);
+  return typeof source === 'string' ? evaluateModule(dataset, source, options) : source;
 }
 
 /** Like {@link evaluateProgram} for a complete module that defines `build_model` (no ban check). */
@@ -217,10 +226,10 @@ export async function evaluateHeldOut(
   options: EvaluateOptions = {},
 ): Promise<Evaluation> {
   const task = heldOutTask(dataset);
-  const banned = bannedIn(body, options);
-  if (banned) return banned;
-  const source = assembleProgram(body, dataset.n, dataset.d, options.keepTrailingReturn);
-  return runAndScore(task.sandbox, task.labels, source, options);
+  const source = programFor(dataset, body, options);
+  return typeof source === 'string'
+    ? runAndScore(task.sandbox, task.labels, source, options)
+    : source;
 }
 
 /** Evaluations running now that a cache will keep, by key: a second request waits for the first. */
@@ -304,15 +313,8 @@ interface RunnerResult {
   splits?: Array<{ cols?: unknown; proba?: unknown }>;
 }
 
-const RUNNER_REASONS = new Set([
-  'syntax',
-  'exception',
-  'memory-limit',
-  'exit',
-  'no-model',
-  'bad-probabilities',
-  'sandbox',
-]);
+/** The reasons the Python runner may report: the program's failures, or its sandbox's. */
+const RUNNER_REASONS = new Set<string>([...RUNNER_PROGRAM_FAILURES, 'sandbox']);
 
 function interpret(
   run: SandboxRun,
