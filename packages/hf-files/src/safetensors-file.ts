@@ -94,6 +94,25 @@ async function readHeaderFrom(
 }
 
 /**
+ * Opens the safetensors file at `path`, reads and validates its header, and gives both to `use`;
+ * the file is closed when `use` settles.
+ */
+async function withHeader<T>(
+  path: string,
+  options: ParseSafetensorsOptions,
+  use: (fh: FileHandle, header: SafetensorsHeader, file: string) => Promise<T>,
+): Promise<T> {
+  const file = options.fileName ?? path;
+  const fh = await openForRead(path);
+  try {
+    const maxHeaderBytes = options.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES;
+    return await use(fh, await readHeaderFrom(fh, file, maxHeaderBytes), file);
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
  * Read and validate only the header of a safetensors file (names, dtypes, shapes, offsets):
  * no tensor data is read.
  */
@@ -101,13 +120,7 @@ export async function readSafetensorsHeader(
   path: string,
   options: ParseSafetensorsOptions = {},
 ): Promise<SafetensorsHeader> {
-  const file = options.fileName ?? path;
-  const fh = await openForRead(path);
-  try {
-    return await readHeaderFrom(fh, file, options.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES);
-  } finally {
-    await fh.close();
-  }
+  return withHeader(path, options, async (_fh, header) => header);
 }
 
 /**
@@ -118,23 +131,14 @@ export async function readSafetensorsFile(
   path: string,
   options: ParseSafetensorsOptions = {},
 ): Promise<SafetensorsContents> {
-  const file = options.fileName ?? path;
-  const fh = await openForRead(path);
-  try {
-    const header = await readHeaderFrom(
-      fh,
-      file,
-      options.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES,
-    );
+  return withHeader(path, options, async (fh, header, file) => {
     const tensors = new Map<string, NamedTensor>();
     for (const e of header.entries) {
       const raw = await readExactly(fh, e.end - e.begin, header.dataOffset + e.begin, file);
       tensors.set(e.name, namedTensor(e.dtype, e.shape, raw, options.halfBits, true));
     }
     return { tensors, metadata: header.metadata };
-  } finally {
-    await fh.close();
-  }
+  });
 }
 
 /** Serialise tensors with {@link serializeSafetensors} and write them atomically to `path`. */
