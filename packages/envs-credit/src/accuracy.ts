@@ -44,6 +44,15 @@ export function creditAccuracy(
   task: string | CreditMdp,
   pi: LabelPolicy,
   steps: readonly CreditedStep[],
+  options: {
+    /**
+     * Learner advantages within this distance of each other count as tied (rounded to this grid
+     * before ranking); default 0, none. A learner's float32 arithmetic leaves advantages that are
+     * exactly equal in its own math (an oracle critic's, where A^π is 0) apart by about 1e-8,
+     * which an exact ranking would order by its rounding.
+     */
+    readonly tieGrid?: number;
+  } = {},
 ): CreditAccuracy {
   const mdp = resolveMdp(task, 'creditAccuracy(task)');
   if (!Array.isArray(steps)) {
@@ -52,6 +61,12 @@ export function creditAccuracy(
       'expected an array of { state, label, advantage }.',
     );
   }
+  const grid = options.tieGrid ?? 0;
+  if (!(grid >= 0 && Number.isFinite(grid)))
+    throw new CreditArgumentError(
+      'creditAccuracy(options.tieGrid)',
+      `expected a finite number ≥ 0, got ${String(options.tieGrid)}.`,
+    );
   const values = policyAdvantages(mdp, pi);
   const exact = new Float64Array(steps.length);
   const given = new Float64Array(steps.length);
@@ -63,7 +78,7 @@ export function creditAccuracy(
       );
     }
     exact[i] = Math.round(advantageOf(values, s.state, s.label) / TIE_GRID) * TIE_GRID;
-    given[i] = s.advantage;
+    given[i] = grid > 0 ? Math.round(s.advantage / grid) * grid : s.advantage;
   });
   return { spearman: spearman(given, exact), steps: steps.length, exact };
 }

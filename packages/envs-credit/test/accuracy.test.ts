@@ -74,6 +74,22 @@ describe('creditAccuracy', () => {
     expect(r.spearman).toBeCloseTo(spearman([0.1, 0.2, 0.3, -0.3], [2.5, 2.5, 4, 1]), 12);
   });
 
+  it("with a tie grid, ranks the learner's advantages that float32 left apart as ties", () => {
+    const pi = (_s: string, labels: readonly string[]) =>
+      labels.map((_, i) => (i === 0 ? 0.7 : 0.3 / (labels.length - 1)));
+    // An exact critic's advantages: the fillers' A^π is 0, left at ±1e-8 by float32 sums.
+    const steps = [
+      { state: 'bread-1', label: 'walk down the hallway', advantage: 1.2e-8 },
+      { state: 'bread-1', label: 'walk on', advantage: -0.9e-8 },
+      { state: 'bread-1', label: 'walk down the hallway', advantage: -1.1e-8 },
+      { state: 'kitchen', label: 'grab the bread', advantage: 0.3 },
+      { state: 'kitchen', label: 'grab the chips', advantage: -0.3 },
+    ];
+    expect(creditAccuracy('delayed', pi, steps).spearman).toBeLessThan(1);
+    expect(creditAccuracy('delayed', pi, steps, { tieGrid: 1e-6 }).spearman).toBeCloseTo(1, 12);
+    expect(() => creditAccuracy('delayed', pi, steps, { tieGrid: -1 })).toThrow(/options.tieGrid/);
+  });
+
   it('is NaN with fewer than two steps or when every step has the same exact credit', () => {
     expect(
       creditAccuracy('loop', uniformPolicy, [
