@@ -142,6 +142,12 @@ async function softValues(pi: ActingPolicy, policy: EtpoLmPolicy): Promise<Token
   );
 }
 
+/**
+ * The grid a learner's advantages are rounded to for `creditAccuracyDecidingTied`: advantages
+ * closer than this rank as ties.
+ */
+export const CREDIT_TIE_GRID = 1e-6;
+
 /** One line of `credit.jsonl`: an iteration's acting policy, its steps and their credit. */
 export interface CreditRecord {
   iteration: number;
@@ -149,6 +155,8 @@ export interface CreditRecord {
   creditAccuracy: number | null;
   /** The same with a token-level method's advantage at each action's deciding token. */
   creditAccuracyDeciding: number | null;
+  /** That one with advantages within {@link CREDIT_TIE_GRID} of each other tied. */
+  creditAccuracyDecidingTied?: number | null;
   /** π(label | state) of the policy that acted, for every running state. */
   policy: Record<string, Record<string, number>>;
   /**
@@ -339,6 +347,11 @@ export const creditApp: AppSpec = {
     const pick = (s: string) => pi.probs.get(s)!;
     const r = creditAccuracy(pi.mdp, pick, steps);
     const d = tokenLevel ? creditAccuracy(pi.mdp, pick, deciding) : r;
+    // The same with advantages within 1e-6 of each other tied: float32 leaves those its own math
+    // makes equal (an exact critic's, where A^π is 0) apart by about 1e-8.
+    const tied = creditAccuracy(pi.mdp, pick, tokenLevel ? deciding : steps, {
+      tieGrid: CREDIT_TIE_GRID,
+    });
     // The critic's error: its recorded values against the exact ones of the policy that acted
     // (ETPO's soft values only on the label tree, where they are defined).
     const values = recordedValues(agent, report);
@@ -362,6 +375,7 @@ export const creditApp: AppSpec = {
       iteration: report.iteration,
       creditAccuracy: Number.isNaN(r.spearman) ? null : r.spearman,
       creditAccuracyDeciding: Number.isNaN(d.spearman) ? null : d.spearman,
+      creditAccuracyDecidingTied: orNull(tied.spearman),
       policy,
       steps: {
         state: steps.map((x) => x.state),
@@ -388,6 +402,7 @@ export const creditApp: AppSpec = {
     return {
       creditAccuracy: r.spearman,
       creditAccuracyDeciding: d.spearman,
+      creditAccuracyDecidingTied: tied.spearman,
       creditSteps: r.steps,
       ...(error
         ? {
