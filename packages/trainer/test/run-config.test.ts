@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OptionError } from '@poad/config';
+import { SMALL_MODEL_VALUES } from '@poad/envs-core';
 import { DATASCICODING_PRESETS } from '@poad/envs-datascicoding';
 import { OVERCOOKED_PRESETS } from '@poad/envs-overcooked';
 import { VIRTUALHOME_PRESETS } from '@poad/envs-virtualhome';
@@ -185,10 +186,12 @@ describe("presets come from the environment's package", () => {
     }
   });
 
-  it("train()'s default presets for an environment without its own are the small-model values VirtualHome's small preset is", () => {
+  it("train()'s default presets for an environment without its own are the small-model values VirtualHome's small preset spreads", () => {
     // One object, written once in @poad/envs-core, not a copy of VirtualHome's numbers.
-    expect(defaultPresets().presets.small!.values).toBe(VIRTUALHOME_PRESETS.presets.small!.values);
+    expect(defaultPresets().presets.small!.values).toBe(SMALL_MODEL_VALUES);
+    expect(VIRTUALHOME_PRESETS.presets.small!.values).toMatchObject(SMALL_MODEL_VALUES);
     expect(offeredAlgorithms({ presets: defaultPresets() })).toEqual(algorithmNames());
+    expect(offeredAlgorithms({ presets: defaultPresets('text') })).not.toContain('twosome');
   });
 
   it('an environment offers the algorithms whose needs its traits meet, and says why not', async () => {
