@@ -93,6 +93,10 @@ interface Row {
   criticRmse?: number | null;
   criticBias?: number | null;
   criticSpearman?: number | null;
+  /** Where the collapse monitor fired: its reason; the rollbacks made so far. */
+  collapse?: string;
+  rollbacks?: number;
+  iteration?: number;
 }
 
 /** One run of a group, for the per-run table. */
@@ -140,6 +144,16 @@ export interface RunSummary {
    * re-counted from its metrics rows (see {@link readRows}).
    */
   successRecounted?: boolean;
+  /**
+   * The best checkpoint's final greedy evaluation on the training task, when the run kept one
+   * (`--keep-best`) apart from its latest (eval.json's `best`); absent otherwise.
+   */
+  best?: { iteration: number; greedy: { successRate: number; meanReturn: number } | null };
+  /**
+   * Where its collapse monitor fired (metrics rows with `collapse`): how often, at which
+   * iterations, and the rollbacks made; absent when it never fired.
+   */
+  collapses?: { alarms: number; iterations: number[]; rollbacks: number };
   envSteps: number;
   wallSeconds: number;
 }
@@ -278,6 +292,32 @@ function readEval(runDir: string): EvalResults {
   return readRunJson<{ results: EvalResults }>(runDir, 'eval.json', { results: {} }).results;
 }
 
+/** The best checkpoint's final evaluation on `trainTask` (eval.json's `best`), or undefined. */
+function readBestEval(runDir: string, trainTask: string): RunSummary['best'] {
+  const best = readRunJson<{ best?: { iteration: number; results: EvalResults } }>(
+    runDir,
+    'eval.json',
+    {},
+  ).best;
+  if (!best) return undefined;
+  const g = best.results[`${trainTask}/greedy`];
+  return {
+    iteration: best.iteration,
+    greedy: g ? { successRate: g.successRate, meanReturn: g.meanReturn } : null,
+  };
+}
+
+/** Where a run's collapse monitor fired, from its metrics rows (undefined: never). */
+function collapsesOf(rows: readonly Row[]): RunSummary['collapses'] {
+  const fired = rows.filter((r) => typeof r.collapse === 'string');
+  if (fired.length === 0) return undefined;
+  const rollbacks = Math.max(
+    0,
+    ...rows.map((r) => (typeof r.rollbacks === 'number' ? r.rollbacks : 0)),
+  );
+  return { alarms: fired.length, iterations: fired.map((r) => Number(r.iteration)), rollbacks };
+}
+
 /** The per-run facts the report's last table shows. */
 export function summariseRun(runDir: string, trainTask: string): RunSummary {
   const { rows, recounted } = loadRows(runDir);
@@ -317,8 +357,11 @@ export function summariseRun(runDir: string, trainTask: string): RunSummary {
     programs: runPrograms(rows, 5, runDir),
     creditAccuracy: meanCreditAccuracy(rows, 'creditAccuracy'),
     creditAccuracyDeciding: meanCreditAccuracy(rows, 'creditAccuracyDeciding'),
-    criticError: meanCriticError(rows),
+    // Absent for runs without a critic error, so that reports of older runs stay as they were.
+    ...(meanCriticError(rows) ? { criticError: meanCriticError(rows) } : {}),
     ...(recounted ? { successRecounted: true } : {}),
+    ...(readBestEval(runDir, trainTask) ? { best: readBestEval(runDir, trainTask) } : {}),
+    ...(collapsesOf(rows) ? { collapses: collapsesOf(rows) } : {}),
     envSteps: rows[last]?.envSteps ?? 0,
     wallSeconds: rows[last]?.wallSeconds ?? 0,
   };
@@ -408,13 +451,15 @@ export function summarise(g: Group, trainTask: string, optimum: number | undefin
     ),
     creditAccuracy: credit.length ? [mean(credit), std(credit)] : null,
     creditAccuracyDeciding: deciding.length ? [mean(deciding), std(deciding)] : null,
-    criticError: critic.length
+    ...(critic.length
       ? {
-          rmse: spread(critic.map((c) => c.rmse)),
-          bias: spread(critic.map((c) => c.bias)),
-          spearman: rhos.length ? spread(rhos) : null,
+          criticError: {
+            rmse: spread(critic.map((c) => c.rmse)),
+            bias: spread(critic.map((c) => c.bias)),
+            spearman: rhos.length ? spread(rhos) : null,
+          },
         }
-      : null,
+      : {}),
     runs,
   };
 }
@@ -899,6 +944,7 @@ export function markdown(
       }),
     );
   }
+  lines.push(...bestAndCollapsesMarkdown(summaries));
   const copied = Object.entries(reused);
   if (copied.length) {
     lines.push(
@@ -909,4 +955,42 @@ export function markdown(
     );
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The report's section on best checkpoints and collapses, when any run kept a best checkpoint
+ * apart from its latest or had its collapse monitor fire: per setting, the final and the best
+ * checkpoint's greedy evaluation (mean over the seeds that kept one), and the runs whose monitor
+ * fired; then each such run.
+ */
+export function bestAndCollapsesMarkdown(summaries: readonly GroupSummary[]): string[] {
+  const runs = summaries.flatMap((s) => s.runs ?? []);
+  if (!runs.some((r) => r.best || r.collapses)) return [];
+  const lines = [
+    '',
+    '## Best checkpoints and collapses',
+    '',
+    "Final: the latest checkpoint's greedy evaluation; best: the best checkpoint's (`--keep-best`), over the seeds whose best is not their latest (the others' best is their final). Collapses: runs whose collapse monitor fired, its alarms and rollbacks (`--on-collapse`).",
+    '',
+    '| run | seeds | final greedy return | best greedy return | final greedy success | best greedy success | seeds with a best apart | runs that collapsed | alarms | rollbacks |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const s of summaries) {
+    const own = s.runs ?? [];
+    const kept = own.flatMap((r) => (r.best?.greedy ? [r.best.greedy] : []));
+    const collapsed = own.filter((r) => r.collapses);
+    const m = (xs: number[]) => (xs.length ? fixed(mean(xs), 3) : '–');
+    const pct = (x: number) => `${fixed(100 * x, 1)}%`;
+    const pm = (xs: number[]) => (xs.length ? pct(mean(xs)) : '–');
+    lines.push(
+      `| ${s.label} | ${s.seeds} | ${fixed(s.finalReturn[0], 3)} | ${m(kept.map((g) => g.meanReturn))} | ${pct(s.finalSuccess[0])} | ${pm(kept.map((g) => g.successRate))} | ${kept.length} | ${collapsed.length} | ${collapsed.reduce((a, r) => a + r.collapses!.alarms, 0)} | ${collapsed.reduce((a, r) => a + r.collapses!.rollbacks, 0)} |`,
+    );
+  }
+  const fired = runs.filter((r) => r.collapses || r.best);
+  lines.push('', '| run | best checkpoint (iteration) | monitor fired at |', '|---|---|---|');
+  for (const r of fired)
+    lines.push(
+      `| ${r.name} | ${r.best ? r.best.iteration : '–'} | ${r.collapses ? r.collapses.iterations.join(', ') : '–'} |`,
+    );
+  return lines;
 }
