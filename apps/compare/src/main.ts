@@ -165,6 +165,13 @@ const schema = {
     description:
       'Put the runs on this Redis queue for workers on any machines (npm run compare -- worker --queue URL) instead of training them here; each finished run comes back into the comparison folder (as npm run archive keeps it) and the report is the same. Ctrl-C leaves the queue as it is; --resume reattaches',
   },
+  checkpoint: {
+    type: 'enum',
+    choices: ['latest', 'best'],
+    default: 'latest',
+    description:
+      "Which checkpoint's final evaluation the report's greedy figures and tests use: latest, or best (a run's --keep-best checkpoint, eval.json's best; a run whose best is its latest counts its latest)",
+  },
   reportOnly: {
     type: 'boolean',
     default: false,
@@ -414,6 +421,8 @@ async function combine(o: Options, argv: readonly string[]): Promise<number> {
     groups,
     `npm run compare -- ${argv.join(' ')}`,
     prior,
+    [],
+    o.checkpoint as 'latest' | 'best',
   );
   return 0;
 }
@@ -439,6 +448,7 @@ async function writeReport(
   command: string,
   prior?: PriorReference,
   failed: readonly FailedRun[] = [],
+  checkpoint: 'latest' | 'best' = 'latest',
 ): Promise<void> {
   const failedSection = failed.length
     ? [
@@ -462,7 +472,7 @@ async function writeReport(
     return;
   }
   const optimum = app.optimalReturn?.(task);
-  const summaries = groups.map((g) => summarise(g, task, optimum));
+  const summaries = groups.map((g) => summarise(g, task, optimum, checkpoint));
   for (const key of ['episodeReturn', 'successRate'] as const) {
     const svg = lineChartSvg({
       title: `${env}: ${key === 'episodeReturn' ? 'episodic return' : 'success rate'} (mean ± std over seeds)`,
@@ -754,7 +764,17 @@ export async function compare(argv: readonly string[]): Promise<number> {
   }
   const resumed = source?.archived ? source.name : basename(dir);
   const command = `npm run compare -- ${original.join(' ')}${o.resume ? ` (then --resume ${resumed}${o.reportOnly ? ' --report-only: finished runs only' : ''})` : ''}`;
-  await writeReport(reportDir, o.env, app, task, groups, command, prior, failed);
+  await writeReport(
+    reportDir,
+    o.env,
+    app,
+    task,
+    groups,
+    command,
+    prior,
+    failed,
+    o.checkpoint as 'latest' | 'best',
+  );
   if (failed.length) {
     process.stderr.write(
       `${failed.length} of ${jobs.length} runs failed (named in the report); fix the cause and queue them again with: npm run compare -- --resume ${dir}\n`,

@@ -287,9 +287,18 @@ function readRunJson<T>(runDir: string, name: string, missing: T): T {
   return dataExists(f) ? (JSON.parse(readText(f)) as T) : missing;
 }
 
-/** A run's final evaluation by `task/greedy` and `task/sampled` ({} before it is written). */
-function readEval(runDir: string): EvalResults {
-  return readRunJson<{ results: EvalResults }>(runDir, 'eval.json', { results: {} }).results;
+/**
+ * A run's final evaluation by `task/greedy` and `task/sampled` ({} before it is written): its
+ * latest checkpoint's, or with `best` its best checkpoint's where it kept one apart (eval.json's
+ * `best`).
+ */
+function readEval(runDir: string, checkpoint: 'latest' | 'best' = 'latest'): EvalResults {
+  const ev = readRunJson<{ results: EvalResults; best?: { results: EvalResults } }>(
+    runDir,
+    'eval.json',
+    { results: {} },
+  );
+  return checkpoint === 'best' && ev.best ? ev.best.results : ev.results;
 }
 
 /** The best checkpoint's final evaluation on `trainTask` (eval.json's `best`), or undefined. */
@@ -319,7 +328,11 @@ function collapsesOf(rows: readonly Row[]): RunSummary['collapses'] {
 }
 
 /** The per-run facts the report's last table shows. */
-export function summariseRun(runDir: string, trainTask: string): RunSummary {
+export function summariseRun(
+  runDir: string,
+  trainTask: string,
+  checkpoint: 'latest' | 'best' = 'latest',
+): RunSummary {
   const { rows, recounted } = loadRows(runDir);
   const success = smoothed(rows, 'successRate');
   // Thresholds count only once the window is full, so one lucky early episode does not.
@@ -341,7 +354,7 @@ export function summariseRun(runDir: string, trainTask: string): RunSummary {
         episodeLength: length[last]!,
       }
     : null;
-  const greedy = readEval(runDir)[`${trainTask}/greedy`] ?? null;
+  const greedy = readEval(runDir, checkpoint)[`${trainTask}/greedy`] ?? null;
   const mass = smoothed(rows, 'labelMass')[last];
   const ppl = readRunJson<{ before?: number; after?: number }>(runDir, 'perplexity.json', {});
   return {
@@ -418,9 +431,14 @@ export function groupCurve(g: Group, key: 'episodeReturn' | 'successRate' | Prog
   return { name: `${g.label} (${n} seed${n === 1 ? '' : 's'})`, points, spread };
 }
 
-export function summarise(g: Group, trainTask: string, optimum: number | undefined): GroupSummary {
-  const evals = g.runDirs.map(readEval);
-  const runs = g.runDirs.map((d) => summariseRun(d, trainTask));
+export function summarise(
+  g: Group,
+  trainTask: string,
+  optimum: number | undefined,
+  checkpoint: 'latest' | 'best' = 'latest',
+): GroupSummary {
+  const evals = g.runDirs.map((d) => readEval(d, checkpoint));
+  const runs = g.runDirs.map((d) => summariseRun(d, trainTask, checkpoint));
   const credit = runs.map((r) => r.creditAccuracy).filter((x): x is number => x !== null);
   const deciding = runs
     .map((r) => r.creditAccuracyDeciding ?? null)

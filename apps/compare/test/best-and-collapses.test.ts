@@ -79,6 +79,19 @@ describe('best checkpoints and collapses in the report', () => {
     expect(md).toMatch(/\| poad-s1 \| 2 \| 3 \|/);
   });
 
+  it('--checkpoint best takes the best checkpoints\' evaluations for the greedy figures', () => {
+    const runs = [
+      run('choice-s1', { best: { iteration: 2, success: 1 } }),
+      run('choice-s2', {}),
+    ];
+    const latest = summarise({ label: 'poad', runDirs: runs }, 'food-preparation', 1);
+    const best = summarise({ label: 'poad', runDirs: runs }, 'food-preparation', 1, 'best');
+    expect(latest.finalSuccess[0]).toBe(0);
+    // Seed 1's best succeeded; seed 2 kept no best apart, so its latest counts.
+    expect(best.finalSuccess[0]).toBe(0.5);
+    expect(best.runs[0]!.greedy).toEqual({ successRate: 1, meanReturn: 0.7 });
+  });
+
   it('leaves the section out when no run kept a best apart or collapsed', () => {
     const plain = summarise(
       { label: 'poad', runDirs: [run('plain-s1', {})] },
