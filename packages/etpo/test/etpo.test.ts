@@ -13,7 +13,7 @@ import {
   polyakUpdate,
   restrictScores,
   softStats,
-} from './index.js';
+} from '../src/index.js';
 
 beforeAll(async () => {
   await tf.setBackend('cpu');
