@@ -7,6 +7,7 @@ import {
   CheckpointWriteError,
   listCheckpoints,
 } from './checkpoint.js';
+import { injectCheckpointFault } from './checkpoint-faults.js';
 
 /*
  * A run's best checkpoint, `checkpoints/best/`, beside the latest ones: written into a hidden
@@ -40,7 +41,9 @@ export async function saveBestCheckpoint(
     await populate(tmp);
     writeFileSync(join(tmp, 'meta.json'), `${JSON.stringify(meta, null, 2)}\n`);
     recoverBest(root);
+    injectCheckpointFault('best-aside', meta.iteration, final);
     if (existsSync(final)) renameSync(final, previous);
+    injectCheckpointFault('best-swap', meta.iteration, final);
     renameSync(tmp, final);
     rmSync(previous, { recursive: true, force: true });
   } catch (err) {

@@ -7,17 +7,28 @@
  * - stages, in order: `files` (the files are in the temporary directory), `meta` (about to write
  *   `meta.json`), `rename` (about to rename the directory into place), `latest` (the new
  *   `latest.json` is complete in its temporary file, about to be renamed), `prune` (about to
- *   remove older checkpoints);
+ *   remove older checkpoints); and of the best checkpoint (`saveBestCheckpoint`): `best-aside`
+ *   (complete in its temporary folder, about to set the previous best aside), `best-swap` (the
+ *   previous best set aside, about to rename the new one into place);
  * - actions: `kill` (the process sends itself SIGKILL, as `kill -9` would), `enospc` and
  *   `eacces` (the write fails with that system error).
  *
  * Outside the test runner the variable is ignored.
  */
-export const CHECKPOINT_FAULT_STAGES = ['files', 'meta', 'rename', 'latest', 'prune'] as const;
+export const CHECKPOINT_FAULT_STAGES = [
+  'files',
+  'meta',
+  'rename',
+  'latest',
+  'prune',
+  'best-aside',
+  'best-swap',
+] as const;
 
 export type CheckpointFaultStage = (typeof CHECKPOINT_FAULT_STAGES)[number];
 
-const SPEC = /^(files|meta|rename|latest|prune):(kill|enospc|eacces)(?:@(\d+))?$/;
+const SPEC =
+  /^(files|meta|rename|latest|prune|best-aside|best-swap):(kill|enospc|eacces)(?:@(\d+))?$/;
 
 export function injectCheckpointFault(
   stage: CheckpointFaultStage,

@@ -1,4 +1,5 @@
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDirs } from '@poad/dev-kit';
 import { describe, expect, it } from 'vitest';
@@ -49,6 +50,24 @@ describe('the best checkpoint', () => {
     renameSync(join(run, 'checkpoints', 'best'), join(run, 'checkpoints', '.best.prev.tmp'));
     expect(bestCheckpoint(run)?.meta.iteration).toBe(3);
   });
+
+  for (const stage of ['best-aside', 'best-swap'] as const)
+    it(`survives kill -9 at "${stage}" of its write: the previous best loads, nothing is left over`, () => {
+      const run = runDir();
+      const child = new URL('./checkpoint-child.ts', import.meta.url).pathname;
+      const r = spawnSync(process.execPath, ['--import', 'tsx', child, 'best', run], {
+        env: { ...process.env, VITEST: 'true', POAD_TEST_CHECKPOINT_FAULT: `${stage}:kill@2` },
+        encoding: 'utf8',
+      });
+      expect(r.signal, r.stderr).toBe('SIGKILL');
+      expect(r.stdout).not.toContain('saved');
+      // Killed before the new best was renamed into place: the previous best is the best.
+      const best = bestCheckpoint(run)!;
+      expect(best.meta.iteration).toBe(1);
+      expect(JSON.parse(readFileSync(join(best.dir, 'state.json'), 'utf8'))).toEqual({ it: 1 });
+      cleanCheckpointLeftovers(run);
+      expect(readdirSync(join(run, 'checkpoints')).sort()).toEqual(['best']);
+    });
 
   it('--checkpoint picks latest (with fallbacks), best or iter-N, and names what a run has', async () => {
     const run = runDir();
