@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
+import type { ADAMW_FIELDS, PpoConfig } from './config.js';
 import {
   MomentOptimizer,
   type MomentOptimizerOptions,
@@ -82,4 +83,26 @@ export class Adam extends MomentOptimizer<AdamState> {
   protected momentsOf(state: AdamState): readonly (readonly Float32Array[])[] {
     return [state.m, state.v];
   }
+}
+
+/** A config's AdamW settings by PPO's names ({@link ADAMW_FIELDS}), as every trainer here has them. */
+export type AdamWConfig = Pick<PpoConfig, (typeof ADAMW_FIELDS)[number]>;
+
+/**
+ * {@link Adam} over `variables` at learning rate `lr` with `config`'s β1, β2, ε and weight decay;
+ * `weightDecay` replaces the config's (PPO's critic steps without decay: 0).
+ */
+export function adamFromConfig(
+  variables: readonly tf.Variable[],
+  config: AdamWConfig,
+  lr: number,
+  weightDecay: number = config.weightDecay,
+): Adam {
+  return new Adam(variables, {
+    lr,
+    beta1: config.adamBeta1,
+    beta2: config.adamBeta2,
+    eps: config.adamEps,
+    weightDecay,
+  });
 }

@@ -1,7 +1,8 @@
 import type { TextStep } from '@poad/envs-core';
 import * as tf from '@tensorflow/tfjs-core';
 import type { RolloutValues } from './advantages.js';
-import type { PpoConfig } from './config.js';
+import { concatInto } from './concat.js';
+import type { PpoConfig, SAMPLER_FIELDS } from './config.js';
 import { PolicyContractError } from './errors.js';
 import { nextTokenSets, openActionSpaceError } from './label-tokens.js';
 import { toPadded } from './padding.js';
@@ -90,20 +91,12 @@ export interface AlternateCritic {
 }
 
 /**
- * The config fields a rollout reads: its length, the sampler and generation settings and the
- * truncation mode. `PpoConfig` and ETPO's config both have them.
+ * The config fields a rollout reads: its length, the sampler and generation settings
+ * ({@link SAMPLER_FIELDS}) and the truncation mode. `PpoConfig` and ETPO's config both have them.
  */
 export type RolloutConfig = Pick<
   PpoConfig,
-  | 'numSteps'
-  | 'truncationAsTermination'
-  | 'greedy'
-  | 'candidateNormalisation'
-  | 'tokenSpace'
-  | 'maxNewTokens'
-  | 'temperature'
-  | 'topK'
-  | 'stopCheckEvery'
+  (typeof SAMPLER_FIELDS)[number] | 'truncationAsTermination'
 >;
 
 /** Inputs of {@link collectRollout}. */
@@ -497,7 +490,7 @@ async function collect(args: CollectRolloutArgs, pending: PendingValues[]): Prom
     ...(other
       ? {
           targetValues: {
-            values: concatFloat(otherRows, buffer.tokenCount),
+            values: concatInto(new Float32Array(buffer.tokenCount), otherRows),
             finalValues: otherFinal,
             bootstrapValues: Float64Array.from(otherBoot),
           },
@@ -543,15 +536,4 @@ async function firstTokenSets(
       return Int32Array.from(new Set(ids.map((c) => c[0]!)));
     }),
   );
-}
-
-/** The arrays one after another (sample order), `total` numbers in all. */
-function concatFloat(parts: readonly Float32Array[], total: number): Float32Array {
-  const out = new Float32Array(total);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
 }

@@ -3,6 +3,7 @@ import {
   defaultsOf,
   defineSchema,
   type OptionValues,
+  pickSchema,
   type ResolveOptions,
 } from '@poad/config';
 import { PpoConfigError } from './errors.js';
@@ -388,6 +389,39 @@ export const SAMPLER_FIELDS = [
 
 /** The AdamW fields besides the learning rates, shared in the same way as {@link SAMPLER_FIELDS}. */
 export const ADAMW_FIELDS = ['weightDecay', 'adamEps', 'adamBeta1', 'adamBeta2'] as const;
+
+/**
+ * The fields every trainer on this package's rollout and `TrainerBase` shares with PPO: the
+ * discount, the sampler ({@link SAMPLER_FIELDS}), the minibatch count, the actor's learning rate
+ * and AdamW settings, its gradient clip, the non-finite guard and the seed. An algorithm takes
+ * them, and the other PPO fields it means the same way, with {@link pickPpoFields}.
+ */
+export const TRAINER_FIELDS = [
+  'gamma',
+  ...SAMPLER_FIELDS,
+  'numMinibatches',
+  'lr',
+  ...ADAMW_FIELDS,
+  'maxGradNorm',
+  'maxNonFiniteSkips',
+  'seed',
+] as const;
+
+/**
+ * The fields `keys` of {@link ppoConfigSchema} (same names, ranges, defaults and descriptions),
+ * in the order of that schema whatever the order of `keys`, for an algorithm's schema that shares
+ * them: each flag keeps one meaning, and the shared flags of every algorithm come in one order.
+ * @throws RangeError naming a key that is not a field of the schema.
+ */
+export function pickPpoFields<K extends keyof typeof ppoConfigSchema & string>(
+  keys: readonly K[],
+): Pick<typeof ppoConfigSchema, K> {
+  const wanted = new Set<string>(keys);
+  for (const k of wanted)
+    if (!(k in ppoConfigSchema)) throw new RangeError(`pickPpoFields: PPO has no field ${k}`);
+  const inOrder = Object.keys(ppoConfigSchema).filter((k) => wanted.has(k)) as K[];
+  return pickSchema(ppoConfigSchema, inOrder);
+}
 
 const resolvePpo = configResolver(ppoConfigSchema, {
   error: (label, reason) => new PpoConfigError(label, reason.endsWith('.') ? reason : `${reason}.`),

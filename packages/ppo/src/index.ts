@@ -1,7 +1,7 @@
 // @poad/ppo: POAD, NTPO, ARCHER and TWOSOME trainers over token trajectories.
 
-export type { AdamOptions, AdamState } from './adam.js';
-export { Adam } from './adam.js';
+export type { AdamOptions, AdamState, AdamWConfig } from './adam.js';
+export { Adam, adamFromConfig } from './adam.js';
 export { NORMALISATION_EPS, normaliseAdvantages } from './advantage-normalisation.js';
 export type { Advantages, RolloutSegment, RolloutValues } from './advantages.js';
 export { computeAdvantages, rolloutSegments } from './advantages.js';
@@ -35,9 +35,11 @@ export {
   ADAMW_FIELDS,
   checkPpoConfig,
   defaultConfig,
+  pickPpoFields,
   ppoConfigSchema,
   resolveConfig,
   SAMPLER_FIELDS,
+  TRAINER_FIELDS,
 } from './config.js';
 export type { UpdateDiagnostics } from './diagnostics.js';
 export { explainedVariance } from './diagnostics.js';
@@ -92,6 +94,7 @@ export { RolloutBuffer, RolloutBuilder } from './rollout-buffer.js';
 export type { SelectedActions, SelectOptions } from './select-actions.js';
 export { selectActions } from './select-actions.js';
 export { TargetCritic } from './target-critic.js';
+export { padTokenRows, tokenBatchOf } from './token-batch.js';
 export type { IterationReport, PpoTrainerOptions } from './trainer.js';
 // The loop
 export { PpoTrainer } from './trainer.js';

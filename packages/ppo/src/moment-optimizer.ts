@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { concatInto } from './concat.js';
 import { CheckpointMismatchError } from './errors.js';
 import { clipCoefficient } from './grad-clip.js';
 import {
@@ -219,11 +220,14 @@ export abstract class MomentOptimizer<S extends OptimizerState = OptimizerState>
     tf.tidy(() => {
       this.moments.forEach((vars, k) => {
         const src = moments[k]!;
-        if (this.fused) vars[0]!.assign(tf.tensor1d(concat(src), 'float32'));
-        else
+        if (this.fused) {
+          const total = src.reduce((n, p) => n + p.length, 0);
+          vars[0]!.assign(tf.tensor1d(concatInto(new Float32Array(total), src), 'float32'));
+        } else {
           vars.forEach((x, i) => {
             x.assign(tf.tensor(src[i]!, x.shape, 'float32'));
           });
+        }
       });
     });
     this.t = state.step;
@@ -240,15 +244,4 @@ function coefficientOf(clip: GradClip): number | tf.Scalar {
   if (typeof clip.norm === 'number') return clipCoefficient(clip.norm, clip.maxNorm);
   if (clip.maxNorm === null || clip.maxNorm === 0) return 1;
   return tf.minimum(1, tf.div(clip.maxNorm, tf.add(clip.norm, 1e-6))) as tf.Scalar;
-}
-
-/** Arrays one after the other. */
-function concat(parts: readonly Float32Array[]): Float32Array {
-  const out = new Float32Array(parts.reduce((s, p) => s + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
 }

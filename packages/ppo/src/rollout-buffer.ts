@@ -1,3 +1,4 @@
+import { concatInto } from './concat.js';
 import { PolicyContractError } from './errors.js';
 
 /** One agent step as recorded during a rollout (input to {@link RolloutBuilder.push}). */
@@ -117,16 +118,6 @@ export class RolloutBuffer {
   }
 }
 
-function concatInt(parts: readonly ArrayLike<number>[], total: number): Int32Array {
-  const out = new Int32Array(total);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
-
 /** Builds a {@link RolloutBuffer} step by step, in order t = 0..T−1 and n = 0..N−1 within t. */
 export class RolloutBuilder {
   private readonly records: StepRecord[] = [];
@@ -200,14 +191,14 @@ export class RolloutBuilder {
       this.numSteps,
       this.numEnvs,
       promptOffsets,
-      concatInt(
+      concatInto(
+        new Int32Array(promptOffsets[size]!),
         r.map((x) => x.prompt),
-        promptOffsets[size]!,
       ),
       actionOffsets,
-      concatInt(
+      concatInto(
+        new Int32Array(tokens),
         r.map((x) => x.action),
-        tokens,
       ),
       logProbs,
       values,
@@ -218,7 +209,7 @@ export class RolloutBuilder {
       Float64Array.from(bootstrapValues),
       candidateOffsets,
       candidateTokenOffsets,
-      concatInt(candTokParts, candidateTokenOffsets[candTokParts.length]!),
+      concatInto(new Int32Array(candidateTokenOffsets[candTokParts.length]!), candTokParts),
       Float64Array.from(candNorm),
       Int32Array.from(r, (x) => (x.candidates ? x.candidates.chosen : -1)),
       Float64Array.from(r, (x) => (x.candidates ? x.candidates.actionLogProb : Number.NaN)),

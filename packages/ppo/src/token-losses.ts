@@ -1,6 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { normaliseAdvantages } from './advantage-normalisation.js';
-import { allowedTokenSets } from './label-tokens.js';
 import {
   approxKl,
   clipIndicator,
@@ -14,33 +13,7 @@ import {
 } from './losses.js';
 import type { LossFn, MinibatchLosses, PpoUpdateArgs } from './minibatch.js';
 import { toPadded } from './padding.js';
-import type { RolloutBuffer } from './rollout-buffer.js';
-
-/** Padded `[b, L]` matrices of one chunk of samples (token level). */
-function padChunk(
-  buffer: RolloutBuffer,
-  samples: ArrayLike<number>,
-  perToken: readonly ArrayLike<number>[],
-): { width: number; mask: Float32Array; mats: Float32Array[] } {
-  let width = 1;
-  for (let j = 0; j < samples.length; j++)
-    width = Math.max(width, buffer.actionLength(samples[j]!));
-  const b = samples.length;
-  const mask = new Float32Array(b * width);
-  const mats = perToken.map(() => new Float32Array(b * width));
-  for (let j = 0; j < b; j++) {
-    const i = samples[j]!;
-    const o = buffer.actionOffsets[i]!;
-    const len = buffer.actionLength(i);
-    for (let k = 0; k < len; k++) {
-      mask[j * width + k] = 1;
-      perToken.forEach((src, s) => {
-        mats[s]![j * width + k] = src[o + k]!;
-      });
-    }
-  }
-  return { width, mask, mats };
-}
+import { padTokenRows, tokenBatchOf } from './token-batch.js';
 
 /** Loss closures of one token-level minibatch (poad, ntpo, archer). */
 export function tokenLevelLosses(
@@ -77,7 +50,8 @@ export function tokenLevelLosses(
   const valueFns: LossFn[] = [];
   const policyFns: LossFn[] = [];
   for (const chunk of chunks) {
-    const { width, mask, mats } = padChunk(buffer, chunk, [
+    const batch = tokenBatchOf(buffer, chunk, config.tokenSpace === 'labels');
+    const { mask, mats } = padTokenRows(buffer, chunk, batch.width, [
       buffer.logProbs,
       normByToken,
       advantages.returns,
@@ -89,14 +63,7 @@ export function tokenLevelLosses(
       Float32Array,
       Float32Array,
     ];
-    const b = chunk.length;
-    const batch = {
-      prompts: Array.from(chunk, (i) => buffer.prompt(i)),
-      actions: Array.from(chunk, (i) => buffer.action(i)),
-      width,
-      ...(config.tokenSpace === 'labels' ? { allowed: allowedTokenSets(buffer, chunk) } : {}),
-    };
-    const shape: [number, number] = [b, width];
+    const shape: [number, number] = [chunk.length, batch.width];
     valueFns.push((logged) => {
       const m = tf.tensor2d(mask, shape);
       const vNewRaw = toPadded(policy.tokenValues(batch), batch, 'policy.tokenValues');

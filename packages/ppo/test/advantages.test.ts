@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Algorithm, computeAdvantages, resolveConfig } from '../src/index.js';
+import { type Algorithm, computeAdvantages, type PpoConfig, resolveConfig } from '../src/index.js';
 import fixture from './fixtures/algorithms-s7.json';
 import { bufferFromVector } from './helpers.js';
 
@@ -90,13 +90,16 @@ const t3Buffer = (() => {
   });
 })();
 
+/** The advantages of the T3 buffer with γ = λ = 0.95 and `config`'s other settings. */
+const t3Advantages = (algorithm: Algorithm, config: Partial<PpoConfig>) =>
+  computeAdvantages(
+    t3Buffer,
+    resolveConfig({ algorithm, gamma: 0.95, gaeLambda: 0.95, ...config }),
+  );
+
 describe('NTPO intra-action discount', () => {
-  const buffer = t3Buffer;
   const run = (algorithm: Algorithm, intraGamma: number | undefined) =>
-    computeAdvantages(
-      buffer,
-      resolveConfig({ algorithm, gamma: 0.95, gaeLambda: 0.95, intraGamma }),
-    );
+    t3Advantages(algorithm, { intraGamma });
   it('γ_w = 1 turns NTPO into POAD; the default γ_w = γ gives the NTPO vector', () => {
     expect(Array.from(run('ntpo', 1).advantages)).toEqual(
       Array.from(run('poad', undefined).advantages),
@@ -116,10 +119,7 @@ describe('NTPO intra-action discount', () => {
 describe('inner-action λ (intraLambda)', () => {
   const buffer = t3Buffer;
   const run = (algorithm: Algorithm, intraLambda: number | undefined) =>
-    computeAdvantages(
-      buffer,
-      resolveConfig({ algorithm, gamma: 0.95, gaeLambda: 0.95, intraLambda }),
-    );
+    t3Advantages(algorithm, { intraLambda });
   it('unset is λ; λ_w = 1 gives POAD the action-level GAE at first tokens (TWOSOME on first-token values)', () => {
     expect(Array.from(run('poad', 0.95).advantages)).toEqual(
       Array.from(run('poad', undefined).advantages),

@@ -3,14 +3,18 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   Adam,
+  adamFromConfig,
   clipGradNorm,
   defaultConfig,
   explainedVariance,
   type PpoConfig,
   PpoConfigError,
+  pickPpoFields,
   ppoConfigSchema,
   resolveConfig,
+  SAMPLER_FIELDS,
   SeededRng,
+  TRAINER_FIELDS,
 } from '../src/index.js';
 import { useCpu } from './backend.js';
 
@@ -86,6 +90,35 @@ describe('the config schema (§5)', () => {
   });
 });
 
+describe('pickPpoFields', () => {
+  it("takes the fields in the schema's order, whatever the order asked, as they are", () => {
+    const picked = pickPpoFields(['seed', 'criticLr', ...TRAINER_FIELDS, 'epochs']);
+    expect(Object.keys(picked)).toEqual([
+      'gamma',
+      ...SAMPLER_FIELDS,
+      'epochs',
+      'numMinibatches',
+      'lr',
+      'criticLr',
+      'weightDecay',
+      'adamEps',
+      'adamBeta1',
+      'adamBeta2',
+      'maxGradNorm',
+      'maxNonFiniteSkips',
+      'seed',
+    ]);
+    expect(picked.lr).toBe(ppoConfigSchema.lr);
+    expect(picked.numSteps).toBe(ppoConfigSchema.numSteps);
+  });
+
+  it('refuses a field PPO does not have, naming it', () => {
+    expect(() => pickPpoFields(['lr', 'baselineRate' as 'lr'])).toThrow(
+      'pickPpoFields: PPO has no field baselineRate',
+    );
+  });
+});
+
 describe('Adam / AdamW', () => {
   it('matches the PyTorch update written out by hand over two steps', async () => {
     const p = tf.variable(tf.tensor1d([1, -2]));
@@ -120,6 +153,35 @@ describe('Adam / AdamW', () => {
     for (const t of [p, q, ...g]) t.dispose();
     opt.dispose();
     opt2.dispose();
+  });
+});
+
+describe('adamFromConfig', () => {
+  it("steps as Adam built by hand from the config's β1, β2, ε and weight decay", async () => {
+    const config = resolveConfig({
+      adamBeta1: 0.8,
+      adamBeta2: 0.99,
+      adamEps: 1e-3,
+      weightDecay: 0.1,
+    });
+    const run = async (make: (p: tf.Variable) => Adam) => {
+      const p = tf.variable(tf.tensor1d([1, -2, 0.5]));
+      const opt = make(p);
+      const g = tf.tensor1d([0.5, -1, 0.25]);
+      opt.step([g]);
+      opt.step([g]);
+      const out = { p: Array.from(await p.data()), state: await opt.getState() };
+      tf.dispose([p, g]);
+      opt.dispose();
+      return out;
+    };
+    const byHand = (weightDecay: number) => (p: tf.Variable) =>
+      new Adam([p], { lr: 0.05, beta1: 0.8, beta2: 0.99, eps: 1e-3, weightDecay });
+    expect(await run((p) => adamFromConfig([p], config, 0.05))).toEqual(await run(byHand(0.1)));
+    // The weight decay given replaces the config's.
+    const noDecay = await run((p) => adamFromConfig([p], config, 0.05, 0));
+    expect(noDecay).toEqual(await run(byHand(0)));
+    expect(noDecay.p).not.toEqual((await run(byHand(0.1))).p);
   });
 });
 

@@ -2,12 +2,11 @@
 // criticWarmup, criticEpochs, valueClip, the target critic (targetCriticEvery, targetCriticTau)
 // and criticGradToActor; each resumes from a checkpoint exactly as an uninterrupted run goes on.
 import * as tf from '@tensorflow/tfjs-core';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   Adam,
   type Advantages,
   CheckpointMismatchError,
-  collectRollout,
   computeAdvantages,
   type PpoConfig,
   PpoConfigError,
@@ -23,35 +22,22 @@ import {
 import { useCpu } from './backend.js';
 import { KeyTokenVecEnv, keyTokenTask, TruncatingVecEnv } from './key-token-env.js';
 import { TinyPolicy } from './tiny-policy.js';
+import {
+  disposedAfterEach,
+  keyTokenTrainer,
+  rolloutFromReset,
+  SMALL as small,
+} from './trainer-setup.js';
 
 beforeAll(useCpu);
 
 const task = keyTokenTask(4);
-const small: Partial<PpoConfig> = {
-  numSteps: 4,
-  epochs: 2,
-  numMinibatches: 2,
-  lr: 3e-3,
-  criticLr: 1e-2,
-  targetKl: 0,
-};
-const live: { dispose(): void }[] = [];
-afterEach(() => {
-  for (const x of live.splice(0)) x.dispose();
-});
+const live = disposedAfterEach();
 
 const weights = (vars: readonly tf.Variable[]) => vars.map((v) => Array.from(v.dataSync()));
 
-function setup(config: Partial<PpoConfig>, seed = 1, policySeed = 7) {
-  const policy = new TinyPolicy({ words: task.words, seed: policySeed });
-  const trainer = new PpoTrainer({
-    policy,
-    env: new KeyTokenVecEnv(task, 4),
-    config: { ...small, ...config, seed },
-  });
-  live.push(policy, trainer);
-  return { policy, trainer };
-}
+const setup = (config: Partial<PpoConfig>, seed = 1, policySeed = 7) =>
+  keyTokenTrainer(task, { ...small, ...config, seed }, policySeed, live);
 
 /** An iteration's report without its wall-clock fields. */
 async function iterate(trainer: PpoTrainer) {
@@ -168,17 +154,16 @@ describe('target critic', () => {
     for (const v of target.variables)
       v.assign(tf.tidy(() => tf.add(v, tf.randomNormal(v.shape, 0, 0.3, 'float32', 2))));
     const config = resolveConfig({ numSteps: 3 });
-    const run = async (alsoValuedBy?: TargetCritic) => {
-      const env = new TruncatingVecEnv(2, 2);
-      return collectRollout({
-        policy,
-        env,
-        steps: await env.reset(),
-        config,
-        rng: new SeededRng(1),
-        ...(alsoValuedBy ? { alsoValuedBy } : {}),
-      });
-    };
+    const run = (alsoValuedBy?: TargetCritic) =>
+      rolloutFromReset(
+        {
+          policy,
+          env: new TruncatingVecEnv(2, 2),
+          config,
+          ...(alsoValuedBy ? { alsoValuedBy } : {}),
+        },
+        1,
+      );
     const critic0 = weights(policy.criticVariables);
     const plain = await run();
     const both = await run(target);
@@ -353,13 +338,10 @@ describe('criticGradToActor', () => {
       // The critic steps first; a clipped loss could then give the actor no gradient at all.
       valueClip: false,
     });
-    const { buffer } = await collectRollout({
-      policy,
-      env: new KeyTokenVecEnv(task, 4),
-      steps: await new KeyTokenVecEnv(task, 4).reset(),
-      config,
-      rng: new SeededRng(1),
-    });
+    const { buffer } = await rolloutFromReset(
+      { policy, env: new KeyTokenVecEnv(task, 4), config },
+      1,
+    );
     // Zero advantages and no entropy bonus: the policy loss has no gradient, so the actor moves
     // only by what the critic's loss gives it.
     const online = computeAdvantages(buffer, config);

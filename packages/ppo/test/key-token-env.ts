@@ -30,6 +30,18 @@ export function keyTokenTask(length: number, keys = 4): KeyTokenTask {
   };
 }
 
+/** The task's first step: its prompt with every candidate allowed. */
+export function keyTokenStart(task: KeyTokenTask): TextStep {
+  return {
+    observation: task.prompt,
+    actions: task.candidates,
+    reward: 0,
+    terminated: false,
+    truncated: false,
+    info: {},
+  };
+}
+
 /** N copies of the task behind a VecEnvLike with same-step auto-reset. */
 export class KeyTokenVecEnv implements VecEnvLike {
   readonly size: number;
@@ -41,26 +53,15 @@ export class KeyTokenVecEnv implements VecEnvLike {
     this.size = size;
   }
 
-  private first(): TextStep {
-    return {
-      observation: this.task.prompt,
-      actions: this.task.candidates,
-      reward: 0,
-      terminated: false,
-      truncated: false,
-      info: {},
-    };
-  }
-
   async reset(): Promise<TextStep[]> {
-    return Array.from({ length: this.size }, () => this.first());
+    return Array.from({ length: this.size }, () => keyTokenStart(this.task));
   }
 
   async step(actions: readonly string[]): Promise<TextStep[]> {
     return actions.map((a) => {
       const reward = a === this.task.candidates[this.task.correct] ? 1 : 0;
       return {
-        ...this.first(),
+        ...keyTokenStart(this.task),
         reward,
         terminated: true,
         info: {

@@ -1,23 +1,19 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   allowedTokenSets,
-  collectRollout,
   nextTokenSets,
   resolveConfig,
-  SeededRng,
   type TokenBatch,
   type TokenPolicy,
 } from '../src/index.js';
 import { useCpu } from './backend.js';
 import { KeyTokenVecEnv, keyTokenTask } from './key-token-env.js';
 import { TinyPolicy } from './tiny-policy.js';
+import { disposedAfterEach, rolloutFromReset } from './trainer-setup.js';
 
 beforeAll(useCpu);
-const live: { dispose(): void }[] = [];
-afterEach(() => {
-  for (const x of live.splice(0)) x.dispose();
-});
+const live = disposedAfterEach();
 
 /** Candidates that differ from their first token on, so that the first-token set has several ids. */
 const task = (() => {
@@ -60,13 +56,7 @@ describe("the critic's token space in collectRollout", () => {
       const env = new KeyTokenVecEnv(task, 3);
       const config = resolveConfig({ algorithm: 'poad', numSteps: 2, tokenSpace, seed: 1 });
       const before = tf.memory().numTensors;
-      const { buffer } = await collectRollout({
-        policy,
-        env,
-        steps: await env.reset(),
-        config,
-        rng: new SeededRng(1),
-      });
+      const { buffer } = await rolloutFromReset({ policy, env, config }, 1);
       expect(tf.memory().numTensors).toBe(before);
       expect(seen.token).toHaveLength(2);
       expect(seen.prompt).toHaveLength(1);

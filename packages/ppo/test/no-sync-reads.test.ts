@@ -5,9 +5,9 @@ import '@tensorflow/tfjs-backend-wasm';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkpointFromJson, checkpointToJson, PpoTrainer } from '../src/index.js';
-import { KeyTokenVecEnv, keyTokenTask } from './key-token-env.js';
-import { TinyPolicy } from './tiny-policy.js';
+import { checkpointFromJson, checkpointToJson } from '../src/index.js';
+import { keyTokenTask } from './key-token-env.js';
+import { keyTokenTrainer } from './trainer-setup.js';
 
 const SYNC_READS = ['dataSync', 'arraySync', 'bufferSync'] as const;
 const saved = SYNC_READS.map((name) => [name, tf.Tensor.prototype[name]] as const);
@@ -50,12 +50,10 @@ describe('no synchronous tensor reads', () => {
     }, async () => {
       await tf.setBackend(backend);
       await tf.ready();
-      const policy = new TinyPolicy({ words: task.words, seed: 5 });
-      const trainer = new PpoTrainer({
-        policy,
-        env: new KeyTokenVecEnv(task, 4),
-        // Clipping active and one KL skip possible: every branch of the update runs.
-        config: {
+      // Clipping active and one KL skip possible: every branch of the update runs.
+      const { policy, trainer } = keyTokenTrainer(
+        task,
+        {
           algorithm,
           numSteps: 2,
           epochs: 2,
@@ -66,7 +64,8 @@ describe('no synchronous tensor reads', () => {
           criticMaxGradNorm: 0.1,
           targetKl: 0.05,
         },
-      });
+        5,
+      );
       forbidSyncReads();
       try {
         const report = await trainer.iterate();

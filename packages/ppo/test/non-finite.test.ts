@@ -2,11 +2,10 @@
 // step and leaves the weights and the optimiser state as they were; K in a row stop the update;
 // checkpoints with non-finite arrays are refused; non-finite rewards never reach the buffer.
 import * as tf from '@tensorflow/tfjs-core';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   Adam,
   assertFiniteCheckpoint,
-  collectRollout,
   computeAdvantages,
   NonFiniteStateError,
   NonFiniteUpdateError,
@@ -23,14 +22,12 @@ import {
 import { useCpu } from './backend.js';
 import { KeyTokenVecEnv, keyTokenTask } from './key-token-env.js';
 import { TinyPolicy } from './tiny-policy.js';
+import { disposedAfterEach, rolloutFromReset } from './trainer-setup.js';
 
 beforeAll(useCpu);
 
 const task = keyTokenTask(4);
-const live: { dispose(): void }[] = [];
-afterEach(() => {
-  for (const x of live.splice(0)) x.dispose();
-});
+const live = disposedAfterEach();
 
 /**
  * The policy with faults switched on by call number: `actorGrad(n)` makes the n-th backward pass
@@ -86,13 +83,10 @@ async function prepared(
     targetKl: 0,
     ...config,
   });
-  const { buffer } = await collectRollout({
-    policy,
-    env: new KeyTokenVecEnv(task, 4),
-    steps: await new KeyTokenVecEnv(task, 4).reset(),
-    config: cfg,
-    rng: new SeededRng(1),
-  });
+  const { buffer } = await rolloutFromReset(
+    { policy, env: new KeyTokenVecEnv(task, 4), config: cfg },
+    1,
+  );
   const actorOptimizer = new Adam(policy.actorVariables, { lr: 3e-3 });
   const criticOptimizer = new Adam(policy.criticVariables, { lr: 1e-2 });
   live.push(actorOptimizer, criticOptimizer);
@@ -249,13 +243,10 @@ describe('rewards entering the rollout', () => {
         out[1] = { ...out[1]!, ...edit } as (typeof out)[number];
         return out;
       };
-      const err = await collectRollout({
-        policy,
-        env,
-        steps: await env.reset(),
-        config: resolveConfig({ numSteps: 2 }),
-        rng: new SeededRng(1),
-      }).then(
+      const err = await rolloutFromReset(
+        { policy, env, config: resolveConfig({ numSteps: 2 }) },
+        1,
+      ).then(
         () => null,
         (e: unknown) => e,
       );

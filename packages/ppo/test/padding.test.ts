@@ -1,7 +1,15 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PolicyContractError, toPadded } from '../src/index.js';
+import {
+  allowedTokenSets,
+  PolicyContractError,
+  padTokenRows,
+  RolloutBuilder,
+  tokenBatchOf,
+  toPadded,
+} from '../src/index.js';
 import { useCpu } from './backend.js';
+import { bufferFromVector } from './helpers.js';
 
 beforeAll(useCpu);
 
@@ -98,5 +106,66 @@ describe('toPadded', () => {
       /\[2, 3\].*\[4\].*\[5\]/,
     );
     t.dispose();
+  });
+});
+
+describe('tokenBatchOf and padTokenRows', () => {
+  // Four steps of 3, 1, 4 and 2 action tokens.
+  const buffer = bufferFromVector({
+    tokenCounts: [3, 1, 4, 2],
+    values: [[1, 2, 3], [4], [5, 6, 7, 8], [9, 10]],
+    rewards: [0, 0, 0, 1],
+    dones: [false, false, false, true],
+    bootstrap: 0,
+  });
+
+  it("batch the rows' prompts and actions, as wide as the longest action", () => {
+    const batch = tokenBatchOf(buffer, [3, 0], false);
+    expect(batch).toEqual({
+      prompts: [buffer.prompt(3), buffer.prompt(0)],
+      actions: [buffer.action(3), buffer.action(0)],
+      width: 3,
+    });
+    expect(tokenBatchOf(buffer, [1], false).width).toBe(1);
+    expect(tokenBatchOf(buffer, [], false).width).toBe(1);
+  });
+
+  it("with labels, add the label tree's token sets of each row's chosen label", () => {
+    // One step of two environments, each choosing among labels [2 3] and [2 4 5].
+    const b = new RolloutBuilder(1, 2);
+    const ids = [Int32Array.from([2, 3]), Int32Array.from([2, 4, 5])];
+    for (const chosen of [1, 0]) {
+      b.push({
+        prompt: new Int32Array([1]),
+        action: ids[chosen]!,
+        logProbs: new Float32Array(ids[chosen]!.length),
+        values: new Float32Array(ids[chosen]!.length),
+        reward: 0,
+        terminated: false,
+        truncated: false,
+        finalValue: Number.NaN,
+        candidates: { ids, normalisers: [1, 1], chosen, actionLogProb: 0 },
+      });
+    }
+    const labelled = b.build([0, 0]);
+    const batch = tokenBatchOf(labelled, [0, 1], true);
+    expect(batch.width).toBe(3);
+    expect(batch.allowed).toEqual(allowedTokenSets(labelled, [0, 1]));
+    // Both labels start with 2; after 2 either 3 or 4 may follow; after 2 4 only 5.
+    const sorted = (row: readonly Int32Array[]) =>
+      row.map((ids) => Array.from(ids).sort((a, b) => a - b));
+    expect(batch.allowed!.map(sorted)).toEqual([
+      [[2], [3, 4], [5]],
+      [[2], [3, 4]],
+    ]);
+    expect('allowed' in tokenBatchOf(labelled, [0, 1], false)).toBe(false);
+  });
+
+  it('lay per-token arrays out row by row, zeros after each action, and mask the real tokens', () => {
+    const { mask, mats } = padTokenRows(buffer, [2, 1], 4, [buffer.values, buffer.values]);
+    expect(Array.from(mask)).toEqual([1, 1, 1, 1, 1, 0, 0, 0]);
+    expect(Array.from(mats[0]!)).toEqual([5, 6, 7, 8, 4, 0, 0, 0]);
+    expect(mats[1]).toEqual(mats[0]);
+    expect(mats[1]).not.toBe(mats[0]);
   });
 });

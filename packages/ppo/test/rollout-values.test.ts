@@ -2,19 +2,17 @@
 // batch: the buffer holds the values the policy gives each step, and a rollout that fails half way
 // leaves no tensor behind.
 import * as tf from '@tensorflow/tfjs-core';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { collectRollout, resolveConfig, SeededRng } from '../src/index.js';
 import { useCpu } from './backend.js';
 import { KeyTokenVecEnv, keyTokenTask } from './key-token-env.js';
 import { TinyPolicy } from './tiny-policy.js';
+import { disposedAfterEach, rolloutFromReset } from './trainer-setup.js';
 
 beforeAll(useCpu);
 
 const task = keyTokenTask(3);
-const live: { dispose(): void }[] = [];
-afterEach(() => {
-  for (const x of live.splice(0)) x.dispose();
-});
+const live = disposedAfterEach();
 
 /** A key-token environment whose `failAt`-th step throws. */
 class FailingEnv extends KeyTokenVecEnv {
@@ -36,13 +34,7 @@ describe('rollout values', () => {
     const policy = new TinyPolicy({ words: task.words, seed: 3 });
     live.push(policy);
     const env = new KeyTokenVecEnv(task, 4);
-    const { buffer } = await collectRollout({
-      policy,
-      env,
-      steps: await env.reset(),
-      config,
-      rng: new SeededRng(2),
-    });
+    const { buffer } = await rolloutFromReset({ policy, env, config }, 2);
     expect(buffer.size).toBe(20);
     let checked = 0;
     for (let i = 0; i < buffer.size; i++) {
@@ -91,13 +83,7 @@ describe('rollout values', () => {
       });
       const env = new KeyTokenVecEnv(task, 4);
       const before = tf.memory().numTensors;
-      const { buffer } = await collectRollout({
-        policy: spy,
-        env,
-        steps: await env.reset(),
-        config,
-        rng: new SeededRng(2),
-      });
+      const { buffer } = await rolloutFromReset({ policy: spy, env, config }, 2);
       expect(tf.memory().numTensors).toBe(before);
       return { buffer, calls, prepared };
     };

@@ -1,16 +1,14 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { nextTokenSets, SeededRng, selectActions, type TokenPolicy } from '../src/index.js';
 import { useCpu } from './backend.js';
 import { KeyTokenVecEnv, keyTokenTask } from './key-token-env.js';
 import { TinyPolicy } from './tiny-policy.js';
+import { disposedAfterEach } from './trainer-setup.js';
 
 beforeAll(useCpu);
 const task = keyTokenTask(4);
-const live: { dispose(): void }[] = [];
-afterEach(() => {
-  for (const x of live.splice(0)) x.dispose();
-});
+const live = disposedAfterEach();
 
 /** Async tokenisation plus a scoreCandidates fast path built from scoreTokens, counting calls. */
 function asyncWithFastPath(inner: TinyPolicy): TokenPolicy & { fastCalls: number } {

@@ -1,9 +1,8 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   Adam,
   CheckpointMismatchError,
-  collectRollout,
   computeAdvantages,
   type PpoConfig,
   PpoConfigError,
@@ -17,33 +16,20 @@ import {
 import { useCpu } from './backend.js';
 import { KeyTokenVecEnv, keyTokenTask, TruncatingVecEnv } from './key-token-env.js';
 import { TinyPolicy } from './tiny-policy.js';
+import {
+  disposedAfterEach,
+  keyTokenTrainer,
+  rolloutFromReset,
+  SMALL as small,
+} from './trainer-setup.js';
 
 beforeAll(useCpu);
 
 const task = keyTokenTask(4);
-const small: Partial<PpoConfig> = {
-  numSteps: 4,
-  epochs: 2,
-  numMinibatches: 2,
-  lr: 3e-3,
-  criticLr: 1e-2,
-  targetKl: 0,
-};
-const live: { dispose(): void }[] = [];
-afterEach(() => {
-  for (const x of live.splice(0)) x.dispose();
-});
+const live = disposedAfterEach();
 
-function setup(config: Partial<PpoConfig>, seed = 1, policySeed = 7) {
-  const policy = new TinyPolicy({ words: task.words, seed: policySeed });
-  const trainer = new PpoTrainer({
-    policy,
-    env: new KeyTokenVecEnv(task, 4),
-    config: { ...config, seed },
-  });
-  live.push(policy, trainer);
-  return { policy, trainer };
-}
+const setup = (config: Partial<PpoConfig>, seed = 1, policySeed = 7) =>
+  keyTokenTrainer(task, { ...config, seed }, policySeed, live);
 
 const weights = (vars: readonly tf.Variable[]) => vars.map((v) => Array.from(v.dataSync()));
 
@@ -246,17 +232,40 @@ describe('approximate-KL early stop (§2.2 skip semantics)', () => {
     const policy = new TinyPolicy({ words: task.words, seed });
     live.push(policy);
     const config = resolveConfig({ ...small, epochs: 1, numMinibatches: 16 });
-    const { buffer, stats } = await collectRollout({
-      policy,
-      env: new KeyTokenVecEnv(task, 4),
-      steps: await new KeyTokenVecEnv(task, 4).reset(),
-      config,
-      rng: new SeededRng(1),
-    });
+    const { buffer, stats } = await rolloutFromReset(
+      { policy, env: new KeyTokenVecEnv(task, 4), config },
+      1,
+    );
     // Restricted action spaces report the mean label mass of their steps, a probability.
     expect(stats.labelMass).toBeGreaterThan(0);
     expect(stats.labelMass).toBeLessThanOrEqual(1 + 1e-6);
     return { policy, buffer, config };
+  }
+
+  /**
+   * One ppoUpdate from the weights `init` (the actor's, then the critic's) with fresh Adams and
+   * the minibatch order of seed 9; the weights after it and the actor optimiser's step count.
+   */
+  async function updateFrom(
+    o: Omit<Parameters<typeof ppoUpdate>[0], 'rng' | 'actorOptimizer' | 'criticOptimizer'>,
+    init: number[][],
+  ) {
+    const { actorVariables, criticVariables } = o.policy;
+    writeBack([...actorVariables, ...criticVariables], init);
+    const actorOptimizer = new Adam(actorVariables, { lr: 1e-3 });
+    const criticOptimizer = new Adam(criticVariables, { lr: 1e-2 });
+    try {
+      const d = await ppoUpdate({ ...o, rng: new SeededRng(9), actorOptimizer, criticOptimizer });
+      return {
+        d,
+        actor: weights(actorVariables),
+        critic: weights(criticVariables),
+        steps: actorOptimizer.stepCount,
+      };
+    } finally {
+      actorOptimizer.dispose();
+      criticOptimizer.dispose();
+    }
   }
 
   it('skips exactly the minibatches over the threshold; the critic still steps; later minibatches run', async () => {
@@ -270,30 +279,11 @@ describe('approximate-KL early stop (§2.2 skip semantics)', () => {
     }
     const initActor = weights(policy.actorVariables);
     const initCritic = weights(policy.criticVariables);
-    const runUpdate = async (targetKl: number) => {
-      writeBack(policy.actorVariables, initActor);
-      writeBack(policy.criticVariables, initCritic);
-      const actorOptimizer = new Adam(policy.actorVariables, { lr: 1e-3 });
-      const criticOptimizer = new Adam(policy.criticVariables, { lr: 1e-2 });
-      const d = await ppoUpdate({
-        policy,
-        buffer,
-        advantages,
-        config: { ...config, targetKl },
-        rng: new SeededRng(9),
-        actorOptimizer,
-        criticOptimizer,
-      });
-      const out = {
-        d,
-        actor: weights(policy.actorVariables),
-        critic: weights(policy.criticVariables),
-        steps: actorOptimizer.stepCount,
-      };
-      actorOptimizer.dispose();
-      criticOptimizer.dispose();
-      return out;
-    };
+    const runUpdate = (targetKl: number) =>
+      updateFrom({ policy, buffer, advantages, config: { ...config, targetKl } }, [
+        ...initActor,
+        ...initCritic,
+      ]);
     // One sample per minibatch: a stale sample has KL = e^{-1} − 1 + 1 ≈ 0.37 > 0.02.
     const withStop = await runUpdate(0.02);
     expect(withStop.d.minibatches).toBe(16);
@@ -323,21 +313,11 @@ describe('approximate-KL early stop (§2.2 skip semantics)', () => {
     const advantages = computeAdvantages(buffer, config);
     const init = weights([...policy.actorVariables, ...policy.criticVariables]);
     const run = async (gradAccumulation: number) => {
-      writeBack([...policy.actorVariables, ...policy.criticVariables], init);
-      const actorOptimizer = new Adam(policy.actorVariables, { lr: 1e-3 });
-      const criticOptimizer = new Adam(policy.criticVariables, { lr: 1e-2 });
-      const d = await ppoUpdate({
-        policy,
-        buffer,
-        advantages,
-        config: { ...config, numMinibatches: 2, gradAccumulation },
-        rng: new SeededRng(9),
-        actorOptimizer,
-        criticOptimizer,
-      });
-      actorOptimizer.dispose();
-      criticOptimizer.dispose();
-      return { d, w: weights([...policy.actorVariables, ...policy.criticVariables]).flat() };
+      const { d, actor, critic } = await updateFrom(
+        { policy, buffer, advantages, config: { ...config, numMinibatches: 2, gradAccumulation } },
+        init,
+      );
+      return { d, w: [...actor, ...critic].flat() };
     };
     const one = await run(1);
     const four = await run(4);
@@ -368,13 +348,10 @@ describe('memory', () => {
         gradAccumulation: 2,
         targetKl: 0.02,
       });
-      const { buffer } = await collectRollout({
-        policy,
-        env: new KeyTokenVecEnv(task, 4),
-        steps: await new KeyTokenVecEnv(task, 4).reset(),
-        config,
-        rng: new SeededRng(1),
-      });
+      const { buffer } = await rolloutFromReset(
+        { policy, env: new KeyTokenVecEnv(task, 4), config },
+        1,
+      );
       const advantages = computeAdvantages(buffer, config);
       const actorOptimizer = new Adam(policy.actorVariables, { lr: 1e-3 });
       const criticOptimizer = new Adam(policy.criticVariables, { lr: 1e-2 });
@@ -464,13 +441,7 @@ describe('rollouts', () => {
       },
     };
     const config = resolveConfig({ numSteps: 4 });
-    const { stats } = await collectRollout({
-      policy,
-      env,
-      steps: await env.reset(),
-      config,
-      rng: new SeededRng(1),
-    });
+    const { stats } = await rolloutFromReset({ policy, env, config }, 1);
     const { act, values, env: envSeconds } = stats.phaseSeconds;
     expect(envSeconds).toBeGreaterThanOrEqual((4 * (delayMs - 1)) / 1000);
     expect(act).toBeGreaterThan(0);
@@ -485,13 +456,7 @@ describe('rollouts', () => {
       live.push(policy);
       const env = new TruncatingVecEnv(2, 2);
       const config = resolveConfig({ numSteps: 3, truncationAsTermination });
-      const { buffer } = await collectRollout({
-        policy,
-        env,
-        steps: await env.reset(),
-        config,
-        rng: new SeededRng(1),
-      });
+      const { buffer } = await rolloutFromReset({ policy, env, config }, 1);
       // Step 1 of each env is truncated; its final observation is "step step step".
       expect(Array.from(buffer.truncated)).toEqual([0, 0, 1, 1, 0, 0]);
       const expected = tf.tidy(
@@ -512,13 +477,7 @@ describe('rollouts', () => {
     live.push(policy);
     const env = new KeyTokenVecEnv(task, 3);
     const config = resolveConfig({ numSteps: 2 });
-    const { buffer } = await collectRollout({
-      policy,
-      env,
-      steps: await env.reset(),
-      config,
-      rng: new SeededRng(4),
-    });
+    const { buffer } = await rolloutFromReset({ policy, env, config }, 4);
     for (let i = 0; i < buffer.size; i++) {
       const chosen = buffer.chosen[i]!;
       expect(Array.from(buffer.action(i))).toEqual(
@@ -543,13 +502,10 @@ describe('rollouts', () => {
     const policy = new TinyPolicy({ words: task.words, seed: 1 });
     live.push(policy);
     const env = new KeyTokenVecEnv(task, 2);
-    const { buffer } = await collectRollout({
-      policy,
-      env,
-      steps: await env.reset(),
-      config: resolveConfig({ numSteps: 3, greedy: true }),
-      rng: new SeededRng(4),
-    });
+    const { buffer } = await rolloutFromReset(
+      { policy, env, config: resolveConfig({ numSteps: 3, greedy: true }) },
+      4,
+    );
     expect(new Set(buffer.chosen).size).toBe(1);
   });
 
@@ -559,9 +515,7 @@ describe('rollouts', () => {
     live.push(policy);
     const env = new TruncatingVecEnv(2, 5, { open: true });
     const config = resolveConfig({ numSteps: 2, maxNewTokens: 3 });
-    await expect(
-      collectRollout({ policy, env, steps: await env.reset(), config, rng: new SeededRng(1) }),
-    ).rejects.toThrow(/generate/);
+    await expect(rolloutFromReset({ policy, env, config }, 1)).rejects.toThrow(/generate/);
     const generating: TokenPolicy = Object.assign(Object.create(policy) as TinyPolicy, {
       generate: (_p: Int32Array, o: { maxTokens: number; random: () => number }) => {
         const len = 1 + Math.floor(o.random() * o.maxTokens);
@@ -569,13 +523,7 @@ describe('rollouts', () => {
         return { tokenIds: ids, text: 'generated' };
       },
     });
-    const { buffer, stats } = await collectRollout({
-      policy: generating,
-      env,
-      steps: await env.reset(),
-      config,
-      rng: new SeededRng(1),
-    });
+    const { buffer, stats } = await rolloutFromReset({ policy: generating, env, config }, 1);
     expect(Array.from(buffer.chosen)).toEqual([-1, -1, -1, -1]);
     // No labels, so no label mass to report.
     expect(stats.labelMass).toBeNull();
@@ -615,13 +563,7 @@ describe('rollouts', () => {
     const rollout = async (p: TokenPolicy) => {
       const env = new TruncatingVecEnv(3, 5, { open: true });
       const config = resolveConfig({ numSteps: 2, maxNewTokens: 4 });
-      const { buffer } = await collectRollout({
-        policy: p,
-        env,
-        steps: await env.reset(),
-        config,
-        rng: new SeededRng(7),
-      });
+      const { buffer } = await rolloutFromReset({ policy: p, env, config }, 7);
       return Array.from({ length: buffer.size }, (_, i) => Array.from(buffer.action(i)));
     };
     const a = await rollout(sequential);
@@ -657,13 +599,7 @@ describe('rollouts', () => {
     const rollout = async (extra: { stopCheckEvery?: number }) => {
       const env = new TruncatingVecEnv(2, 5, { open: true });
       const config = resolveConfig({ numSteps: 2, maxNewTokens: 4, ...extra });
-      const { buffer } = await collectRollout({
-        policy: batched,
-        env,
-        steps: await env.reset(),
-        config,
-        rng: new SeededRng(3),
-      });
+      const { buffer } = await rolloutFromReset({ policy: batched, env, config }, 3);
       return Array.from({ length: buffer.size }, (_, i) => Array.from(buffer.action(i)));
     };
     const byDefault = await rollout({});

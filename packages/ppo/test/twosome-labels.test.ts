@@ -2,13 +2,11 @@
 // probabilities renormalised over the labels' continuations, as POAD does with that token space,
 // and its update recomputes that product's label log-prob.
 import type { TextStep } from '@poad/envs-core';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   Adam,
-  collectRollout,
   computeAdvantages,
   type PpoConfig,
-  PpoTrainer,
   ppoUpdate,
   resolveConfig,
   SeededRng,
@@ -18,12 +16,10 @@ import {
 import { useCpu } from './backend.js';
 import { KeyTokenVecEnv, keyTokenTask } from './key-token-env.js';
 import { TinyPolicy } from './tiny-policy.js';
+import { disposedAfterEach, keyTokenTrainer, rolloutFromReset, SMALL } from './trainer-setup.js';
 
 beforeAll(useCpu);
-const live: { dispose(): void }[] = [];
-afterEach(() => {
-  for (const x of live.splice(0)) x.dispose();
-});
+const live = disposedAfterEach();
 
 /**
  * A language model given as a table: after the prompt, token 1 ("grab") has probability 0.6 and
@@ -110,25 +106,9 @@ describe('the two samplers on a hand case', () => {
 
 describe("TWOSOME with tokenSpace 'labels'", () => {
   const task = keyTokenTask(4);
-  const small: Partial<PpoConfig> = {
-    numSteps: 4,
-    epochs: 2,
-    numMinibatches: 2,
-    lr: 3e-3,
-    criticLr: 1e-2,
-    targetKl: 0,
-    tokenSpace: 'labels',
-  };
-  const trainerFor = (algorithm: 'poad' | 'twosome', config: Partial<PpoConfig> = small) => {
-    const policy = new TinyPolicy({ words: task.words, seed: 7 });
-    const trainer = new PpoTrainer({
-      policy,
-      env: new KeyTokenVecEnv(task, 4),
-      config: { ...config, algorithm, seed: 3 },
-    });
-    live.push(policy, trainer);
-    return { policy, trainer };
-  };
+  const small: Partial<PpoConfig> = { ...SMALL, tokenSpace: 'labels' };
+  const trainerFor = (algorithm: 'poad' | 'twosome', config: Partial<PpoConfig> = small) =>
+    keyTokenTrainer(task, { ...config, algorithm, seed: 3 }, 7, live);
 
   it('acts with exactly the probabilities POAD acts with at the same weights', async () => {
     const poad = trainerFor('poad');
@@ -164,13 +144,7 @@ describe("TWOSOME with tokenSpace 'labels'", () => {
     live.push(policy);
     const env = new KeyTokenVecEnv(task, 4);
     const base = { ...small, algorithm: 'twosome' as const, numSteps: 4 };
-    const { buffer } = await collectRollout({
-      policy,
-      env,
-      steps: await env.reset(),
-      config: resolveConfig(base),
-      rng: new SeededRng(2),
-    });
+    const { buffer } = await rolloutFromReset({ policy, env, config: resolveConfig(base) }, 2);
     // lr 0: every minibatch sees the rollout's weights; a tiny clip counts any ratio ≠ 1.
     const update = (tokenSpace: 'vocabulary' | 'labels') => {
       const config = resolveConfig({ ...base, tokenSpace, lr: 0, criticLr: 0, clip: 1e-4 });

@@ -1,16 +1,10 @@
 import { type TextEnv, type TextStep, VecEnv } from '@poad/envs-core';
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  checkpointFromJson,
-  checkpointToJson,
-  collectRollout,
-  PpoTrainer,
-  resolveConfig,
-  SeededRng,
-} from '../src/index.js';
+import { checkpointFromJson, checkpointToJson, PpoTrainer, resolveConfig } from '../src/index.js';
 import { useCpu } from './backend.js';
 import { TinyPolicy } from './tiny-policy.js';
+import { rolloutFromReset } from './trainer-setup.js';
 
 beforeAll(useCpu);
 
@@ -45,13 +39,10 @@ describe('with the VecEnv of @poad/envs-core', () => {
   it('truncated steps are bootstrapped from V(info.finalObservation)', async () => {
     const policy = new TinyPolicy({ words: WORDS, seed: 1 });
     const env = new VecEnv([countingEnv(2), countingEnv(3)], { seed: 1 });
-    const { buffer, stats } = await collectRollout({
-      policy,
-      env,
-      steps: await env.reset(),
-      config: resolveConfig({ numSteps: 3 }),
-      rng: new SeededRng(1),
-    });
+    const { buffer, stats } = await rolloutFromReset(
+      { policy, env, config: resolveConfig({ numSteps: 3 }) },
+      1,
+    );
     // env 0 truncates at step 1 (sample 2), env 1 at step 2 (sample 5).
     expect(Array.from(buffer.truncated)).toEqual([0, 0, 1, 0, 0, 1]);
     const v = (o: string) => tf.tidy(() => policy.promptValues([policy.encode(o)]).dataSync()[0]!);

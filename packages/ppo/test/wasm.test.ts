@@ -3,20 +3,17 @@ import '@tensorflow/tfjs-backend-wasm';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
-import { PpoTrainer } from '../src/index.js';
-import { KeyTokenVecEnv, keyTokenTask } from './key-token-env.js';
-import { TinyPolicy } from './tiny-policy.js';
+import { keyTokenTask } from './key-token-env.js';
+import { keyTokenTrainer } from './trainer-setup.js';
 
 const task = keyTokenTask(3);
 
 async function run(backend: 'cpu' | 'wasm', algorithm: 'poad' | 'twosome') {
   await tf.setBackend(backend);
   await tf.ready();
-  const policy = new TinyPolicy({ words: task.words, seed: 5 });
-  const trainer = new PpoTrainer({
-    policy,
-    env: new KeyTokenVecEnv(task, 4),
-    config: {
+  const { policy, trainer } = keyTokenTrainer(
+    task,
+    {
       algorithm,
       numSteps: 2,
       epochs: 1,
@@ -25,7 +22,8 @@ async function run(backend: 'cpu' | 'wasm', algorithm: 'poad' | 'twosome') {
       criticLr: 1e-2,
       greedy: true,
     },
-  });
+    5,
+  );
   const r = await trainer.iterate();
   const out = { ...r.update, w: policy.actorVariables.flatMap((v) => Array.from(v.dataSync())) };
   trainer.dispose();
