@@ -1,30 +1,15 @@
-import {
-  configResolver,
-  defineSchema,
-  type OptionValues,
-  pickSchema,
-  type ResolveOptions,
-} from '@poad/config';
-import { ADAMW_FIELDS, ppoConfigSchema, SAMPLER_FIELDS } from '@poad/ppo';
+import { configResolver, defineSchema, type OptionValues, type ResolveOptions } from '@poad/config';
+import { pickPpoFields, TRAINER_FIELDS } from '@poad/ppo';
 import { EtpoArgumentError } from './errors.js';
 
 /** The fields ETPO shares with `@poad/ppo`'s config: the rollout, the sampler and the optimisers. */
-const SHARED = [
-  'gamma',
+const ppo = pickPpoFields([
+  ...TRAINER_FIELDS,
   'truncationAsTermination',
-  ...SAMPLER_FIELDS,
   'epochs',
-  'numMinibatches',
-  'lr',
   'criticLr',
-  ...ADAMW_FIELDS,
-  'maxGradNorm',
   'criticMaxGradNorm',
-  'maxNonFiniteSkips',
-  'seed',
-] as const;
-
-const ppo = pickSchema(ppoConfigSchema, SHARED);
+]);
 
 /**
  * Every setting of an ETPO run: the rollout, sampler and optimiser fields it shares with

@@ -1,7 +1,7 @@
-import { isResolved } from '@poad/config';
 import {
-  Adam,
+  type Adam,
   type AdamState,
+  adamFromConfig,
   allowedTokenSets,
   continueRollout,
   explainedVariance,
@@ -16,6 +16,7 @@ import {
   type TokenBatch,
   TrainerBase,
   type TrainerCounters,
+  type UpdateDiagnostics,
   type VecEnvLike,
 } from '@poad/ppo';
 import * as tf from '@tensorflow/tfjs-core';
@@ -29,8 +30,19 @@ import { policyTerms } from './reference.js';
 import { flatAllowed, restrictScores } from './restrict.js';
 import { softBadTargets } from './targets.js';
 
-/** What one update did (names as `@poad/ppo`'s diagnostics where the quantity is the same). */
-export interface EtpoUpdateDiagnostics {
+/** What one update did (`@poad/ppo`'s diagnostics where the quantity is the same). */
+export interface EtpoUpdateDiagnostics
+  extends Pick<
+    UpdateDiagnostics,
+    | 'actorGradNorm'
+    | 'criticGradNorm'
+    | 'minibatches'
+    | 'nonFiniteSkips'
+    | 'nonFiniteStreak'
+    | 'actorSteps'
+    | 'seconds'
+    | 'tokensPerSec'
+  > {
   /**
    * Mean policy loss over tokens, before each actor step: Σ π(β·log(π/π̄) − Q) (`policyLoss:
    * 'objective'`) or mean_w(β·log π − Q) (`'released'`).
@@ -44,14 +56,6 @@ export interface EtpoUpdateDiagnostics {
   klToReference: number;
   /** Explained variance of the soft-BAD targets by the online Q at the chosen tokens. */
   explainedVariance: number;
-  actorGradNorm: number;
-  criticGradNorm: number;
-  minibatches: number;
-  nonFiniteSkips: number;
-  nonFiniteStreak: number;
-  actorSteps: number;
-  seconds: number;
-  tokensPerSec: number;
 }
 
 /** One ETPO iteration. */
@@ -109,12 +113,9 @@ export class EtpoTrainer extends TrainerBase<{
   readonly criticOptimizer: Adam | Lion;
 
   constructor(o: EtpoTrainerOptions) {
-    // A run's config arrives resolved and is taken as it is; a partial one is resolved here, once.
-    super(
-      isResolved(o.config) ? (o.config as EtpoConfig) : resolveEtpoConfig(o.config),
-      o.policy,
-      o.env,
-    );
+    // A run's config arrives resolved and the resolver passes it through as it is; a partial one
+    // is resolved here, once.
+    super(resolveEtpoConfig(o.config), o.policy, o.env);
     const target = o.policy.targetVariables;
     const critic = o.policy.criticVariables;
     if (
@@ -137,13 +138,7 @@ export class EtpoTrainer extends TrainerBase<{
     const make = (vars: readonly tf.Variable[], lr: number) =>
       c.optimizer === 'lion'
         ? new Lion(vars, { lr, weightDecay: c.weightDecay })
-        : new Adam(vars, {
-            lr,
-            eps: c.adamEps,
-            beta1: c.adamBeta1,
-            beta2: c.adamBeta2,
-            weightDecay: c.weightDecay,
-          });
+        : adamFromConfig(vars, c, lr);
     this.actorOptimizer = make(o.policy.actorVariables, this.config.lr);
     this.criticOptimizer = make(critic, this.config.criticLr);
   }
