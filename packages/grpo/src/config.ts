@@ -1,29 +1,9 @@
-import {
-  configResolver,
-  defineSchema,
-  type OptionValues,
-  pickSchema,
-  type ResolveOptions,
-} from '@poad/config';
-import { ADAMW_FIELDS, ppoConfigSchema, SAMPLER_FIELDS } from '@poad/ppo';
+import { configResolver, defineSchema, type OptionValues, type ResolveOptions } from '@poad/config';
+import { pickPpoFields, TRAINER_FIELDS } from '@poad/ppo';
 import { GroupConfigError } from './errors.js';
 
 /** The fields a group-relative run shares with `@poad/ppo`'s config: sampler, update and optimiser. */
-const SHARED = [
-  'gamma',
-  ...SAMPLER_FIELDS,
-  'epochs',
-  'numMinibatches',
-  'clip',
-  'entropyCoef',
-  'lr',
-  ...ADAMW_FIELDS,
-  'maxGradNorm',
-  'maxNonFiniteSkips',
-  'seed',
-] as const;
-
-const ppo = pickSchema(ppoConfigSchema, SHARED);
+const ppo = pickPpoFields([...TRAINER_FIELDS, 'epochs', 'clip', 'entropyCoef']);
 
 /**
  * Every setting of a critic-free, group-relative run (GRPO, RLOO, GiGPO): the sampler, update and

@@ -1,77 +1,43 @@
 import {
   type Adam,
-  allowedTokenSets,
   approxKl,
   clipGradNorm,
   clipIndicator,
   maskedSum,
   NonFiniteUpdateError,
+  padTokenRows,
   policyLoss,
   type RolloutBuffer,
   type SeededRng,
-  type TokenBatch,
+  tokenBatchOf,
   toPadded,
+  type UpdateDiagnostics,
 } from '@poad/ppo';
 import * as tf from '@tensorflow/tfjs-core';
 import type { GroupConfig } from './config.js';
 import { GroupConfigError } from './errors.js';
 import type { GroupPolicy } from './policy.js';
 
-/** What one group-relative update did (names as `@poad/ppo`'s where the quantity is the same). */
-export interface GroupUpdateDiagnostics {
+/** What one group-relative update did (`@poad/ppo`'s diagnostics where the quantity is the same). */
+export interface GroupUpdateDiagnostics
+  extends Pick<
+    UpdateDiagnostics,
+    | 'entropy'
+    | 'clipFraction'
+    | 'actorGradNorm'
+    | 'minibatches'
+    | 'nonFiniteSkips'
+    | 'nonFiniteStreak'
+    | 'actorSteps'
+    | 'seconds'
+    | 'tokensPerSec'
+  > {
   /** Mean clipped surrogate over the tokens of the minibatches that stepped. */
   policyLoss: number;
-  entropy: number;
   /** Approximate KL(π_old ‖ π) at the tokens. */
   approxKl: number;
-  clipFraction: number;
   /** k3 estimate of KL(π ‖ π_ref) at the tokens (NaN without a reference pass). */
   klToReference: number;
-  actorGradNorm: number;
-  minibatches: number;
-  nonFiniteSkips: number;
-  nonFiniteStreak: number;
-  actorSteps: number;
-  seconds: number;
-  tokensPerSec: number;
-}
-
-/** The batch of samples `idx` of a buffer, with the label tree's token sets when the config says so. */
-export function batchOf(
-  buffer: RolloutBuffer,
-  idx: ArrayLike<number>,
-  labels: boolean,
-): TokenBatch {
-  const rows = Array.from(idx);
-  return {
-    prompts: rows.map((i) => buffer.prompt(i)),
-    actions: rows.map((i) => buffer.action(i)),
-    width: Math.max(1, ...rows.map((i) => buffer.actionLength(i))),
-    ...(labels ? { allowed: allowedTokenSets(buffer, rows) } : {}),
-  };
-}
-
-/** Padded `[b, width]` values of per-token arrays for the samples `idx`, and the mask of real tokens. */
-function padded(
-  buffer: RolloutBuffer,
-  idx: ArrayLike<number>,
-  width: number,
-  perToken: readonly ArrayLike<number>[],
-): { mask: Float32Array; mats: Float32Array[] } {
-  const b = idx.length;
-  const mask = new Float32Array(b * width);
-  const mats = perToken.map(() => new Float32Array(b * width));
-  for (let j = 0; j < b; j++) {
-    const i = idx[j]!;
-    const o = buffer.actionOffsets[i]!;
-    for (let k = 0; k < buffer.actionLength(i); k++) {
-      mask[j * width + k] = 1;
-      perToken.forEach((src, s) => {
-        mats[s]![j * width + k] = src[o + k]!;
-      });
-    }
-  }
-  return { mask, mats };
 }
 
 /**
@@ -94,7 +60,7 @@ export async function referenceLogProbs(
   const chunk = Math.max(1, Math.ceil(buffer.size / config.numMinibatches));
   for (let start = 0; start < buffer.size; start += chunk) {
     const idx = Array.from({ length: Math.min(chunk, buffer.size - start) }, (_, j) => start + j);
-    const batch = batchOf(buffer, idx, config.tokenSpace === 'labels');
+    const batch = tokenBatchOf(buffer, idx, config.tokenSpace === 'labels');
     const t = tf.tidy(() =>
       toPadded(policy.referenceLogProbs!(batch), batch, 'policy.referenceLogProbs'),
     );
@@ -151,9 +117,9 @@ export async function groupUpdate(args: {
     const perm = rng.permutation(size);
     for (let from = 0; from < size; from += mbSize) {
       const idx = perm.subarray(from, Math.min(size, from + mbSize));
-      const batch = batchOf(buffer, idx, config.tokenSpace === 'labels');
+      const batch = tokenBatchOf(buffer, idx, config.tokenSpace === 'labels');
       const perToken = [buffer.logProbs, tokenAdv, ...(reference ? [reference] : [])];
-      const { mask, mats } = padded(buffer, idx, batch.width, perToken);
+      const { mask, mats } = padTokenRows(buffer, idx, batch.width, perToken);
       let tokens = 0;
       for (const m of mask) tokens += m;
       tokensSeen += tokens;

@@ -1,7 +1,7 @@
-import { isResolved } from '@poad/config';
 import {
-  Adam,
+  type Adam,
   type AdamState,
+  adamFromConfig,
   type RngState,
   type RolloutBuffer,
   type RolloutStats,
@@ -76,21 +76,12 @@ export class GroupTrainer extends TrainerBase<{
   readonly optimizer: Adam;
 
   constructor(o: GroupTrainerOptions) {
-    // A run's config arrives resolved and is taken as it is; a partial one is resolved here, once.
-    super(
-      isResolved(o.config) ? (o.config as GroupConfig) : resolveGroupConfig(o.config),
-      o.policy,
-      o.env,
-    );
+    // A run's config arrives resolved and the resolver passes it through as it is; a partial one
+    // is resolved here, once.
+    super(resolveGroupConfig(o.config), o.policy, o.env);
     requireTrainable('policy.actorVariables', this.policy.actorVariables);
     const c = this.config;
-    this.optimizer = new Adam(this.policy.actorVariables, {
-      lr: c.lr,
-      beta1: c.adamBeta1,
-      beta2: c.adamBeta2,
-      eps: c.adamEps,
-      weightDecay: c.weightDecay,
-    });
+    this.optimizer = adamFromConfig(this.policy.actorVariables, c, c.lr);
   }
 
   /** Groups of whole episodes, each group from one start state (no steps carried over). */

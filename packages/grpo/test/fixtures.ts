@@ -4,7 +4,7 @@ import '@tensorflow/tfjs-backend-cpu';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import type { TextEnv, TextStep } from '@poad/envs-core';
 import * as tf from '@tensorflow/tfjs-core';
-import { type KeyTokenTask, keyTokenTask } from '../../ppo/test/key-token-env.js';
+import { type KeyTokenTask, keyTokenStart, keyTokenTask } from '../../ppo/test/key-token-env.js';
 import { TinyPolicy } from '../../ppo/test/tiny-policy.js';
 
 export { type KeyTokenTask, keyTokenTask, TinyPolicy };
@@ -20,14 +20,7 @@ export class KeyTokenEnv implements TextEnv {
   readonly id = 'test/key-token';
   constructor(private readonly task: KeyTokenTask) {}
   async reset(): Promise<TextStep> {
-    return {
-      observation: this.task.prompt,
-      actions: this.task.candidates,
-      reward: 0,
-      terminated: false,
-      truncated: false,
-      info: {},
-    };
+    return keyTokenStart(this.task);
   }
   async step(action: string): Promise<TextStep> {
     const reward = action === this.task.candidates[this.task.correct] ? 1 : 0;

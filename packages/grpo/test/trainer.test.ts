@@ -151,7 +151,9 @@ describe('GroupTrainer on the key-token task', () => {
     expect(Array.from(rc.advantages.perSample)).toEqual(Array.from(ra.advantages.perSample));
     const weights = (p: TinyPolicy) => p.actorVariables.map((v) => Array.from(v.dataSync()));
     expect(weights(c.policy)).toEqual(weights(a.policy));
-    expect(() => setup('grpo', 1).trainer.setState(state)).toThrow(/saved with estimator 'gigpo', this trainer runs 'grpo'/);
+    expect(() => setup('grpo', 1).trainer.setState(state)).toThrow(
+      /saved with estimator 'gigpo', this trainer runs 'grpo'/,
+    );
   });
 
   it('reports each group’s return spread and the share of groups without one', async () => {
