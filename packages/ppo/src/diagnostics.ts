@@ -59,3 +59,19 @@ export function explainedVariance(yTrue: ArrayLike<number>, yPred: ArrayLike<num
   }
   return vt === 0 ? Number.NaN : 1 - vd / vt;
 }
+
+/**
+ * What the update of every trainer family reports beside its losses, by {@link UpdateDiagnostics}'
+ * names: the actor's gradient norm, the minibatches, the non-finite skips and streak, the actor's
+ * steps and the update's time and throughput.
+ */
+export type UpdateStats = Pick<
+  UpdateDiagnostics,
+  | 'actorGradNorm'
+  | 'minibatches'
+  | 'nonFiniteSkips'
+  | 'nonFiniteStreak'
+  | 'actorSteps'
+  | 'seconds'
+  | 'tokensPerSec'
+>;

@@ -41,7 +41,7 @@ export {
   SAMPLER_FIELDS,
   TRAINER_FIELDS,
 } from './config.js';
-export type { UpdateDiagnostics } from './diagnostics.js';
+export type { UpdateDiagnostics, UpdateStats } from './diagnostics.js';
 export { explainedVariance } from './diagnostics.js';
 export {
   CheckpointMismatchError,
