@@ -17,6 +17,7 @@ import {
   TrainerBase,
   type TrainerCounters,
   type UpdateDiagnostics,
+  type UpdateStats,
   type VecEnvLike,
 } from '@poad/ppo';
 import * as tf from '@tensorflow/tfjs-core';
@@ -32,17 +33,8 @@ import { softBadTargets } from './targets.js';
 
 /** What one update did (`@poad/ppo`'s diagnostics where the quantity is the same). */
 export interface EtpoUpdateDiagnostics
-  extends Pick<
-    UpdateDiagnostics,
-    | 'actorGradNorm'
-    | 'criticGradNorm'
-    | 'minibatches'
-    | 'nonFiniteSkips'
-    | 'nonFiniteStreak'
-    | 'actorSteps'
-    | 'seconds'
-    | 'tokensPerSec'
-  > {
+  extends UpdateStats,
+    Pick<UpdateDiagnostics, 'criticGradNorm'> {
   /**
    * Mean policy loss over tokens, before each actor step: Σ π(β·log(π/π̄) − Q) (`policyLoss:
    * 'objective'`) or mean_w(β·log π − Q) (`'released'`).
