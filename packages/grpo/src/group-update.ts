@@ -12,6 +12,7 @@ import {
   tokenBatchOf,
   toPadded,
   type UpdateDiagnostics,
+  type UpdateStats,
 } from '@poad/ppo';
 import * as tf from '@tensorflow/tfjs-core';
 import type { GroupConfig } from './config.js';
@@ -20,18 +21,8 @@ import type { GroupPolicy } from './policy.js';
 
 /** What one group-relative update did (`@poad/ppo`'s diagnostics where the quantity is the same). */
 export interface GroupUpdateDiagnostics
-  extends Pick<
-    UpdateDiagnostics,
-    | 'entropy'
-    | 'clipFraction'
-    | 'actorGradNorm'
-    | 'minibatches'
-    | 'nonFiniteSkips'
-    | 'nonFiniteStreak'
-    | 'actorSteps'
-    | 'seconds'
-    | 'tokensPerSec'
-  > {
+  extends UpdateStats,
+    Pick<UpdateDiagnostics, 'entropy' | 'clipFraction'> {
   /** Mean clipped surrogate over the tokens of the minibatches that stepped. */
   policyLoss: number;
   /** Approximate KL(π_old ‖ π) at the tokens. */
