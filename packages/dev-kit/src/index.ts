@@ -22,6 +22,7 @@ export type { RedisServer } from './redis-server.js';
 export { RedisServerMissingError, redisServerPath, startRedis } from './redis-server.js';
 export { mulberry32 } from './seeded.js';
 export { spawnApp, waitFor } from './spawn.js';
+export { captureStdout } from './stdout.js';
 export type { TempDirs } from './temp-dirs.js';
 export { tempDirs } from './temp-dirs.js';
 export type {
