@@ -1,6 +1,6 @@
 import { UserError } from '@poad/config';
 import type { TextStep } from '@poad/envs-core';
-import type { RolloutBuffer, RolloutStats, TrainerCounters } from '@poad/ppo';
+import type { RolloutBuffer, RolloutStats, TrainerCounters, UpdateDiagnostics } from '@poad/ppo';
 import type { MetricsRow } from '@poad/run-kit';
 import {
   type GpuCounters,
@@ -127,21 +127,27 @@ export function runTrainerOf<State, Report>(
   };
 }
 
-/** An update's diagnostics as the trainers give them (null: not defined for the algorithm). */
-export interface UpdateColumns {
-  policyLoss: number;
-  valueLoss: number;
-  entropy: number;
+/**
+ * An update's diagnostics as the trainers give them: PPO's names and meanings (null: not defined
+ * for the algorithm).
+ */
+export interface UpdateColumns
+  extends Pick<
+    UpdateDiagnostics,
+    | 'policyLoss'
+    | 'valueLoss'
+    | 'entropy'
+    | 'explainedVariance'
+    | 'actorGradNorm'
+    | 'criticGradNorm'
+    | 'minibatches'
+    | 'skippedMinibatches'
+    | 'nonFiniteSkips'
+    | 'tokensPerSec'
+  > {
   approxKl: number | null;
   klToReference?: number;
   clipFraction: number | null;
-  explainedVariance: number;
-  actorGradNorm: number;
-  criticGradNorm: number;
-  minibatches: number;
-  skippedMinibatches: number;
-  nonFiniteSkips: number;
-  tokensPerSec: number;
   /** Columns of the algorithm's own, after the common ones (e.g. a group's return spread). */
   extra?: Readonly<Record<string, number>>;
 }

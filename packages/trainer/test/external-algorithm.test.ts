@@ -26,7 +26,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { TINY_RUN, trainingHarness } from '@poad/dev-kit';
+import { captureStdout, TINY_RUN, trainingHarness } from '@poad/dev-kit';
 import { listEnvs } from '@poad/envs-core';
 import {
   type AlgorithmEntry,
@@ -45,7 +45,7 @@ import {
   train,
 } from '@poad/trainer';
 import * as tf from '@tensorflow/tfjs-core';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tinyModelDir } from './tiny-model.js';
 
 const repo = new URL('../../..', import.meta.url).pathname;
@@ -154,17 +154,10 @@ describe('an algorithm from a module outside the packages', () => {
   });
 
   it('--algo reinforce --help lists its fields, with the preset over its defaults', async () => {
-    const out: string[] = [];
-    const spy = vi.spyOn(process.stdout, 'write').mockImplementation((s: string | Uint8Array) => {
-      out.push(String(s));
-      return true;
-    });
-    try {
-      expect(await poadMain(['train', '--env', VH, '--algo', 'reinforce', '--help'], ctx)).toBe(0);
-    } finally {
-      spy.mockRestore();
-    }
-    const help = out.join('');
+    const { result, text: help } = await captureStdout(() =>
+      poadMain(['train', '--env', VH, '--algo', 'reinforce', '--help'], ctx),
+    );
+    expect(result).toBe(0);
     expect(help).toContain(`reinforce ${reinforce.summary}`);
     expect(help).toContain('Algorithm reinforce (its config');
     expect(help).toMatch(/--baseline-rate .*α of the running-mean baseline/);

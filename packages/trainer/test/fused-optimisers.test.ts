@@ -4,6 +4,8 @@
 // ETPO's target critic, the global gradient norm and the checkpoint reads; a resumed fused
 // optimiser continues bit for bit; the GPU programs per step do not grow with the number of
 // variables. Runs where Dawn finds an adapter (lavapipe will do); under CI it must find one.
+
+import { expectGpuUnderCi, mulberry32, startWebGpuForTests } from '@poad/dev-kit';
 import { Lion, polyakUpdate } from '@poad/etpo';
 import {
   Adam,
@@ -20,27 +22,14 @@ import {
   releaseBackend,
 } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
-const gpu = await initBackend('webgpu', { allowSoftwareAdapter: true }).then(
-  () => ({ ok: true as const }),
-  (e: Error) => ({ ok: false as const, reason: e.message }),
-);
-
-afterAll(async () => {
-  await releaseBackend();
-});
+const gpu = await startWebGpuForTests(initBackend, releaseBackend);
 
 /** A seeded stream in [-1, 1) (mulberry32). */
 function stream(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1;
-  };
+  const r = mulberry32(seed);
+  return () => r() * 2 - 1;
 }
 
 /** Shapes like a LoRA model's: A and B of 2 layers × 2 projections, and a small value head. */
@@ -120,10 +109,7 @@ const MAKERS = {
 
 describe('fused optimisers on webgpu', () => {
   it('run where CI provides a software Vulkan (no silent skip)', () => {
-    if (!gpu.ok) {
-      expect(process.env.CI, `no WebGPU adapter under CI: ${gpu.reason}`).toBeFalsy();
-      console.warn(`fused optimiser tests not run: ${gpu.reason}`);
-    }
+    expectGpuUnderCi(gpu, 'fused optimiser tests');
   });
 
   it.runIf(gpu.ok)('@poad/ppo and @poad/tfjs-kernels name the same kernels', () => {

@@ -5,6 +5,7 @@
 // hold NaN and ∞. Runs where Dawn finds an adapter (lavapipe will do); under CI it must find one.
 // Gradient functions are registered by whoever loads TF.js (the app); the test does it here.
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
+import { expectGpuUnderCi, startWebGpuForTests } from '@poad/dev-kit';
 import {
   approxKl,
   clipIndicator,
@@ -22,16 +23,9 @@ import {
   releaseBackend,
 } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
-const gpu = await initBackend('webgpu', { allowSoftwareAdapter: true }).then(
-  () => ({ ok: true as const }),
-  (e: Error) => ({ ok: false as const, reason: e.message }),
-);
-
-afterAll(async () => {
-  await releaseBackend();
-});
+const gpu = await startWebGpuForTests(initBackend, releaseBackend);
 
 const [B, L, CLIP] = [5, 7, 0.2];
 
@@ -110,10 +104,7 @@ async function lossAndGrads(fused: boolean, seed: number) {
 
 describe('the fused PPO token loss on webgpu', () => {
   it('runs where CI provides a software Vulkan (no silent skip)', () => {
-    if (!gpu.ok) {
-      expect(process.env.CI, `no WebGPU adapter under CI: ${gpu.reason}`).toBeFalsy();
-      console.warn(`fused PPO loss tests not run: ${gpu.reason}`);
-    }
+    expectGpuUnderCi(gpu, 'fused PPO loss tests');
   });
 
   it.runIf(gpu.ok)('equals the composition: the four sums and both gradients', async () => {

@@ -3,23 +3,12 @@
 // best, --on-collapse rollback and stop, and a resume across a rollback that repeats it exactly).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { mulberry32 } from '@poad/dev-kit';
 import { describe, expect, it } from 'vitest';
 import { CollapseMonitor, type CollapseRule, collapseRuleOf } from '../src/collapse-monitor.js';
 import { BestTracker, parseKeepBest } from '../src/keep-best.js';
 import { cliHarness, TINY_RUN } from './cli-harness.js';
 import { metricsRows, tinyVirtualHomeApp as vh } from './tiny-app.js';
-
-/** A seeded generator of numbers in [0, 1). */
-function rand(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let z = s;
-    z = Math.imul(z ^ (z >>> 15), z | 1);
-    z ^= z + Math.imul(z ^ (z >>> 7), z | 61);
-    return ((z ^ (z >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const rows = (values: readonly number[], field = 'meanReward') =>
   values.map((v, i) => ({ iteration: i + 1, [field]: v, minibatches: 4, skippedMinibatches: 0 }));
@@ -74,7 +63,7 @@ describe('the collapse monitor', () => {
   });
 
   it('stays quiet on a noisy but healthy curve, and fires on a broken floor or KL skips', () => {
-    const r = rand(7);
+    const r = mulberry32(7);
     const healthy = Array.from(
       { length: 200 },
       (_, i) => Math.min(0.9, i / 100) + (r() - 0.5) * 0.6,

@@ -13,12 +13,12 @@ import {
 } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { spawnApp, waitFor } from '@poad/dev-kit';
+import { captureStdout, spawnApp, waitFor } from '@poad/dev-kit';
 import type { TextEnv } from '@poad/envs-core';
 import { readPeftAdapter } from '@poad/hf-files';
 import type { TokenBatch, TokenScores } from '@poad/ppo';
 import * as tf from '@tensorflow/tfjs-core';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Agent } from '../src/agent/agent.js';
 import type { AppSpec } from '../src/app.js';
 import { runCli } from '../src/cli.js';
@@ -202,17 +202,8 @@ describe('non-finite minibatches', () => {
 
 describe('--help', () => {
   it('lists --max-non-finite-skips and the exit codes', async () => {
-    const out: string[] = [];
-    const spy = vi.spyOn(process.stdout, 'write').mockImplementation((t: string | Uint8Array) => {
-      out.push(String(t));
-      return true;
-    });
-    try {
-      expect(await runCli(vh, ['--help'])).toBe(0);
-    } finally {
-      spy.mockRestore();
-    }
-    const help = out.join('');
+    const { result, text: help } = await captureStdout(() => runCli(vh, ['--help']));
+    expect(result).toBe(0);
     expect(help).toMatch(/--max-non-finite-skips <int>\s+.*\(default: 8\)/);
     expect(help).toMatch(
       /Exit codes: 0 done; 2 bad input .*; 3 stopped after --max-non-finite-skips/,

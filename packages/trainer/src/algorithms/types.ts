@@ -11,16 +11,7 @@ import type { RunIterationReport, TrainerLike } from '../run-trainer.js';
  * the sampler's settings, which evaluation and `play` act with too.
  */
 export interface AlgorithmConfigBase
-  extends Pick<
-    RolloutConfig,
-    | 'numSteps'
-    | 'greedy'
-    | 'candidateNormalisation'
-    | 'tokenSpace'
-    | 'maxNewTokens'
-    | 'temperature'
-    | 'topK'
-  > {
+  extends Omit<RolloutConfig, 'truncationAsTermination' | 'stopCheckEvery'> {
   readonly seed: number;
 }
 
