@@ -3,6 +3,15 @@ import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
 import * as pkg from '../src/index.js';
 
+/** A one-layer model of `vocab_size` tokens, 16 wide. */
+const oneLayer = (vocab_size: number) => ({
+  vocab_size,
+  hidden_size: 16,
+  intermediate_size: 24,
+  num_hidden_layers: 1,
+  num_attention_heads: 2,
+});
+
 // The model on the backends of @poad/tfjs-kernels (whose own tests cover choosing them).
 describe('the model on cpu and wasm', () => {
   it('importing the package initialises no backend', () => {
@@ -13,13 +22,7 @@ describe('the model on cpu and wasm', () => {
   });
 
   it('full fine-tuning (embedding gradient through the row-scatter kernel) matches on cpu and wasm', async () => {
-    const cfg = {
-      vocab_size: 30,
-      hidden_size: 16,
-      intermediate_size: 24,
-      num_hidden_layers: 1,
-      num_attention_heads: 2,
-    };
+    const cfg = oneLayer(30);
     const grads: number[][] = [];
     for (const b of ['cpu', 'wasm'] as const) {
       await initBackend(b);
@@ -44,13 +47,7 @@ describe('the model on cpu and wasm', () => {
   });
 
   it('models compute the same logits on cpu and wasm', async () => {
-    const cfg = {
-      vocab_size: 40,
-      hidden_size: 16,
-      intermediate_size: 24,
-      num_hidden_layers: 1,
-      num_attention_heads: 2,
-    };
+    const cfg = oneLayer(40);
     await initBackend('cpu');
     const a = pkg.createCausalLM(cfg, { seed: 1, initStd: 0.3 });
     const la = await a.logits([[1, 2, 3, 4]]);

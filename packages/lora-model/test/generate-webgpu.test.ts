@@ -57,6 +57,21 @@ function expectSame(a: GenerateResult[], b: GenerateResult[], tol: number, what:
   });
 }
 
+/** The device loop, reading ids every `every` tokens, generates what the host loop generates. */
+async function expectDeviceLoopAsHost(
+  model: CausalLM,
+  o: GenerateBatchOptions,
+  every: number,
+  what: string,
+): Promise<void> {
+  expectSame(
+    await model.generateBatch(PROMPTS, { ...o, stopCheckEvery: every }),
+    await model.generateBatch(PROMPTS, { ...o, sampleOnDevice: false }),
+    1e-4,
+    what,
+  );
+}
+
 describe.runIf(gpu.ok)('the GPU sampler against sampleToken', () => {
   it('draws the same ids from the same logits and uniforms (greedy, T 0.7 top-5, T 1, ties)', async () => {
     const sample = activeFusedOps()?.sampleTokens;
@@ -138,12 +153,7 @@ describe.runIf(gpu.ok)('generateBatch with the device loop', () => {
     }
     // Greedy with top-k, and a single prompt through generate.
     const greedy = { maxNewTokens: 9, temperature: 0, seeds: SEEDS };
-    expectSame(
-      await model.generateBatch(PROMPTS, { ...greedy, stopCheckEvery: 4 }),
-      await model.generateBatch(PROMPTS, { ...greedy, sampleOnDevice: false }),
-      1e-4,
-      'greedy',
-    );
+    await expectDeviceLoopAsHost(model, greedy, 4, 'greedy');
     const one = { maxNewTokens: 7, temperature: 0.7, topK: 5, seed: 4 };
     expectSame(
       [await model.generate(PROMPTS[2]!, { ...one, stopCheckEvery: 3 })],
@@ -159,12 +169,7 @@ describe.runIf(gpu.ok)('generateBatch with the device loop', () => {
       initStd: 0.3,
     });
     const p = { maxNewTokens: 6, temperature: 1, seeds: SEEDS };
-    expectSame(
-      await packed.generateBatch(PROMPTS, { ...p, stopCheckEvery: 2 }),
-      await packed.generateBatch(PROMPTS, { ...p, sampleOnDevice: false }),
-      1e-4,
-      'bfloat16',
-    );
+    await expectDeviceLoopAsHost(packed, p, 2, 'bfloat16');
     packed.dispose();
   });
 
