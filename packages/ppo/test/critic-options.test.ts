@@ -20,6 +20,7 @@ import {
   valueLoss,
 } from '../src/index.js';
 import { useCpu } from './backend.js';
+import { PPO_CHECKPOINT_FIELDS } from './checkpoint-fields.js';
 import { KeyTokenVecEnv, keyTokenTask, TruncatingVecEnv } from './key-token-env.js';
 import { TinyPolicy } from './tiny-policy.js';
 import {
@@ -285,17 +286,7 @@ describe('target critic', () => {
     const offState = await off.trainer.getState();
     const onState = await on.trainer.getState();
     expect('targetWeights' in offState).toBe(false);
-    expect(Object.keys(offState)).toEqual([
-      'format',
-      'version',
-      'algorithm',
-      'actorWeights',
-      'criticWeights',
-      'actorOptimizer',
-      'criticOptimizer',
-      'rng',
-      'counters',
-    ]);
+    expect(Object.keys(offState)).toEqual(PPO_CHECKPOINT_FIELDS);
     expect(onState.targetWeights?.length).toBe(policyCriticCount(on.policy));
     expect(() => on.trainer.setState(offState)).toThrow(CheckpointMismatchError);
     expect(() => on.trainer.setState(offState)).toThrow(/no targetWeights/);
