@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { readPeftAdapter } from '@poad/hf-files';
 import type { TensorData } from '@poad/ppo';
 import { describe, expect, it, vi } from 'vitest';
+import { PPO_CHECKPOINT_FIELDS } from '../../ppo/test/checkpoint-fields.js';
 import { createRunAgent } from '../src/agent/run-agent.js';
 import { runCli } from '../src/cli.js';
 import { loadRunConfig } from '../src/run-config.js';
@@ -153,16 +154,6 @@ describe('runs with the critic options', () => {
       'value_head.safetensors',
     ]);
     const state = readState<Record<string, unknown>>(cp, 'trainer');
-    expect(Object.keys(state)).toEqual([
-      'format',
-      'version',
-      'algorithm',
-      'actorWeights',
-      'criticWeights',
-      'actorOptimizer',
-      'criticOptimizer',
-      'rng',
-      'counters',
-    ]);
+    expect(Object.keys(state)).toEqual(PPO_CHECKPOINT_FIELDS);
   });
 });
