@@ -22,7 +22,6 @@ export type { RedisServer } from './redis-server.js';
 export { RedisServerMissingError, redisServerPath, startRedis } from './redis-server.js';
 export { mulberry32 } from './seeded.js';
 export { spawnApp, waitFor } from './spawn.js';
-export { captureStdout } from './stdout.js';
 export type { TempDirs } from './temp-dirs.js';
 export { tempDirs } from './temp-dirs.js';
 export type {
@@ -30,5 +29,5 @@ export type {
   TrainingHarness,
   TrainingHarnessOptions,
 } from './training-harness.js';
-export { metricsRows, TINY_RUN, trainingHarness } from './training-harness.js';
+export { captureStdout, metricsRows, TINY_RUN, trainingHarness } from './training-harness.js';
 export { folderProgress, inCI, waitUntil, withProgress } from './waiting.js';
