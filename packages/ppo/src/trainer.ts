@@ -1,4 +1,5 @@
-import { type Adam, adamFromConfig } from './adam.js';
+import { isResolved } from '@poad/config';
+import { Adam } from './adam.js';
 import { type Advantages, computeAdvantages } from './advantages.js';
 import type { TrainerCheckpoint } from './checkpoint.js';
 import { continueRollout, type RolloutResult, type RolloutStats } from './collect-rollout.js';
@@ -68,14 +69,22 @@ export class PpoTrainer extends TrainerBase<{
   readonly targetCritic: TargetCritic | null;
 
   constructor(options: PpoTrainerOptions) {
-    // A run's config arrives resolved and the resolver passes it through as it is; a partial one
-    // is resolved here, once.
-    super(resolveConfig(options.config), options.policy, options.env);
+    // A run's config arrives resolved and is taken as it is; a partial one is resolved here, once.
+    super(
+      isResolved(options.config) ? (options.config as PpoConfig) : resolveConfig(options.config),
+      options.policy,
+      options.env,
+    );
     requireTrainable('policy.actorVariables', this.policy.actorVariables);
     requireTrainable('policy.criticVariables', this.policy.criticVariables);
     const c = this.config;
-    this.actorOptimizer = adamFromConfig(this.policy.actorVariables, c, c.lr);
-    this.criticOptimizer = adamFromConfig(this.policy.criticVariables, c, c.criticLr, 0);
+    const moments = { beta1: c.adamBeta1, beta2: c.adamBeta2, eps: c.adamEps };
+    this.actorOptimizer = new Adam(this.policy.actorVariables, {
+      ...moments,
+      lr: c.lr,
+      weightDecay: c.weightDecay,
+    });
+    this.criticOptimizer = new Adam(this.policy.criticVariables, { ...moments, lr: c.criticLr });
     this.targetCritic =
       c.targetCriticEvery > 0 ? new TargetCritic(this.policy.criticVariables) : null;
   }
