@@ -1,3 +1,4 @@
+import { isResolved } from '@poad/config';
 import {
   type Adam,
   type AdamState,
@@ -105,9 +106,12 @@ export class EtpoTrainer extends TrainerBase<{
   readonly criticOptimizer: Adam | Lion;
 
   constructor(o: EtpoTrainerOptions) {
-    // A run's config arrives resolved and the resolver passes it through as it is; a partial one
-    // is resolved here, once.
-    super(resolveEtpoConfig(o.config), o.policy, o.env);
+    // A run's config arrives resolved and is taken as it is; a partial one is resolved here, once.
+    super(
+      isResolved(o.config) ? (o.config as EtpoConfig) : resolveEtpoConfig(o.config),
+      o.policy,
+      o.env,
+    );
     const target = o.policy.targetVariables;
     const critic = o.policy.criticVariables;
     if (
