@@ -1,3 +1,4 @@
+import { isResolved } from '@poad/config';
 import {
   type Adam,
   type AdamState,
@@ -76,9 +77,12 @@ export class GroupTrainer extends TrainerBase<{
   readonly optimizer: Adam;
 
   constructor(o: GroupTrainerOptions) {
-    // A run's config arrives resolved and the resolver passes it through as it is; a partial one
-    // is resolved here, once.
-    super(resolveGroupConfig(o.config), o.policy, o.env);
+    // A run's config arrives resolved and is taken as it is; a partial one is resolved here, once.
+    super(
+      isResolved(o.config) ? (o.config as GroupConfig) : resolveGroupConfig(o.config),
+      o.policy,
+      o.env,
+    );
     requireTrainable('policy.actorVariables', this.policy.actorVariables);
     const c = this.config;
     this.optimizer = adamFromConfig(this.policy.actorVariables, c, c.lr);
