@@ -10,7 +10,7 @@ import type { TokenBatch, TokenPolicy } from './policy.js';
 import { readFloats } from './read-floats.js';
 import type { SeededRng } from './rng.js';
 import { type RolloutBuffer, RolloutBuilder, type StepRecord } from './rollout-buffer.js';
-import { maxLength, selectActions } from './select-actions.js';
+import { maxLength, type SelectedActions, selectActions } from './select-actions.js';
 import type { VecEnvLike } from './vec-env-like.js';
 
 /** A finished episode seen during a rollout (from `info.episode`). */
@@ -278,95 +278,163 @@ async function deferredValues(
   };
 }
 
+/** One rollout: every step of every environment, then the values read back and the buffer built. */
 async function collect(args: CollectRolloutArgs, pending: PendingValues[]): Promise<RolloutResult> {
-  const { policy, env, config, rng } = args;
-  const other = args.alsoValuedBy;
-  const n = env.size;
-  if (args.steps.length !== n) {
-    throw new PolicyContractError(
-      'collectRollout(steps)',
-      `expected ${n} steps, got ${args.steps.length}.`,
-    );
-  }
-  const start = performance.now();
-  const builder = new RolloutBuilder(config.numSteps, n);
-  const episodes: EpisodeSummary[] = [];
-  let current = [...args.steps];
-  const deferred: DeferredValues[] = [];
+  const rollout = new RolloutInProgress(args, pending);
+  for (let t = 0; t < args.config.numSteps; t++) await rollout.step(t);
+  return rollout.finish();
+}
+
+/** One step's critic values: padded `[N, width]`, filled from the device when the rollout ends. */
+interface StepValues {
+  readonly values: Float32Array;
+  readonly width: number;
+}
+
+/**
+ * A rollout being collected: what it has stored and counted so far. {@link step} runs one step of
+ * every environment in four phases (act, record the critic's values, step the environments and
+ * value the final observations of the truncated episodes, store); {@link finish} values what was
+ * deferred and the bootstrap observations, reads every value in one batch and builds the buffer.
+ */
+class RolloutInProgress {
+  private readonly policy: TokenPolicy;
+  private readonly env: VecEnvLike;
+  private readonly config: RolloutConfig;
+  private readonly rng: SeededRng;
+  /** The other critic's weights (`alsoValuedBy`), if any. */
+  private readonly other: AlternateCritic | undefined;
+  private readonly n: number;
+  /** The label-restricted token space: critics may need each position's allowed ids. */
+  private readonly labelSpace: boolean;
+  private readonly start: number;
+  private readonly builder: RolloutBuilder;
+  private readonly episodes: EpisodeSummary[] = [];
+  private current: TextStep[];
+  /** Steps whose values are computed when the rollout ends (`valuesAtRolloutEnd`). */
+  private readonly deferred: DeferredValues[] = [];
   // The other critic's values (alsoValuedBy): per step as the policy's, and each sample's view.
-  const otherDeferred: DeferredValues[] = [];
-  const otherRows: Float32Array[] = [];
-  const otherFinal = new Float64Array(config.numSteps * n).fill(Number.NaN);
-  let rewardSum = 0;
-  let tokens = 0;
-  let massSum = 0;
-  let massCount = 0;
-  // The label-restricted token space: critics may need each position's allowed ids.
-  const labelSpace = config.tokenSpace === 'labels';
-  let actMs = 0;
-  let valuesMs = 0;
-  let envMs = 0;
+  private readonly otherDeferred: DeferredValues[] = [];
+  private readonly otherRows: Float32Array[] = [];
+  private readonly otherFinal: Float64Array;
+  private rewardSum = 0;
+  private tokens = 0;
+  private massSum = 0;
+  private massCount = 0;
+  /** Milliseconds spent in each phase (`RolloutStats.phaseSeconds`). */
+  private readonly ms = { act: 0, values: 0, env: 0 };
 
-  for (let t = 0; t < config.numSteps; t++) {
-    const actStart = performance.now();
-    policy.enterPhase?.('acting');
-    const {
-      prompts,
-      actionIds,
-      logProbs,
-      labels,
-      candidates: candidateInfo,
-      labelMass,
-    } = await selectActions(policy, current, { ...config, rng });
-    const valuesStart = performance.now();
-    actMs += valuesStart - actStart;
-    for (const m of labelMass) {
-      if (m === undefined) continue;
-      massSum += m;
-      massCount++;
+  constructor(
+    args: CollectRolloutArgs,
+    /** Values on the device until the rollout's one read (the caller disposes what is left). */
+    private readonly pending: PendingValues[],
+  ) {
+    this.policy = args.policy;
+    this.env = args.env;
+    this.config = args.config;
+    this.rng = args.rng;
+    this.other = args.alsoValuedBy;
+    this.n = args.env.size;
+    if (args.steps.length !== this.n) {
+      throw new PolicyContractError(
+        'collectRollout(steps)',
+        `expected ${this.n} steps, got ${args.steps.length}.`,
+      );
     }
+    this.start = performance.now();
+    this.builder = new RolloutBuilder(this.config.numSteps, this.n);
+    this.current = [...args.steps];
+    this.otherFinal = new Float64Array(this.config.numSteps * this.n).fill(Number.NaN);
+    this.labelSpace = this.config.tokenSpace === 'labels';
+  }
 
-    // ---- critic: V(o, w_<k) per token ----
+  /** Step `t` of every environment. */
+  async step(t: number): Promise<void> {
+    const selected = await this.act();
+    const values = await this.recordValues(selected);
+    const next = await this.stepEnvs(selected.labels);
+    const finalValue = await this.finalValues(next, t);
+    checkStepResults(next, t);
+    this.store(selected, values, next, finalValue);
+    this.current = next;
+  }
+
+  /** Acting: one action per environment (see `selectActions`), and the label mass it saw. */
+  private async act(): Promise<SelectedActions> {
+    const actStart = performance.now();
+    this.policy.enterPhase?.('acting');
+    const selected = await selectActions(this.policy, this.current, {
+      ...this.config,
+      rng: this.rng,
+    });
+    this.ms.act += performance.now() - actStart;
+    for (const m of selected.labelMass) {
+      if (m === undefined) continue;
+      this.massSum += m;
+      this.massCount++;
+    }
+    return selected;
+  }
+
+  /**
+   * The critic's V(o, w_<k) per token of the chosen actions (and the other critic's). The values
+   * stay on the device until the rollout ends, and come back then in one read; the step records
+   * hold views of the returned array, filled before the buffer is built. A policy that asks for it
+   * gets one batch of every step's rows at the end instead of one batch per step.
+   */
+  private async recordValues(selected: SelectedActions): Promise<StepValues> {
+    const valuesStart = performance.now();
+    const { policy, other, n } = this;
+    const { prompts, actionIds, candidates } = selected;
     policy.enterPhase?.('values');
     const width = maxLength(actionIds);
     const valueBatch = {
       prompts,
       actions: actionIds,
       width,
-      ...(labelSpace ? { allowed: chosenTokenSets(candidateInfo) } : {}),
+      ...(this.labelSpace ? { allowed: chosenTokenSets(candidates) } : {}),
     };
-    // The values stay on the device until the rollout ends, and come back then in one read; the
-    // step records hold views of `vals`, filled before the buffer is built. A policy that asks
-    // for it gets one batch of every step's rows at the end instead of one batch per step.
     const vals = new Float32Array(n * width);
     if (policy.valuesAtRolloutEnd) {
-      deferred.push({ batch: valueBatch, into: vals });
+      this.deferred.push({ batch: valueBatch, into: vals });
     } else {
-      pending.push({ tensor: await paddedValues(policy, valueBatch), into: vals });
+      this.pending.push({ tensor: await paddedValues(policy, valueBatch), into: vals });
     }
     const otherVals = other ? new Float32Array(n * width) : null;
     if (other && otherVals) {
       if (policy.valuesAtRolloutEnd) {
-        otherDeferred.push({ batch: valueBatch, into: otherVals });
+        this.otherDeferred.push({ batch: valueBatch, into: otherVals });
       } else {
         const tensor = await other.within(() => paddedValues(policy, valueBatch));
-        pending.push({ tensor, into: otherVals });
+        this.pending.push({ tensor, into: otherVals });
       }
       for (let i = 0; i < n; i++)
-        otherRows.push(otherVals.subarray(i * width, i * width + actionIds[i]!.length));
+        this.otherRows.push(otherVals.subarray(i * width, i * width + actionIds[i]!.length));
     }
+    this.ms.values += performance.now() - valuesStart;
+    return { values: vals, width };
+  }
 
+  /** The environments' next steps after `labels`. */
+  private async stepEnvs(labels: readonly string[]): Promise<TextStep[]> {
     const envStart = performance.now();
-    valuesMs += envStart - valuesStart;
-    const next = await env.step(labels);
-    const envEnd = performance.now();
-    envMs += envEnd - envStart;
-    if (next.length !== n) {
-      throw new PolicyContractError('env.step', `expected ${n} steps, got ${next.length}.`);
+    const next = await this.env.step(labels);
+    this.ms.env += performance.now() - envStart;
+    if (next.length !== this.n) {
+      throw new PolicyContractError('env.step', `expected ${this.n} steps, got ${next.length}.`);
     }
+    return next;
+  }
 
-    // ---- bootstrap values of truncated episodes: V(final observation) ----
-    const truncIdx = config.truncationAsTermination
+  /**
+   * Bootstrap values of the episodes truncated at step `t`: V(info.finalObservation) for each
+   * (NaN for the others, and for all with `truncationAsTermination`); the other critic's go to
+   * `otherFinal`.
+   */
+  private async finalValues(next: readonly TextStep[], t: number): Promise<Float64Array> {
+    const valuesStart = performance.now();
+    const { policy, other, n, labelSpace } = this;
+    const truncIdx = this.config.truncationAsTermination
       ? []
       : next.flatMap((s, i) => (s.truncated && !s.terminated ? [i] : []));
     const finalPrompts = await Promise.all(
@@ -392,54 +460,47 @@ async function collect(args: CollectRolloutArgs, pending: PendingValues[]): Prom
     if (other && truncIdx.length > 0) {
       const v = await other.within(() => promptValuesOf(policy, finalPrompts, finalAllowed));
       truncIdx.forEach((i, j) => {
-        otherFinal[t * n + i] = v[j]!;
+        this.otherFinal[t * n + i] = v[j]!;
       });
     }
-    valuesMs += performance.now() - envEnd;
+    this.ms.values += performance.now() - valuesStart;
     const finalValue = new Float64Array(n).fill(Number.NaN);
     truncIdx.forEach((i, j) => {
       finalValue[i] = finalVals[j]!;
     });
+    return finalValue;
+  }
 
-    // What enters the buffer must be numbers a learner can use (VecEnv of @poad/envs-core
-    // already checks more, naming the env id; this covers any VecEnvLike).
-    next.forEach((s, i) => {
-      if (typeof s.reward !== 'number' || !Number.isFinite(s.reward)) {
-        throw new PolicyContractError(
-          'env.step',
-          `env ${i} returned the reward ${String(s.reward)} at rollout step ${t + 1}; rewards must be finite numbers. Fix the environment.`,
-        );
-      }
-      if (typeof s.terminated !== 'boolean' || typeof s.truncated !== 'boolean') {
-        throw new PolicyContractError(
-          'env.step',
-          `env ${i} returned terminated ${String(s.terminated)} and truncated ${String(s.truncated)} at rollout step ${t + 1}; both must be booleans. Fix the environment.`,
-        );
-      }
-    });
-
-    for (let i = 0; i < n; i++) {
+  /** One step record per environment into the builder, and the episodes that ended. */
+  private store(
+    selected: SelectedActions,
+    { values, width }: StepValues,
+    next: readonly TextStep[],
+    finalValue: Float64Array,
+  ): void {
+    const { prompts, actionIds, logProbs, candidates } = selected;
+    for (let i = 0; i < this.n; i++) {
       const s = next[i]!;
       const len = actionIds[i]!.length;
-      tokens += len;
-      rewardSum += s.reward;
+      this.tokens += len;
+      this.rewardSum += s.reward;
       const rec: StepRecord = {
         prompt: prompts[i]!,
         action: actionIds[i]!,
         logProbs: logProbs[i]!,
-        values: vals.subarray(i * width, i * width + len),
+        values: values.subarray(i * width, i * width + len),
         reward: s.reward,
         terminated: s.terminated,
         truncated: s.truncated,
         finalValue: finalValue[i]!,
-        ...(candidateInfo[i] ? { candidates: candidateInfo[i] } : {}),
+        ...(candidates[i] ? { candidates: candidates[i] } : {}),
       };
-      builder.push(rec);
+      this.builder.push(rec);
       const ep = s.info.episode as
         | { discountedReturn?: number; length?: number; success?: boolean }
         | undefined;
       if ((s.terminated || s.truncated) && ep !== undefined) {
-        episodes.push({
+        this.episodes.push({
           env: i,
           discountedReturn: Number(ep.discountedReturn),
           length: Number(ep.length),
@@ -447,67 +508,100 @@ async function collect(args: CollectRolloutArgs, pending: PendingValues[]): Prom
         });
       }
     }
-    current = next;
   }
 
-  const bootStart = performance.now();
-  policy.enterPhase?.('values');
-  const scatterDeferred = await deferredValues(policy, deferred, pending);
-  const scatterOther = other
-    ? await other.within(() => deferredValues(policy, otherDeferred, pending))
-    : () => {};
-  // V(o_T) of every environment, read with the rollout's step values in one batch.
-  const bootPrompts = await Promise.all(current.map((s) => policy.encodePrompt(s.observation)));
-  const bootAllowed = labelSpace
-    ? await firstTokenSets(
-        policy,
-        current.map((s) => s.observation),
-        current.map((s) => s.actions),
-      )
-    : undefined;
-  const boot = new Float32Array(n);
-  if (n > 0) {
-    pending.push({
-      tensor: await promptValuesTensor(policy, bootPrompts, bootAllowed),
-      into: boot,
-    });
+  /**
+   * The end of the rollout: the deferred steps' values and V(o_T) of every environment (and the
+   * other critic's) join the pending values, all are read in one batch, and the buffer is built.
+   */
+  async finish(): Promise<RolloutResult> {
+    const bootStart = performance.now();
+    const { policy, other, n, pending, current, labelSpace } = this;
+    policy.enterPhase?.('values');
+    const scatterDeferred = await deferredValues(policy, this.deferred, pending);
+    const scatterOther = other
+      ? await other.within(() => deferredValues(policy, this.otherDeferred, pending))
+      : () => {};
+    // V(o_T) of every environment, read with the rollout's step values in one batch.
+    const bootPrompts = await Promise.all(current.map((s) => policy.encodePrompt(s.observation)));
+    const bootAllowed = labelSpace
+      ? await firstTokenSets(
+          policy,
+          current.map((s) => s.observation),
+          current.map((s) => s.actions),
+        )
+      : undefined;
+    const boot = new Float32Array(n);
+    if (n > 0) {
+      pending.push({
+        tensor: await promptValuesTensor(policy, bootPrompts, bootAllowed),
+        into: boot,
+      });
+    }
+    const otherBoot = new Float32Array(n);
+    if (other && n > 0) {
+      const tensor = await other.within(() => promptValuesTensor(policy, bootPrompts, bootAllowed));
+      pending.push({ tensor, into: otherBoot });
+    }
+    await readPending(pending);
+    scatterDeferred();
+    scatterOther();
+    this.ms.values += performance.now() - bootStart;
+    const buffer = this.builder.build(Float64Array.from(boot));
+    return {
+      buffer,
+      nextSteps: current,
+      ...(other
+        ? {
+            targetValues: {
+              values: concatInto(new Float32Array(buffer.tokenCount), this.otherRows),
+              finalValues: this.otherFinal,
+              bootstrapValues: Float64Array.from(otherBoot),
+            },
+          }
+        : {}),
+      stats: this.stats(),
+    };
   }
-  const otherBoot = new Float32Array(n);
-  if (other && n > 0) {
-    const tensor = await other.within(() => promptValuesTensor(policy, bootPrompts, bootAllowed));
-    pending.push({ tensor, into: otherBoot });
-  }
-  await readPending(pending);
-  scatterDeferred();
-  scatterOther();
-  valuesMs += performance.now() - bootStart;
-  const buffer = builder.build(Float64Array.from(boot));
-  const seconds = Math.max(1e-9, (performance.now() - start) / 1000);
-  const envSteps = config.numSteps * n;
-  return {
-    buffer,
-    nextSteps: current,
-    ...(other
-      ? {
-          targetValues: {
-            values: concatInto(new Float32Array(buffer.tokenCount), otherRows),
-            finalValues: otherFinal,
-            bootstrapValues: Float64Array.from(otherBoot),
-          },
-        }
-      : {}),
-    stats: {
+
+  /** The rollout's counters and throughput. */
+  private stats(): RolloutStats {
+    const seconds = Math.max(1e-9, (performance.now() - this.start) / 1000);
+    const envSteps = this.config.numSteps * this.n;
+    const { tokens, ms } = this;
+    return {
       envSteps,
       actionTokens: tokens,
       seconds,
       envStepsPerSec: envSteps / seconds,
       tokensPerSec: tokens / seconds,
-      meanReward: rewardSum / envSteps,
-      labelMass: massCount ? massSum / massCount : null,
-      episodes,
-      phaseSeconds: { act: actMs / 1000, values: valuesMs / 1000, env: envMs / 1000 },
-    },
-  };
+      meanReward: this.rewardSum / envSteps,
+      labelMass: this.massCount ? this.massSum / this.massCount : null,
+      episodes: this.episodes,
+      phaseSeconds: { act: ms.act / 1000, values: ms.values / 1000, env: ms.env / 1000 },
+    };
+  }
+}
+
+/**
+ * What enters the buffer must be numbers a learner can use (VecEnv of @poad/envs-core already
+ * checks more, naming the env id; this covers any VecEnvLike).
+ */
+function checkStepResults(next: readonly TextStep[], t: number): void {
+  next.forEach((s, i) => {
+    if (typeof s.reward !== 'number' || !Number.isFinite(s.reward)) {
+      throw new PolicyContractError(
+        'env.step',
+        `env ${i} returned the reward ${String(s.reward)} at rollout step ${t + 1}; rewards must be finite numbers. Fix the environment.`,
+      );
+    }
+    if (typeof s.terminated !== 'boolean' || typeof s.truncated !== 'boolean') {
+      throw new PolicyContractError(
+        'env.step',
+        `env ${i} returned terminated ${String(s.terminated)} and truncated ${String(s.truncated)} at rollout step ${t + 1}; both must be booleans. Fix the environment.`,
+      );
+    }
+  });
 }
 
 /** `tokenSpace: 'labels'`: the allowed ids at every token of each row's chosen label. */

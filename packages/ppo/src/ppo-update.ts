@@ -130,6 +130,14 @@ function actorLossFns(
   );
 }
 
+/** The logged sums of one minibatch: the critic's, the actor's, and the critic's within the actor's. */
+interface MinibatchSums {
+  readonly value: LoggedSums;
+  readonly actor: LoggedSums;
+  /** The critic's sums of the actor's loss with criticGradToActor (not reported). */
+  readonly scratch: LoggedSums;
+}
+
 /**
  * Critic gradients, one read (value-loss sums and the critic's gradient norm, for its clip
  * coefficient), critic step; actor gradients, one read (the logged sums, approx KL and the actor's
@@ -151,120 +159,177 @@ async function minibatchStep(
   losses: MinibatchLosses,
   roles: MinibatchRoles,
 ): Promise<MinibatchOutcome> {
-  const { config, policy } = args;
-  const valueLogged = noLogged();
-  const logged = noLogged();
-  // The critic's sums of the actor's loss with criticGradToActor (not reported).
-  const scratch = noLogged();
+  const sums: MinibatchSums = { value: noLogged(), actor: noLogged(), scratch: noLogged() };
   const owned: (tf.Tensor | null)[] = [];
   try {
-    // ---- critic step (skipped when its loss or gradient norm is not finite) ----
-    const criticOpt = args.criticOptimizer;
-    let critic: { value: Float32Array; norm: Float32Array } | null = null;
-    let cNorm: tf.Scalar | null = null;
-    if (roles.critic) {
-      const cGrads = accumulate(losses.valueFns, policy.criticVariables, valueLogged);
-      owned.push(...cGrads);
-      cNorm = gradNorm(cGrads);
-      owned.push(cNorm);
-      if (criticOpt.fused) {
-        // Decided on the device; read below with the actor's values.
-        const gate = deviceGate(cNorm, valueLogged.pg);
-        owned.push(gate);
-        criticOpt.step(cGrads, { norm: gate, maxNorm: config.criticMaxGradNorm });
-      } else {
-        critic = await readGroups({ value: valueLogged.pg, norm: [cNorm] });
-        const bad = nonFiniteOf({
-          'critic loss': sumOf(critic.value),
-          'critic gradient norm': critic.norm[0]!,
-        });
-        if (bad.length === 0) {
-          criticOpt.step(cGrads, { norm: critic.norm[0]!, maxNorm: config.criticMaxGradNorm });
-        }
-      }
-    }
-    const criticUnread = roles.critic && critic === null;
-
-    // ---- actor step (skipped when not finite, or when approx KL is too large) ----
-    let aGrads: (tf.Tensor | null)[] = [];
-    let aNorm: tf.Scalar | null = null;
-    if (roles.actor === 'step') {
-      const fns = actorLossFns(losses, config.criticGradToActor === true, scratch);
-      aGrads = accumulate(fns, policy.actorVariables, logged);
-      owned.push(...aGrads);
-      aNorm = gradNorm(aGrads);
-      owned.push(aNorm);
-    } else if (roles.actor === 'evaluate') {
-      // The losses alone (their logged sums are kept scalars, which outlive the tidy).
-      for (const f of losses.policyFns) {
-        tf.tidy(() => {
-          f(logged);
-        });
-      }
-    }
+    const critic = roles.critic ? await criticStep(args, losses, sums.value, owned) : null;
+    const actor = actorGradients(args, losses, roles.actor, sums, owned);
+    // The fused critic's values were not read before its step: they come with the actor's.
+    const criticUnread = critic !== null && critic.read === null;
     const read =
       roles.actor !== 'none' || criticUnread
         ? await readGroups({
-            pg: logged.pg,
-            entropy: logged.entropy,
-            kl: logged.kl,
-            clipped: logged.clipped,
-            norm: aNorm ? [aNorm] : [],
-            // The fused critic's values, not read yet (none otherwise).
-            criticValue: criticUnread ? valueLogged.pg : [],
-            criticNorm: criticUnread && cNorm ? [cNorm] : [],
+            pg: sums.actor.pg,
+            entropy: sums.actor.entropy,
+            kl: sums.actor.kl,
+            clipped: sums.actor.clipped,
+            norm: actor.norm ? [actor.norm] : [],
+            criticValue: criticUnread ? sums.value.pg : [],
+            criticNorm: criticUnread ? [critic.norm] : [],
           })
         : null;
-    if (criticUnread && read) critic = { value: read.criticValue, norm: read.criticNorm };
-    let criticOut: MinibatchOutcome['critic'] = null;
-    let criticBad: string[] = [];
-    if (critic) {
-      const criticNorm = critic.norm[0]!;
-      const valueSum = sumOf(critic.value);
-      criticBad = nonFiniteOf({
-        'critic loss': valueSum,
-        'critic gradient norm': criticNorm,
-      });
-      if (criticOpt.fused && criticBad.length > 0) criticOpt.stepSkippedOnDevice();
-      if (criticBad.length === 0) criticOut = { valueSum, norm: criticNorm };
-    }
+    const criticRead =
+      critic === null
+        ? null
+        : (critic.read ?? { value: read!.criticValue, norm: read!.criticNorm });
+    const c = criticOutcome(criticRead, args.criticOptimizer);
     if (roles.actor === 'none' || !read) {
-      return { critic: criticOut, actor: null, actorNorm: null, nonFinite: criticBad };
+      return { critic: c.outcome, actor: null, actorNorm: null, nonFinite: c.nonFinite };
     }
-    const actor = {
-      pgSum: sumOf(read.pg),
-      entropySum: sumOf(read.entropy),
-      klSum: sumOf(read.kl),
-      clippedSum: sumOf(read.clipped),
-    };
-    const stepping = roles.actor === 'step';
-    const actorNorm = stepping ? read.norm[0]! : Number.NaN;
-    const actorBad = nonFiniteOf({
-      'policy loss': actor.pgSum,
-      entropy: actor.entropySum,
-      'approx KL': actor.klSum,
-      ...(stepping ? { 'actor gradient norm': actorNorm } : {}),
-    });
-    const skip =
-      !stepping ||
-      actorBad.length > 0 ||
-      (config.targetKl > 0 && actor.klSum / losses.denominator > config.targetKl);
-    if (!skip) {
-      const actor = args.actorOptimizer;
-      actor.step(aGrads, { norm: actor.fused ? aNorm! : actorNorm, maxNorm: config.maxGradNorm });
-    }
+    const a = actorOutcome(args, losses, roles.actor, read, actor);
     return {
-      critic: criticOut,
-      actor: actorBad.length === 0 ? actor : null,
-      actorNorm: skip ? null : actorNorm,
-      nonFinite: [...criticBad, ...actorBad],
+      critic: c.outcome,
+      actor: a.actor,
+      actorNorm: a.actorNorm,
+      nonFinite: [...c.nonFinite, ...a.nonFinite],
     };
   } finally {
     disposeAll(owned);
-    for (const list of [valueLogged, logged, scratch]) {
+    for (const list of [sums.value, sums.actor, sums.scratch]) {
       disposeAll([...list.pg, ...list.entropy, ...list.kl, ...list.clipped]);
     }
   }
+}
+
+/** The critic's loss sums and gradient norm, as read from the device. */
+interface CriticRead {
+  readonly value: Float32Array;
+  readonly norm: Float32Array;
+}
+
+/**
+ * The critic's gradients over the chunks (their value-loss sums go to `logged`) and its step. A
+ * fused optimiser steps at once, its norm gated on the device by the loss sums (`deviceGate`),
+ * and its values are read later (`read` null); any other reads the loss sums and the norm first
+ * and steps only when they are finite. Every tensor made here is pushed onto `owned`.
+ */
+async function criticStep(
+  args: PpoUpdateArgs,
+  losses: MinibatchLosses,
+  logged: LoggedSums,
+  owned: (tf.Tensor | null)[],
+): Promise<{ read: CriticRead | null; norm: tf.Scalar }> {
+  const { config, policy } = args;
+  const criticOpt = args.criticOptimizer;
+  const cGrads = accumulate(losses.valueFns, policy.criticVariables, logged);
+  owned.push(...cGrads);
+  const norm = gradNorm(cGrads);
+  owned.push(norm);
+  if (criticOpt.fused) {
+    const gate = deviceGate(norm, logged.pg);
+    owned.push(gate);
+    criticOpt.step(cGrads, { norm: gate, maxNorm: config.criticMaxGradNorm });
+    return { read: null, norm };
+  }
+  const read = await readGroups({ value: logged.pg, norm: [norm] });
+  const bad = nonFiniteOf({
+    'critic loss': sumOf(read.value),
+    'critic gradient norm': read.norm[0]!,
+  });
+  if (bad.length === 0) {
+    criticOpt.step(cGrads, { norm: read.norm[0]!, maxNorm: config.criticMaxGradNorm });
+  }
+  return { read, norm };
+}
+
+/**
+ * The actor's side before the read: with role 'step', its gradients over the chunks and their
+ * norm (pushed onto `owned`); with 'evaluate', its losses alone, for their logged sums (kept
+ * scalars, which outlive the tidy); with 'none', nothing.
+ */
+function actorGradients(
+  args: PpoUpdateArgs,
+  losses: MinibatchLosses,
+  role: MinibatchRoles['actor'],
+  sums: MinibatchSums,
+  owned: (tf.Tensor | null)[],
+): { grads: (tf.Tensor | null)[]; norm: tf.Scalar | null } {
+  if (role === 'step') {
+    const fns = actorLossFns(losses, args.config.criticGradToActor === true, sums.scratch);
+    const grads = accumulate(fns, args.policy.actorVariables, sums.actor);
+    owned.push(...grads);
+    const norm = gradNorm(grads);
+    owned.push(norm);
+    return { grads, norm };
+  }
+  if (role === 'evaluate') {
+    for (const f of losses.policyFns) {
+      tf.tidy(() => {
+        f(sums.actor);
+      });
+    }
+  }
+  return { grads: [], norm: null };
+}
+
+/**
+ * The critic's part of the outcome from its values (null: it had no step). A fused step whose
+ * values were not finite was skipped on the device: the optimiser takes it back from its count.
+ */
+function criticOutcome(
+  read: CriticRead | null,
+  criticOpt: PpoUpdateArgs['criticOptimizer'],
+): { outcome: MinibatchOutcome['critic']; nonFinite: string[] } {
+  if (read === null) return { outcome: null, nonFinite: [] };
+  const norm = read.norm[0]!;
+  const valueSum = sumOf(read.value);
+  const nonFinite = nonFiniteOf({ 'critic loss': valueSum, 'critic gradient norm': norm });
+  if (criticOpt.fused && nonFinite.length > 0) criticOpt.stepSkippedOnDevice();
+  return { outcome: nonFinite.length === 0 ? { valueSum, norm } : null, nonFinite };
+}
+
+/**
+ * The actor's part of the outcome from the read, and its step: taken when it steps in this
+ * minibatch, its values are finite and approx KL is within `targetKl`.
+ */
+function actorOutcome(
+  args: PpoUpdateArgs,
+  losses: MinibatchLosses,
+  role: MinibatchRoles['actor'],
+  read: Record<'pg' | 'entropy' | 'kl' | 'clipped' | 'norm', Float32Array>,
+  gradients: { grads: (tf.Tensor | null)[]; norm: tf.Scalar | null },
+): Pick<MinibatchOutcome, 'actor' | 'actorNorm' | 'nonFinite'> {
+  const { config } = args;
+  const actor = {
+    pgSum: sumOf(read.pg),
+    entropySum: sumOf(read.entropy),
+    klSum: sumOf(read.kl),
+    clippedSum: sumOf(read.clipped),
+  };
+  const stepping = role === 'step';
+  const actorNorm = stepping ? read.norm[0]! : Number.NaN;
+  const nonFinite = nonFiniteOf({
+    'policy loss': actor.pgSum,
+    entropy: actor.entropySum,
+    'approx KL': actor.klSum,
+    ...(stepping ? { 'actor gradient norm': actorNorm } : {}),
+  });
+  const skip =
+    !stepping ||
+    nonFinite.length > 0 ||
+    (config.targetKl > 0 && actor.klSum / losses.denominator > config.targetKl);
+  if (!skip) {
+    const opt = args.actorOptimizer;
+    opt.step(gradients.grads, {
+      norm: opt.fused ? gradients.norm! : actorNorm,
+      maxNorm: config.maxGradNorm,
+    });
+  }
+  return {
+    actor: nonFinite.length === 0 ? actor : null,
+    actorNorm: skip ? null : actorNorm,
+    nonFinite,
+  };
 }
 
 /**
@@ -304,8 +369,48 @@ async function minibatchStep(
  * cannot (WebGPU in Node) run it too.
  */
 export async function ppoUpdate(args: PpoUpdateArgs): Promise<UpdateDiagnostics> {
-  const { buffer, advantages, config, rng } = args;
+  const { config, rng } = args;
   const start = performance.now();
+  const { size, mbSize, chunkSize, twosome } = minibatchShape(args);
+  args.policy.enterPhase?.('update');
+  const totals = new UpdateTotals(args.nonFiniteStreak ?? 0, config.maxNonFiniteSkips);
+  // The critic's passes (criticEpochs, unset: epochs) and the actor's share the permutations: a
+  // pass that is one side's only steps that side.
+  const criticEpochs = config.criticEpochs ?? config.epochs;
+  const actorRole = args.actorLearns === false ? 'evaluate' : 'step';
+  for (let epoch = 0; epoch < Math.max(config.epochs, criticEpochs); epoch++) {
+    const perm = rng.permutation(size);
+    const roles: MinibatchRoles = {
+      critic: epoch < criticEpochs,
+      actor: epoch < config.epochs ? actorRole : 'none',
+    };
+    for (let mb = 0; mb < config.numMinibatches; mb++) {
+      const idx = perm.subarray(mb * mbSize, (mb + 1) * mbSize);
+      const chunks: Int32Array[] = [];
+      for (let c = 0; c < config.gradAccumulation; c++) {
+        chunks.push(idx.subarray(c * chunkSize, (c + 1) * chunkSize));
+      }
+      const losses = twosome
+        ? actionLevelLosses(args, idx, chunks)
+        : tokenLevelLosses(args, idx, chunks);
+      const out = await minibatchStep(args, losses, roles);
+      totals.add(out, losses, roles, `epoch ${epoch + 1}, minibatch ${mb + 1}`);
+    }
+  }
+  return totals.diagnostics(args, twosome, start);
+}
+
+/**
+ * The sizes of an update's minibatches (⌊T·N / numMinibatches⌋ samples, in `gradAccumulation`
+ * chunks) and its level (action level for twosome), checked against the config and the advantages.
+ */
+function minibatchShape(args: PpoUpdateArgs): {
+  size: number;
+  mbSize: number;
+  chunkSize: number;
+  twosome: boolean;
+} {
+  const { buffer, advantages, config } = args;
   const size = buffer.size;
   const mbSize = Math.floor(size / config.numMinibatches);
   if (mbSize < 1) {
@@ -327,93 +432,91 @@ export async function ppoUpdate(args: PpoUpdateArgs): Promise<UpdateDiagnostics>
       `level '${advantages.level}' does not fit algorithm '${config.algorithm}'.`,
     );
   }
-  const chunkSize = mbSize / config.gradAccumulation;
-  args.policy.enterPhase?.('update');
-  const totals = { pg: 0, entropy: 0, kl: 0, clipped: 0, value: 0, aNorm: 0, cNorm: 0, steps: 0 };
-  let skipped = 0;
-  let minibatches = 0;
-  let tokensSeen = 0;
-  // Minibatches whose critic / actor values were finite (the means are taken over those).
-  let criticCount = 0;
-  let actorCount = 0;
-  let nonFiniteSkips = 0;
-  let streak = args.nonFiniteStreak ?? 0;
+  return { size, mbSize, chunkSize: mbSize / config.gradAccumulation, twosome };
+}
 
-  // The critic's passes (criticEpochs, unset: epochs) and the actor's share the permutations: a
-  // pass that is one side's only steps that side.
-  const criticEpochs = config.criticEpochs ?? config.epochs;
-  const actorRole = args.actorLearns === false ? 'evaluate' : 'step';
-  for (let epoch = 0; epoch < Math.max(config.epochs, criticEpochs); epoch++) {
-    const perm = rng.permutation(size);
-    const roles: MinibatchRoles = {
-      critic: epoch < criticEpochs,
-      actor: epoch < config.epochs ? actorRole : 'none',
-    };
-    for (let mb = 0; mb < config.numMinibatches; mb++) {
-      const idx = perm.subarray(mb * mbSize, (mb + 1) * mbSize);
-      const chunks: Int32Array[] = [];
-      for (let c = 0; c < config.gradAccumulation; c++) {
-        chunks.push(idx.subarray(c * chunkSize, (c + 1) * chunkSize));
-      }
-      const mbInputs = twosome
-        ? actionLevelLosses(args, idx, chunks)
-        : tokenLevelLosses(args, idx, chunks);
-      tokensSeen += mbInputs.tokens;
-      const out = await minibatchStep(args, mbInputs, roles);
-      const d = mbInputs.denominator;
-      if (out.critic !== null) {
-        totals.value += out.critic.valueSum / d;
-        totals.cNorm += out.critic.norm;
-        criticCount += 1;
-      }
-      if (out.actorNorm !== null) {
-        totals.aNorm += out.actorNorm;
-        totals.steps += 1;
-      } else if (out.actor !== null && roles.actor === 'step') {
-        skipped += 1;
-      }
-      if (out.actor !== null) {
-        totals.pg += out.actor.pgSum / d;
-        totals.entropy += out.actor.entropySum / d;
-        totals.kl += out.actor.klSum / d;
-        totals.clipped += out.actor.clippedSum / d;
-        actorCount += 1;
-      }
-      minibatches += 1;
-      if (out.nonFinite.length === 0) {
-        streak = 0;
-      } else {
-        nonFiniteSkips += 1;
-        streak += 1;
-        if (streak >= config.maxNonFiniteSkips) {
-          throw new NonFiniteUpdateError(
-            streak,
-            `epoch ${epoch + 1}, minibatch ${mb + 1}: ${out.nonFinite.join(', ')}`,
-          );
-        }
-      }
+/**
+ * What an update's minibatches add up to: the loss and norm sums (their means are taken over the
+ * minibatches whose critic / actor values were finite), the counts, and the non-finite streak,
+ * which throws `NonFiniteUpdateError` once it reaches `maxNonFiniteSkips`.
+ */
+class UpdateTotals {
+  private readonly sums = { pg: 0, entropy: 0, kl: 0, clipped: 0, value: 0, aNorm: 0, cNorm: 0 };
+  private actorSteps = 0;
+  private skipped = 0;
+  private minibatches = 0;
+  private tokensSeen = 0;
+  private criticCount = 0;
+  private actorCount = 0;
+  private nonFiniteSkips = 0;
+
+  constructor(
+    private streak: number,
+    private readonly maxNonFiniteSkips: number,
+  ) {}
+
+  /** Adds one minibatch's outcome; `where` names it in the error. */
+  add(out: MinibatchOutcome, losses: MinibatchLosses, roles: MinibatchRoles, where: string): void {
+    const { sums } = this;
+    const d = losses.denominator;
+    this.tokensSeen += losses.tokens;
+    if (out.critic !== null) {
+      sums.value += out.critic.valueSum / d;
+      sums.cNorm += out.critic.norm;
+      this.criticCount += 1;
+    }
+    if (out.actorNorm !== null) {
+      sums.aNorm += out.actorNorm;
+      this.actorSteps += 1;
+    } else if (out.actor !== null && roles.actor === 'step') {
+      this.skipped += 1;
+    }
+    if (out.actor !== null) {
+      sums.pg += out.actor.pgSum / d;
+      sums.entropy += out.actor.entropySum / d;
+      sums.kl += out.actor.klSum / d;
+      sums.clipped += out.actor.clippedSum / d;
+      this.actorCount += 1;
+    }
+    this.minibatches += 1;
+    if (out.nonFinite.length === 0) {
+      this.streak = 0;
+      return;
+    }
+    this.nonFiniteSkips += 1;
+    this.streak += 1;
+    if (this.streak >= this.maxNonFiniteSkips) {
+      throw new NonFiniteUpdateError(this.streak, `${where}: ${out.nonFinite.join(', ')}`);
     }
   }
 
-  const oldValues = twosome
-    ? Float64Array.from({ length: size }, (_, i) => buffer.values[buffer.actionOffsets[i]!]!)
-    : buffer.values;
-  const seconds = Math.max(1e-9, (performance.now() - start) / 1000);
-  return {
-    policyLoss: totals.pg / actorCount,
-    valueLoss: totals.value / criticCount,
-    entropy: totals.entropy / actorCount,
-    approxKl: totals.kl / actorCount,
-    clipFraction: totals.clipped / actorCount,
-    explainedVariance: explainedVariance(advantages.returns, oldValues),
-    actorGradNorm: totals.steps > 0 ? totals.aNorm / totals.steps : Number.NaN,
-    criticGradNorm: totals.cNorm / criticCount,
-    minibatches,
-    skippedMinibatches: skipped,
-    nonFiniteSkips,
-    nonFiniteStreak: streak,
-    actorSteps: totals.steps,
-    seconds,
-    tokensPerSec: tokensSeen / seconds,
-  };
+  /** The update's diagnostics (explained variance of the rollout's returns by its old values). */
+  diagnostics(args: PpoUpdateArgs, twosome: boolean, start: number): UpdateDiagnostics {
+    const { buffer, advantages } = args;
+    const { sums, actorCount, criticCount } = this;
+    const oldValues = twosome
+      ? Float64Array.from(
+          { length: buffer.size },
+          (_, i) => buffer.values[buffer.actionOffsets[i]!]!,
+        )
+      : buffer.values;
+    const seconds = Math.max(1e-9, (performance.now() - start) / 1000);
+    return {
+      policyLoss: sums.pg / actorCount,
+      valueLoss: sums.value / criticCount,
+      entropy: sums.entropy / actorCount,
+      approxKl: sums.kl / actorCount,
+      clipFraction: sums.clipped / actorCount,
+      explainedVariance: explainedVariance(advantages.returns, oldValues),
+      actorGradNorm: this.actorSteps > 0 ? sums.aNorm / this.actorSteps : Number.NaN,
+      criticGradNorm: sums.cNorm / criticCount,
+      minibatches: this.minibatches,
+      skippedMinibatches: this.skipped,
+      nonFiniteSkips: this.nonFiniteSkips,
+      nonFiniteStreak: this.streak,
+      actorSteps: this.actorSteps,
+      seconds,
+      tokensPerSec: this.tokensSeen / seconds,
+    };
+  }
 }

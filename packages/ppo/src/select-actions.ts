@@ -141,112 +141,170 @@ export async function selectActions(
   options: SelectOptions,
 ): Promise<SelectedActions> {
   const n = steps.length;
-  const { rng } = options;
   const prompts = await Promise.all(steps.map((s) => policy.encodePrompt(s.observation)));
-  const actionIds: Int32Array[] = new Array(n);
-  const logProbs: ArrayLike<number>[] = new Array(n);
-  const labels: string[] = new Array(n);
-  const candidates: Array<StepRecord['candidates']> = new Array(n);
-  const actionProbs: Array<Float64Array | undefined> = new Array(n).fill(undefined);
-  const labelMass: Array<number | undefined> = new Array(n).fill(undefined);
-
-  // ---- restricted action spaces: TWOSOME sampler ----
+  const chosen: SelectedActions = {
+    prompts,
+    actionIds: new Array(n),
+    logProbs: new Array(n),
+    labels: new Array(n),
+    candidates: new Array(n),
+    actionProbs: new Array(n).fill(undefined),
+    labelMass: new Array(n).fill(undefined),
+  };
   const restricted = steps.flatMap((s, i) => (s.actions === null ? [] : [i]));
-  if (restricted.length > 0) {
-    const cands: Int32Array[][] = [];
-    for (const i of restricted) {
-      const labelsI = steps[i]!.actions!;
-      if (labelsI.length === 0) {
-        throw new PolicyContractError('env.step', `env ${i} offered an empty action list.`);
-      }
-      const ids = await policy.encodeContinuations(steps[i]!.observation, labelsI);
-      if (ids.length !== labelsI.length || ids.some((x) => x.length === 0)) {
-        throw new PolicyContractError(
-          'policy.encodeContinuations',
-          `expected ${labelsI.length} non-empty id arrays for env ${i}.`,
-        );
-      }
-      cands.push(ids);
-    }
-    const lp = await candidateLogProbs(
-      policy,
-      restricted.map((i) => prompts[i]!),
-      cands,
-    );
-    const labelTree = options.tokenSpace === 'labels';
-    restricted.forEach((i, j) => {
-      const labelsI = steps[i]!.actions!;
-      const ids = cands[j]!;
-      const lm = lp[j]!;
-      const perToken: ArrayLike<number>[] = labelTree ? restrictedLogProbs(ids, lm) : lm;
-      const sums = Float64Array.from(perToken, sumOf);
-      const norms = Float64Array.from(labelsI, (l, c) =>
-        labelTree ? 1 : candidateNormaliser(l, ids[c]!.length, options.candidateNormalisation),
-      );
-      const dist = candidateDistribution(sums, norms);
-      const chosen = options.greedy ? argmax(dist.probs) : rng.categorical(dist.probs);
-      actionProbs[i] = Float64Array.from(dist.probs);
-      const firstTokens = new Map(ids.map((x, c) => [x[0]!, lm[c]![0]!]));
-      let mass = 0;
-      for (const l of firstTokens.values()) mass += Math.exp(l);
-      labelMass[i] = mass;
-      actionIds[i] = ids[chosen]!;
-      logProbs[i] = perToken[chosen]!;
-      labels[i] = labelsI[chosen]!;
-      candidates[i] = { ids, normalisers: norms, chosen, actionLogProb: dist.logProbs[chosen]! };
-    });
-  }
-
-  // ---- open action spaces: generation, then a teacher-forced temperature-1 pass ----
+  if (restricted.length > 0) await chooseLabels(policy, steps, restricted, options, chosen);
   const open = steps.flatMap((s, i) => (s.actions === null ? [i] : []));
-  if (open.length > 0) {
-    if (options.tokenSpace === 'labels') throw openActionSpaceError(`env ${open[0]}`);
-    if (policy.generate === undefined) {
-      throw new PolicyContractError(
-        'policy.generate',
-        'an env has an open action space (actions === null); the policy must implement generate().',
-      );
-    }
-    const generateOptions = {
-      maxTokens: options.maxNewTokens,
-      temperature: options.temperature,
-      topK: options.topK,
-      greedy: options.greedy,
-      random: () => rng.float(),
-      ...(options.stopCheckEvery === undefined ? {} : { stopCheckEvery: options.stopCheckEvery }),
+  if (open.length > 0) await generateActions(policy, open, options, chosen);
+  return chosen;
+}
+
+/**
+ * Restricted action spaces (the environments `restricted`): the TWOSOME sampler (or the label
+ * tree's product with `tokenSpace: 'labels'`) over each one's valid labels; fills their entries
+ * of `chosen`.
+ */
+async function chooseLabels(
+  policy: TokenPolicy,
+  steps: readonly TextStep[],
+  restricted: readonly number[],
+  options: SelectOptions,
+  chosen: SelectedActions,
+): Promise<void> {
+  const cands = await encodeCandidates(policy, steps, restricted);
+  const lp = await candidateLogProbs(
+    policy,
+    restricted.map((i) => chosen.prompts[i]!),
+    cands,
+  );
+  const labelTree = options.tokenSpace === 'labels';
+  restricted.forEach((i, j) => {
+    const labelsI = steps[i]!.actions!;
+    const ids = cands[j]!;
+    const lm = lp[j]!;
+    const perToken: ArrayLike<number>[] = labelTree ? restrictedLogProbs(ids, lm) : lm;
+    const sums = Float64Array.from(perToken, sumOf);
+    const norms = Float64Array.from(labelsI, (l, c) =>
+      labelTree ? 1 : candidateNormaliser(l, ids[c]!.length, options.candidateNormalisation),
+    );
+    const dist = candidateDistribution(sums, norms);
+    const choice = options.greedy ? argmax(dist.probs) : options.rng.categorical(dist.probs);
+    chosen.actionProbs[i] = Float64Array.from(dist.probs);
+    chosen.labelMass[i] = firstTokenMass(ids, lm);
+    chosen.actionIds[i] = ids[choice]!;
+    chosen.logProbs[i] = perToken[choice]!;
+    chosen.labels[i] = labelsI[choice]!;
+    chosen.candidates[i] = {
+      ids,
+      normalisers: norms,
+      chosen: choice,
+      actionLogProb: dist.logProbs[choice]!,
     };
-    let generated: GeneratedAction[] = [];
-    if (policy.generateBatch) {
-      generated = await policy.generateBatch(
-        open.map((i) => prompts[i]!),
-        generateOptions,
-      );
-      if (generated.length !== open.length) {
-        throw new PolicyContractError(
-          'policy.generateBatch',
-          `returned ${generated.length} actions for ${open.length} prompts.`,
-        );
-      }
-    } else {
-      for (const i of open) generated.push(await policy.generate(prompts[i]!, generateOptions));
+  });
+}
+
+/** The in-context ids of every valid label of each restricted environment, checked. */
+async function encodeCandidates(
+  policy: TokenPolicy,
+  steps: readonly TextStep[],
+  restricted: readonly number[],
+): Promise<Int32Array[][]> {
+  const cands: Int32Array[][] = [];
+  for (const i of restricted) {
+    const labelsI = steps[i]!.actions!;
+    if (labelsI.length === 0) {
+      throw new PolicyContractError('env.step', `env ${i} offered an empty action list.`);
     }
-    open.forEach((i, j) => {
-      const g = generated[j]!;
-      if (g.tokenIds.length === 0) {
-        throw new PolicyContractError('policy.generate', `returned no tokens for env ${i}.`);
-      }
-      actionIds[i] = g.tokenIds;
-      labels[i] = g.text;
-    });
-    const width = maxLength(open.map((i) => actionIds[i]!));
-    const lp = await scoreLogProbs(policy, {
-      prompts: open.map((i) => prompts[i]!),
-      actions: open.map((i) => actionIds[i]!),
-      width,
-    });
-    open.forEach((i, j) => {
-      logProbs[i] = lp.slice(j * width, j * width + actionIds[i]!.length);
-    });
+    const ids = await policy.encodeContinuations(steps[i]!.observation, labelsI);
+    if (ids.length !== labelsI.length || ids.some((x) => x.length === 0)) {
+      throw new PolicyContractError(
+        'policy.encodeContinuations',
+        `expected ${labelsI.length} non-empty id arrays for env ${i}.`,
+      );
+    }
+    cands.push(ids);
   }
-  return { prompts, actionIds, logProbs, labels, candidates, actionProbs, labelMass };
+  return cands;
+}
+
+/**
+ * The next-token probability at the decision point summed over the labels' distinct first
+ * tokens (`SelectedActions.labelMass`), from the full-vocabulary log-probs `lm`.
+ */
+function firstTokenMass(ids: readonly Int32Array[], lm: readonly ArrayLike<number>[]): number {
+  const firstTokens = new Map(ids.map((x, c) => [x[0]!, lm[c]![0]!]));
+  let mass = 0;
+  for (const l of firstTokens.values()) mass += Math.exp(l);
+  return mass;
+}
+
+/**
+ * Open action spaces (the environments `open`): generation, then a teacher-forced temperature-1
+ * pass for the generated tokens' log-probs; fills their entries of `chosen`.
+ */
+async function generateActions(
+  policy: TokenPolicy,
+  open: readonly number[],
+  options: SelectOptions,
+  chosen: SelectedActions,
+): Promise<void> {
+  if (options.tokenSpace === 'labels') throw openActionSpaceError(`env ${open[0]}`);
+  const { prompts, actionIds } = chosen;
+  const generated = await generate(
+    policy,
+    open.map((i) => prompts[i]!),
+    options,
+  );
+  open.forEach((i, j) => {
+    const g = generated[j]!;
+    if (g.tokenIds.length === 0) {
+      throw new PolicyContractError('policy.generate', `returned no tokens for env ${i}.`);
+    }
+    actionIds[i] = g.tokenIds;
+    chosen.labels[i] = g.text;
+  });
+  const width = maxLength(open.map((i) => actionIds[i]!));
+  const lp = await scoreLogProbs(policy, {
+    prompts: open.map((i) => prompts[i]!),
+    actions: open.map((i) => actionIds[i]!),
+    width,
+  });
+  open.forEach((i, j) => {
+    chosen.logProbs[i] = lp.slice(j * width, j * width + actionIds[i]!.length);
+  });
+}
+
+/** One generated action per prompt: in one batch when the policy can, else one by one. */
+async function generate(
+  policy: TokenPolicy,
+  prompts: readonly Int32Array[],
+  options: SelectOptions,
+): Promise<GeneratedAction[]> {
+  if (policy.generate === undefined) {
+    throw new PolicyContractError(
+      'policy.generate',
+      'an env has an open action space (actions === null); the policy must implement generate().',
+    );
+  }
+  const { rng } = options;
+  const generateOptions = {
+    maxTokens: options.maxNewTokens,
+    temperature: options.temperature,
+    topK: options.topK,
+    greedy: options.greedy,
+    random: () => rng.float(),
+    ...(options.stopCheckEvery === undefined ? {} : { stopCheckEvery: options.stopCheckEvery }),
+  };
+  if (policy.generateBatch) {
+    const generated = await policy.generateBatch(prompts, generateOptions);
+    if (generated.length !== prompts.length) {
+      throw new PolicyContractError(
+        'policy.generateBatch',
+        `returned ${generated.length} actions for ${prompts.length} prompts.`,
+      );
+    }
+    return generated;
+  }
+  const generated: GeneratedAction[] = [];
+  for (const p of prompts) generated.push(await policy.generate(p, generateOptions));
+  return generated;
 }
