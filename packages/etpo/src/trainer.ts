@@ -3,10 +3,7 @@ import {
   type Adam,
   type AdamState,
   adamFromConfig,
-  allowedTokenSets,
   continueRollout,
-  explainedVariance,
-  gradNorm,
   NonFiniteUpdateError,
   type RngState,
   type RolloutBuffer,
@@ -14,7 +11,6 @@ import {
   type RolloutStats,
   type StateLayout,
   type TensorData,
-  type TokenBatch,
   TrainerBase,
   type TrainerCounters,
   type UpdateDiagnostics,
@@ -25,11 +21,17 @@ import * as tf from '@tensorflow/tfjs-core';
 import { type EtpoConfig, resolveEtpoConfig } from './config.js';
 import { EtpoArgumentError } from './errors.js';
 import { Lion, type LionState } from './lion.js';
-import { etpoCriticLoss, etpoPolicyLoss, etpoReleasedPolicyLoss } from './losses.js';
+import {
+  allFinite,
+  disposeGradients,
+  type EtpoMinibatch,
+  EtpoTotals,
+  minibatchGradients,
+  minibatchOf,
+  readValues,
+  stepBoth,
+} from './minibatch.js';
 import type { EtpoPolicy } from './policy.js';
-import { polyakUpdate } from './polyak.js';
-import { policyTerms } from './reference.js';
-import { flatAllowed, restrictScores } from './restrict.js';
 import { softBadTargets } from './targets.js';
 
 /** What one update did (`@poad/ppo`'s diagnostics where the quantity is the same). */
@@ -180,172 +182,75 @@ export class EtpoTrainer extends TrainerBase<{
     };
   }
 
+  /**
+   * `epochs` passes over a fresh seeded permutation of the rollout's actions, cut into
+   * `numMinibatches` minibatches; each takes a critic step, the target critic's Polyak step and an
+   * actor step (see {@link minibatchStep}).
+   */
   protected async update(
     rollout: RolloutResult,
     targets: Float64Array,
   ): Promise<EtpoUpdateDiagnostics> {
     const started = performance.now();
-    const { config, policy } = this;
+    const { config } = this;
     const { buffer } = rollout;
-    const { beta, tau } = config;
     const size = buffer.size;
     const mbSize = Math.max(1, Math.floor(size / config.numMinibatches));
-    const sums = { policy: 0, value: 0, entropy: 0, kl: 0, tokens: 0, actorNorm: 0, criticNorm: 0 };
-    const predicted: number[] = [];
-    const observed: number[] = [];
-    let minibatches = 0;
-    let actorSteps = 0;
-    let nonFiniteSkips = 0;
-    let tokensSeen = 0;
+    const totals = new EtpoTotals();
     for (let epoch = 0; epoch < config.epochs; epoch++) {
       const perm = this.rng.permutation(size);
       for (let mb = 0; mb < config.numMinibatches && mb * mbSize < size; mb++) {
         const idx = Array.from(perm.subarray(mb * mbSize, Math.min(size, (mb + 1) * mbSize)));
-        const batch: TokenBatch = {
-          prompts: idx.map((i) => buffer.prompt(i)),
-          actions: idx.map((i) => buffer.action(i)),
-          width: Math.max(...idx.map((i) => buffer.actionLength(i))),
-        };
-        // The label-restricted token space: π and π̄ renormalised over each position's labels.
-        const allowed =
-          config.tokenSpace === 'labels' ? flatAllowed(allowedTokenSets(buffer, idx)) : null;
-        const chosenIds: number[] = [];
-        const y: number[] = [];
-        for (const i of idx)
-          for (let k = buffer.actionOffsets[i]!; k < buffer.actionOffsets[i + 1]!; k++) {
-            chosenIds.push(buffer.actionIds[k]!);
-            y.push(targets[k]!);
-          }
-        const tokens = y.length;
-        tokensSeen += tokens;
-        minibatches += 1;
-        const chosen = tf.tensor1d(chosenIds, 'int32');
-        const yT = tf.tensor1d(y);
-        try {
-          // Critic: ½(Q(chosen) − y)², then the target critic's Polyak step. Both gradients are
-          // computed before either step (the actor's Q is the critic's before its step), so the
-          // minibatch reads once: losses, norms, entropy, KL and the picked Q together.
-          let picked: tf.Tensor | null = null;
-          const critic = tf.variableGrads(() => {
-            const q = policy.criticQ(batch);
-            picked = tf.keep(tf.sum(tf.mul(q, tf.oneHot(chosen, q.shape[1])), 1));
-            return etpoCriticLoss(q, chosen, yT);
-          }, policy.criticVariables as tf.Variable[]);
-          const cGrads = policy.criticVariables.map((v) => critic.grads[v.name] ?? null);
-          const cNormT = gradNorm(cGrads);
-          // Actor: Σ π(β·log(π/π̄) − Q) or (released) mean_w(β·log π − Q), Q held constant.
-          let stats: tf.Tensor | null = null;
-          const actor = tf.variableGrads(() => {
-            const raw = policy.vocabularyScores(batch);
-            const s = allowed ? restrictScores(raw, allowed) : raw;
-            const { pi, logPi, logRatio } = policyTerms(s.policyLogits, s.q, s.reference, beta);
-            const entropy = tf.neg(tf.mean(tf.sum(tf.mul(pi, logPi), 1)));
-            const kl = tf.mean(tf.sum(tf.mul(pi, logRatio), 1));
-            stats = tf.keep(tf.stack([entropy, kl]));
-            return config.policyLoss === 'released'
-              ? etpoReleasedPolicyLoss(
-                  s.policyLogits,
-                  s.q,
-                  s.reference,
-                  beta,
-                  undefined,
-                  allowed ?? undefined,
-                )
-              : etpoPolicyLoss(s.policyLogits, s.q, s.reference, beta);
-          }, policy.actorVariables as tf.Variable[]);
-          const aGrads = policy.actorVariables.map((v) => actor.grads[v.name] ?? null);
-          const aNormT = gradNorm(aGrads);
-          // Both are set when their gradients are taken, which always runs the function.
-          const pickedQ = picked as unknown as tf.Tensor;
-          const statsT = stats as unknown as tf.Tensor;
-          const read = await readOnce([critic.value, cNormT, actor.value, aNormT, statsT, pickedQ]);
-          tf.dispose([pickedQ, statsT]);
-          const [criticLoss, cNormValue, policyLoss, aNormValue, entropy, kl] = Array.from(
-            read.subarray(0, 6),
-          ) as [number, number, number, number, number, number];
-          const q = read.subarray(6);
-          const cNorm = { tensor: cNormT, value: cNormValue };
-          const aNorm = { tensor: aNormT, value: aNormValue };
-          const finite = [criticLoss, cNorm.value, policyLoss, aNorm.value].every(Number.isFinite);
-          if (finite) {
-            // A fused optimiser clips with the norm still on the device; others with the one read.
-            const c = this.criticOptimizer;
-            const a = this.actorOptimizer;
-            c.step(cGrads, {
-              norm: c.fused ? cNorm.tensor : cNorm.value,
-              maxNorm: config.criticMaxGradNorm,
-            });
-            polyakUpdate(policy.targetVariables, policy.criticVariables, tau);
-            a.step(aGrads, {
-              norm: a.fused ? aNorm.tensor : aNorm.value,
-              maxNorm: config.maxGradNorm,
-            });
-            actorSteps += 1;
-            this.nonFiniteStreak = 0;
-          } else {
-            nonFiniteSkips += 1;
-            this.nonFiniteStreak += 1;
-          }
-          tf.dispose([
-            critic.value,
-            actor.value,
-            ...Object.values(critic.grads),
-            ...Object.values(actor.grads),
-          ]);
-          tf.dispose([cNorm.tensor, aNorm.tensor]);
-          if (!finite) {
-            if (this.nonFiniteStreak >= config.maxNonFiniteSkips) {
-              throw new NonFiniteUpdateError(
-                this.nonFiniteStreak,
-                `epoch ${epoch + 1}, minibatch ${mb + 1}: critic loss ${criticLoss}, critic gradient norm ${cNorm.value}, policy loss ${policyLoss}, actor gradient norm ${aNorm.value}`,
-              );
-            }
-            continue;
-          }
-          sums.policy += policyLoss * tokens;
-          sums.value += criticLoss * tokens;
-          sums.entropy += entropy * tokens;
-          sums.kl += kl * tokens;
-          sums.tokens += tokens;
-          sums.actorNorm += aNorm.value;
-          sums.criticNorm += cNorm.value;
-          for (let j = 0; j < tokens; j++) {
-            predicted.push(q[j]!);
-            observed.push(y[j]!);
-          }
-        } finally {
-          tf.dispose([chosen, yT]);
-        }
+        const minibatch = minibatchOf(buffer, targets, idx, config.tokenSpace);
+        await this.minibatchStep(minibatch, totals, `epoch ${epoch + 1}, minibatch ${mb + 1}`);
       }
     }
-    const steps = Math.max(1, actorSteps);
-    const perToken = (x: number) => (sums.tokens > 0 ? x / sums.tokens : Number.NaN);
-    const seconds = (performance.now() - started) / 1000;
-    return {
-      policyLoss: perToken(sums.policy),
-      valueLoss: perToken(sums.value),
-      entropy: perToken(sums.entropy),
-      klToReference: perToken(sums.kl),
-      explainedVariance: explainedVariance(observed, predicted),
-      actorGradNorm: sums.actorNorm / steps,
-      criticGradNorm: sums.criticNorm / steps,
-      minibatches,
-      nonFiniteSkips,
-      nonFiniteStreak: this.nonFiniteStreak,
-      actorSteps,
-      seconds,
-      tokensPerSec: seconds > 0 ? tokensSeen / seconds : 0,
-    };
+    return totals.diagnostics(this.nonFiniteStreak, started);
   }
-}
 
-/**
- * The values of `tensors` (scalars and vectors) in order, flattened into one array by one read
- * from the device (the inputs stay with the caller).
- */
-async function readOnce(tensors: readonly tf.Tensor[]): Promise<Float32Array> {
-  const flat = tf.tidy(() => tf.concat(tensors.map((t) => tf.reshape(t, [-1]))));
-  const values = Float32Array.from((await flat.data()) as Float32Array);
-  flat.dispose();
-  return values;
+  /**
+   * One minibatch: both sides' gradients, one read, then the critic, Polyak and actor steps when
+   * the losses and norms read are finite; otherwise none, and the non-finite streak grows (at
+   * `maxNonFiniteSkips` it throws `NonFiniteUpdateError`, `where` naming the minibatch).
+   */
+  private async minibatchStep(
+    minibatch: EtpoMinibatch,
+    totals: EtpoTotals,
+    where: string,
+  ): Promise<void> {
+    const { config, policy } = this;
+    totals.seen(minibatch.y.length);
+    const chosen = tf.tensor1d(minibatch.chosenIds, 'int32');
+    const yT = tf.tensor1d(minibatch.y);
+    try {
+      const g = minibatchGradients(policy, minibatch, chosen, yT, config);
+      const v = await readValues(g);
+      const finite = allFinite(v);
+      if (finite) {
+        stepBoth(g, v, {
+          policy,
+          critic: this.criticOptimizer,
+          actor: this.actorOptimizer,
+          config,
+        });
+        this.nonFiniteStreak = 0;
+      } else {
+        totals.skipped();
+        this.nonFiniteStreak += 1;
+      }
+      disposeGradients(g);
+      if (!finite) {
+        if (this.nonFiniteStreak >= config.maxNonFiniteSkips) {
+          throw new NonFiniteUpdateError(
+            this.nonFiniteStreak,
+            `${where}: critic loss ${v.criticLoss}, critic gradient norm ${v.criticNorm}, policy loss ${v.policyLoss}, actor gradient norm ${v.actorNorm}`,
+          );
+        }
+        return;
+      }
+      totals.add(v, minibatch.y);
+    } finally {
+      tf.dispose([chosen, yT]);
+    }
+  }
 }
