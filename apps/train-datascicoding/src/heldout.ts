@@ -13,6 +13,7 @@
 //     [--scoring seeded-v1] [--score-cache DIR|off] [--out report.json]
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { formatHelp, OptionError, type OptionsSchema, resolveOptions } from '@poad/config';
 import {
   type Dataset,
@@ -230,7 +231,7 @@ const schema = {
     type: 'string',
     optional: true,
     placeholder: 'file',
-    description: 'prior.json of npm run prior (its programs for this dataset)',
+    description: 'prior.json of npm run prior (its programs for this dataset; gzipped prior.json.gz as results/ keeps them is read too)',
   },
   last: {
     type: 'integer',
@@ -362,7 +363,10 @@ async function main(argv: readonly string[]): Promise<void> {
   const key = priorKeyOf(o.dataset, spec);
   if (o.prior) {
     if (!existsSync(userPath(o.prior))) throw new OptionError(`--prior ${o.prior}: no such file`);
-    priorFile = JSON.parse(readFileSync(userPath(o.prior), 'utf8')) as typeof priorFile;
+    // results/ keeps large prior files gzipped (F.json.gz): read them as they are.
+    const raw = readFileSync(userPath(o.prior));
+    const text = raw[0] === 0x1f && raw[1] === 0x8b ? gunzipSync(raw) : raw;
+    priorFile = JSON.parse(text.toString('utf8')) as typeof priorFile;
     const programs = priorFile?.programs?.[key];
     if (!programs?.length) {
       throw new OptionError(

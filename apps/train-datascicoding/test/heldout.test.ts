@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { spawnApp, trainingHarness } from '@poad/dev-kit';
 import { createDataSciCodingEnv, evaluateHeldOut, loadDataset } from '@poad/envs-datascicoding';
 import { describe, expect, it } from 'vitest';
@@ -191,6 +192,8 @@ const LOGISTIC = [
   '    model.fit(x_train, y_train)',
 ].join('\n');
 
+const gzipJson = (value: unknown): Buffer => gzipSync(JSON.stringify(value));
+
 describe('npm run heldout', () => {
   it('scores a training run and a prior on the held-out rows', async () => {
     const train = await h.run([
@@ -208,10 +211,11 @@ describe('npm run heldout', () => {
     expect(config.task).toBe('kiln_batches');
     const rows = readFileSync(join(run, 'programs.jsonl'), 'utf8').trim().split('\n');
     expect(rows).toHaveLength(4);
-    const prior = join(h.runs, 'prior.json');
+    // Gzipped, as results/ keeps large prior files (the csv commands' test reads a plain one).
+    const prior = join(h.runs, 'prior.json.gz');
     writeFileSync(
       prior,
-      JSON.stringify({
+      gzipJson({
         programs: {
           kiln_batches: [
             { body: LOGISTIC, ok: true, auc: 0.5 },
