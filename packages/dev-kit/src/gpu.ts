@@ -1,4 +1,4 @@
-import { afterAll, expect } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 
 /** How a test file's start of the webgpu backend went: what the start returned, or why it failed. */
 export type GpuForTests<T> = { ok: true; info: T } | { ok: false; reason: string };
@@ -35,4 +35,31 @@ export function expectGpuUnderCi<T>(
   expect(process.env.CI, `no WebGPU adapter under CI: ${gpu.reason}`).toBeFalsy();
   console.warn(`${what} not run: ${gpu.reason}`);
   return false;
+}
+
+/** The two calls of a backend package (`@poad/tfjs-kernels`) that start and release webgpu. */
+export interface WebGpuBackend<T> {
+  initBackend: (name: 'webgpu', options: { allowSoftwareAdapter: boolean }) => Promise<T>;
+  releaseBackend: () => Promise<unknown>;
+}
+
+/**
+ * The start every WebGPU test file shares: the backend started for the file
+ * ({@link startWebGpuForTests}) and a test that it started where CI provides a software Vulkan
+ * ({@link expectGpuUnderCi}; elsewhere it warns that `what` did not run). `check` adds
+ * expectations on what the start returned. Call it at the file's top level; its GPU tests run by
+ * the returned `ok`.
+ */
+export async function webGpuTestFile<T>(
+  what: string,
+  backend: WebGpuBackend<T>,
+  check?: (info: T) => void,
+): Promise<GpuForTests<T>> {
+  const gpu = await startWebGpuForTests(backend.initBackend, backend.releaseBackend);
+  describe('webgpu backend', () => {
+    it('starts where CI provides a software Vulkan (no silent skip)', () => {
+      if (expectGpuUnderCi(gpu, what)) check?.(gpu.info);
+    });
+  });
+  return gpu;
 }

@@ -1,8 +1,8 @@
 export { bundleForBrowser, expectBrowserBundle, expectBrowserSubset } from './browser-bundle.js';
 export type { FakeFile, FakeHub, FakeRepo, LoggedRequest } from './fake-hub.js';
 export { startFakeHub } from './fake-hub.js';
-export type { GpuForTests } from './gpu.js';
-export { expectGpuUnderCi, startWebGpuForTests } from './gpu.js';
+export type { GpuForTests, WebGpuBackend } from './gpu.js';
+export { expectGpuUnderCi, startWebGpuForTests, webGpuTestFile } from './gpu.js';
 export { logProbStatsGradientF64 } from './log-prob-stats.js';
 export { publicNames } from './public-names.js';
 export {
