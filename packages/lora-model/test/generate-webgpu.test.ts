@@ -5,7 +5,7 @@
  * its GPU work counted at the device. Runs where Dawn finds an adapter (lavapipe will do); under
  * CI it must find one, so a missing adapter fails instead of skipping.
  */
-import { expectGpuUnderCi, startWebGpuForTests } from '@poad/dev-kit';
+import { webGpuTestFile } from '@poad/dev-kit';
 import {
   activeFusedOps,
   gpuCounters,
@@ -25,13 +25,7 @@ import { maxAbsDiff } from './helpers.js';
 // A software adapter compiles every shader on first use: seconds per test.
 vi.setConfig({ testTimeout: 300_000 });
 
-const gpu = await startWebGpuForTests(initBackend, releaseBackend);
-
-describe('generation on webgpu', () => {
-  it('runs where CI provides a software Vulkan (no silent skip)', () => {
-    expectGpuUnderCi(gpu, 'webgpu generation tests');
-  });
-});
+const gpu = await webGpuTestFile('webgpu generation tests', { initBackend, releaseBackend });
 
 const V = 61;
 const PROMPTS = [

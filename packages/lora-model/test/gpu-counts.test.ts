@@ -7,7 +7,7 @@
  * found; elsewhere a machine without one skips the counts.
  */
 
-import { expectGpuUnderCi, startWebGpuForTests } from '@poad/dev-kit';
+import { webGpuTestFile } from '@poad/dev-kit';
 import { Adam } from '@poad/ppo';
 import {
   gpuCounters,
@@ -21,7 +21,7 @@ import { describe, expect, it } from 'vitest';
 import { loraStep } from '../bench/lora-step.js';
 import { createCausalLM } from '../src/index.js';
 
-const gpu = await startWebGpuForTests(initBackend, releaseBackend);
+const gpu = await webGpuTestFile('GPU count tests', { initBackend, releaseBackend });
 
 /**
  * Ceilings, the counts measured on 2026-11-27: lower them when a change removes work. The
@@ -32,10 +32,6 @@ const gpu = await startWebGpuForTests(initBackend, releaseBackend);
 const CEILINGS = { gradients: 178, optimiser: 4, reads: 1 };
 
 describe('GPU work of a tiny-config LoRA step', () => {
-  it('is counted where CI provides a software Vulkan (no silent skip)', () => {
-    expectGpuUnderCi(gpu, 'GPU count tests');
-  });
-
   it.runIf(gpu.ok)('dispatches no more programs and reads no more than measured', async () => {
     const model = createCausalLM(
       {

@@ -4,7 +4,7 @@
  * candidate (`prefixSharing: false`) on the same backend and against the KV-cache path on wasm.
  * Runs where Dawn finds an adapter; under CI (which installs lavapipe) it must find one.
  */
-import { expectGpuUnderCi, startWebGpuForTests } from '@poad/dev-kit';
+import { webGpuTestFile } from '@poad/dev-kit';
 import {
   gpuCounters,
   gpuCountersSince,
@@ -22,7 +22,7 @@ import { randomIds, twosomeObjective } from './helpers.js';
 
 vi.setConfig({ testTimeout: 120_000 });
 
-const gpu = await startWebGpuForTests(initBackend, releaseBackend);
+const gpu = await webGpuTestFile('packed scoring tests', { initBackend, releaseBackend });
 
 /** Prompts of different lengths; candidates of one to four tokens; a prompt with none. */
 function task(V: number) {
@@ -58,10 +58,6 @@ const MODELS: [string, Parameters<typeof createCausalLM>[0]][] = [
 ];
 
 describe('packed candidate scoring', () => {
-  it('runs where CI provides a software Vulkan (no silent skip)', () => {
-    expectGpuUnderCi(gpu, 'packed scoring tests');
-  });
-
   for (const [name, config] of MODELS) {
     it.runIf(gpu.ok)(
       `equals full-sequence scoring and the wasm KV-cache path (${name})`,

@@ -4,7 +4,7 @@
  * and the gradients of a value loss through them (head and critic adapter). Runs where Dawn finds
  * an adapter; under CI it must find one.
  */
-import { expectGpuUnderCi, startWebGpuForTests } from '@poad/dev-kit';
+import { webGpuTestFile } from '@poad/dev-kit';
 import { initBackend, releaseBackend } from '@poad/tfjs-kernels';
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it, vi } from 'vitest';
@@ -17,13 +17,7 @@ import { maxAbsDiff, randomIds } from './helpers.js';
 
 vi.setConfig({ testTimeout: 120_000 });
 
-const gpu = await startWebGpuForTests(initBackend, releaseBackend);
-
-describe('webgpu backend', () => {
-  it('is available where CI provides a software Vulkan (no silent fallback)', () => {
-    expectGpuUnderCi(gpu, 'critic webgpu tests');
-  });
-});
+const gpu = await webGpuTestFile('critic webgpu tests', { initBackend, releaseBackend });
 
 /** Relative-to-scale max difference (scale at least 1). */
 function close(a: ArrayLike<number>, b: ArrayLike<number>, tol: number, what: string): void {

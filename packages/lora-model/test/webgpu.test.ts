@@ -6,7 +6,7 @@
  * of skipping.
  */
 import { defaultModelPath } from '@poad/default-model';
-import { expectGpuUnderCi, startWebGpuForTests } from '@poad/dev-kit';
+import { webGpuTestFile } from '@poad/dev-kit';
 import {
   type FusedOps,
   initBackend,
@@ -36,14 +36,8 @@ vi.setConfig({ testTimeout: 120_000 });
 
 const DEFAULT_MODEL = defaultModelPath;
 
-const gpu = await startWebGpuForTests(initBackend, releaseBackend);
-
-describe('webgpu backend', () => {
-  // The backend's start itself is tested in @poad/tfjs-kernels.
-  it('is available where CI provides a software Vulkan (no silent fallback)', () => {
-    expectGpuUnderCi(gpu, 'webgpu tests');
-  });
-});
+// The backend's start itself is tested in @poad/tfjs-kernels.
+const gpu = await webGpuTestFile('webgpu tests', { initBackend, releaseBackend });
 
 /** Run `f` on `backend` and return what it returns. */
 async function on<T>(backend: 'wasm' | 'webgpu', f: () => Promise<T>): Promise<T> {
