@@ -4,7 +4,7 @@
  * (a software one such as lavapipe will do); under CI (which installs lavapipe) it must find one,
  * so a missing adapter fails instead of skipping.
  */
-import { expectGpuUnderCi, startWebGpuForTests } from '@poad/dev-kit';
+import { webGpuTestFile } from '@poad/dev-kit';
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it, vi } from 'vitest';
 import {
@@ -31,16 +31,11 @@ import { maxAbsDiff } from './helpers.js';
 // A software adapter compiles every shader on first use: seconds per test.
 vi.setConfig({ testTimeout: 120_000 });
 
-const gpu = await startWebGpuForTests(initBackend, releaseBackend);
-
-describe('webgpu backend', () => {
-  it('is available where CI provides a software Vulkan (no silent fallback)', () => {
-    if (!expectGpuUnderCi(gpu, 'webgpu tests')) return;
-    expect(gpu.info.backend).toBe('webgpu');
-    expect(tf.getBackend()).toBe('webgpu');
-    expect(gpu.info.adapter?.limits.maxStorageBufferBindingSize).toBeGreaterThan(0);
-    expect(gpu.info.description).toMatch(/^webgpu on /);
-  });
+const gpu = await webGpuTestFile('webgpu tests', { initBackend, releaseBackend }, (info) => {
+  expect(info.backend).toBe('webgpu');
+  expect(tf.getBackend()).toBe('webgpu');
+  expect(info.adapter?.limits.maxStorageBufferBindingSize).toBeGreaterThan(0);
+  expect(info.description).toMatch(/^webgpu on /);
 });
 
 /** Relative-to-scale max difference (scale at least 1). */
