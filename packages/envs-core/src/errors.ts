@@ -1,4 +1,4 @@
-import { UserError } from '@poad/config';
+import { InputError, UserError } from '@poad/config';
 
 /** Thrown when `step` receives a label that is not among the current valid actions. */
 export class InvalidActionError extends Error {
@@ -57,14 +57,16 @@ export class DuplicateEnvError extends Error {
   }
 }
 
-/** Thrown when an argument to an envs-core function is malformed (names the argument and the fix). */
-export class EnvArgumentError extends UserError {
-  override readonly name = 'EnvArgumentError';
-  constructor(
-    readonly argument: string,
-    message: string,
-  ) {
-    super(`${argument}: ${message}`);
+/**
+ * Thrown when an argument to an environment package's function is malformed: an
+ * {@link InputError} whose message names the argument and the fix.
+ */
+export class EnvArgumentError extends InputError {
+  override readonly name: string = 'EnvArgumentError';
+
+  /** The argument at fault (the error's `input`). */
+  get argument(): string {
+    return this.input;
   }
 }
 

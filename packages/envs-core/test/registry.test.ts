@@ -1,3 +1,4 @@
+import { InputError } from '@poad/config';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DuplicateEnvError, EnvArgumentError, UnknownEnvError } from '../src/errors.js';
 import { envSpec, listEnvs, makeEnv, registerEnv, unregisterEnv } from '../src/registry.js';
@@ -71,6 +72,11 @@ describe('registry', () => {
     expect(() => registerEnv('', guess)).toThrow(EnvArgumentError);
     expect(() => registerEnv('has space', guess)).toThrow(/registerEnv\(id\)/);
     expect(() => registerEnv('/leading', guess)).toThrow(EnvArgumentError);
+    // A user's error naming its input: the argument and `input` are the same.
+    expect(() => registerEnv('', guess)).toThrow(InputError);
+    expect(() => registerEnv('', guess)).toThrow(
+      expect.objectContaining({ argument: 'registerEnv(id)', input: 'registerEnv(id)' }),
+    );
     expect(() => registerEnv('ok/id', 42 as unknown as () => GuessEnv)).toThrow(/factory/);
   });
 
