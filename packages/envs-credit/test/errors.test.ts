@@ -34,6 +34,11 @@ describe('errors', () => {
     expect(isCreditTask('loop')).toBe(true);
     expect(isCreditTask('credit/loop')).toBe(false);
     expect(() => creditMdp('lop')).toThrow(CreditArgumentError);
+    // An environment package's argument error (an InputError of @poad/config).
+    expect(() => creditMdp('lop')).toThrow(EnvArgumentError);
+    expect(() => creditMdp('lop')).toThrow(
+      expect.objectContaining({ name: 'CreditArgumentError', argument: 'creditMdp(task)' }),
+    );
     expect(() => creditMdp('lop')).toThrow(
       /creditMdp\(task\): unknown credit task "lop"; the tasks are key-token, key-token-long, delayed/,
     );
