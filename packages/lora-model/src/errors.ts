@@ -1,18 +1,11 @@
-import { UserError } from '@poad/config';
+import { InputError, UserError } from '@poad/config';
 
 /**
  * Thrown when a call into the model gets input it cannot use (token ids out of range, ragged
  * batches, empty prompts, unknown options). The message names the argument and how to fix it.
  */
-export class ModelInputError extends Error {
-  /** The argument or field at fault, e.g. `prompts[2]`. */
-  readonly input: string;
-
-  constructor(input: string, message: string) {
-    super(`${input}: ${message}`);
-    this.name = 'ModelInputError';
-    this.input = input;
-  }
+export class ModelInputError extends InputError {
+  override name = 'ModelInputError';
 }
 
 /**

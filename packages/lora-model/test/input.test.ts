@@ -1,3 +1,4 @@
+import { InputError } from '@poad/config';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createCausalLM } from '../src/causal-lm.js';
 import { resolveModelConfig } from '../src/config.js';
@@ -15,6 +16,7 @@ describe('bad input', () => {
     await expect(model.logits([[1, 61]])).rejects.toMatchObject({ input: 'batch[0][1]' });
     await expect(model.logits([[1, 2.5]])).rejects.toBeInstanceOf(ModelInputError);
     await expect(model.logits([])).rejects.toBeInstanceOf(ModelInputError);
+    await expect(model.logits([])).rejects.toBeInstanceOf(InputError);
     await expect(model.scoreContinuations([[]], [[[1]]])).rejects.toMatchObject({
       input: 'prompts[0]',
     });
