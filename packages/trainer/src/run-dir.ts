@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { UserError } from '@poad/config';
+import { InputError } from '@poad/config';
 import { heldOutLines, heldOutSamples } from '@poad/default-model';
 import { createRunDir, runName, writeJsonAtomicSync } from '@poad/run-kit';
 import type { Agent } from './agent/agent.js';
@@ -91,13 +91,12 @@ export function readJsonFile<T>(file: string, fix?: string): T {
 }
 
 /** A file of the run directory that the run cannot go on from; it names the file and the fix. */
-export class RunFileError extends UserError {
+export class RunFileError extends InputError {
   override readonly name = 'RunFileError';
-  constructor(
-    readonly file: string,
-    message: string,
-  ) {
-    super(`${file}: ${message}`);
+
+  /** The file at fault (the error's `input`). */
+  get file(): string {
+    return this.input;
   }
 }
 
