@@ -4,6 +4,7 @@ export { startFakeHub } from './fake-hub.js';
 export type { GpuForTests, WebGpuBackend } from './gpu.js';
 export { expectGpuUnderCi, startWebGpuForTests, webGpuTestFile } from './gpu.js';
 export { logProbStatsGradientF64 } from './log-prob-stats.js';
+export { expectNear } from './near.js';
 export { publicNames } from './public-names.js';
 export {
   checkPublished,
