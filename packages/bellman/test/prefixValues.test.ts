@@ -1,6 +1,7 @@
 // Exact token-prefix values (`prefixValues`, `optimalPrefixValues`, `softPrefixValues`) against
 // hand-computed cases, the token-level backups on the label tree, and the martingale property of
 // the BAD decomposition.
+import { expectNear } from '@poad/dev-kit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { TokenMdp } from '../src/index.js';
@@ -28,8 +29,6 @@ import {
 } from './softBackup.js';
 
 const RUNS = { numRuns: 200 };
-const near = (a: number, b: number, tol = 1e-9) =>
-  expect(Math.abs(a - b), `${a} vs ${b}`).toBeLessThan(tol * Math.max(1, Math.abs(b)));
 
 describe('prefixValues and optimalPrefixValues by hand', () => {
   // Three labels; A and B share their first two tokens, C parts from them at once.
@@ -61,7 +60,7 @@ describe('prefixValues and optimalPrefixValues by hand', () => {
     });
     // Only ratios of π matter: the same weights scaled give the same values.
     prefixValues(ids, [5, 3, 2], q, 0).forEach((x, k) => {
-      near(x, a[k]!, 1e-15);
+      expectNear(x, a[k]!, 1e-15);
     });
   });
 
@@ -173,10 +172,10 @@ describe('softPrefixValues by hand: two steps', () => {
     expect(ev.converged).toBe(true);
     expect(v1).toBeCloseTo(0.703627621, 8);
     expect(v0).toBeCloseTo(0.354989032, 8);
-    near(ev.v[1]!, v1, 1e-12);
-    near(ev.v[0]!, v0, 1e-12);
+    expectNear(ev.v[1]!, v1, 1e-12);
+    expectNear(ev.v[0]!, v0, 1e-12);
     expect(Array.from(ev.q[1]!)).toEqual([1, 0]);
-    near(ev.q[0]![0]!, qx, 1e-12);
+    expectNear(ev.q[0]![0]!, qx, 1e-12);
   });
 
   it('the soft value at every prefix, and Q_soft after the last token', () => {
@@ -184,26 +183,26 @@ describe('softPrefixValues by hand: two steps', () => {
     const q1 = [1, 0];
     const x = softPrefixValues(ids[0]!, pi[0]!, q0, 0, { beta });
     expect(x).toHaveLength(3);
-    near(x[0]!, v0, 1e-14);
+    expectNear(x[0]!, v0, 1e-14);
     expect(v01).toBeCloseTo(0.560526733, 8);
-    near(x[1]!, v01, 1e-14);
+    expectNear(x[1]!, v01, 1e-14);
     expect(x[2]).toBe(qx);
     const y = softPrefixValues(ids[0]!, pi[0]!, q0, 1, { beta });
     expect([y[1], y[2]]).toEqual([x[1], 0.5]);
     expect(Array.from(softPrefixValues(ids[0]!, pi[0]!, q0, 2, { beta }))).toEqual([x[0], 0]);
     // W: after [8] only W remains and its one continuation has π = π̄ = 1: value Q(W) = 0.
     const w = softPrefixValues(ids[1]!, pi[1]!, q1, 1, { beta });
-    near(w[0]!, v1, 1e-14);
+    expectNear(w[0]!, v1, 1e-14);
     expect([w[1], w[2]]).toEqual([0, 0]);
     // The token-level soft value at the root of s0: first tokens 1 (π = 0.75, π̄ = 0.5) and
     // 4 (π = 0.25, π̄ = 0.5): 0.75·(V_[1] − 0.5·ln 1.5) + 0.25·(0 − 0.5·ln 0.5) = V(s0).
-    near(0.75 * (v01 - 0.5 * Math.log(1.5)) + 0.25 * (0 - 0.5 * Math.log(0.5)), v0, 1e-14);
+    expectNear(0.75 * (v01 - 0.5 * Math.log(1.5)) + 0.25 * (0 - 0.5 * Math.log(0.5)), v0, 1e-14);
     // β = 0 is the plain policy value: after [1], (0.5·Q_X + 0.25·0.5)/0.75.
     const hard = prefixValues(ids[0]!, pi[0]!, q0, 0);
     softPrefixValues(ids[0]!, pi[0]!, q0, 0, { beta: 0 }).forEach((x, k) => {
-      near(x, hard[k]!, 1e-15);
+      expectNear(x, hard[k]!, 1e-15);
     });
-    near(hard[1]!, (0.5 * qx + 0.125) / 0.75, 1e-15);
+    expectNear(hard[1]!, (0.5 * qx + 0.125) / 0.75, 1e-15);
   });
 
   it('a reference of our own: the product log π̄ and the KL against it', () => {
@@ -211,7 +210,7 @@ describe('softPrefixValues by hand: two steps', () => {
     const ref = [[Math.log(0.8), Math.log(0.5)], [Math.log(0.8), Math.log(0.5)], [Math.log(0.2)]];
     const lr = labelLogReference(ids[0]!, ref);
     [0.4, 0.4, 0.2].forEach((p, a) => {
-      near(lr[a]!, Math.log(p), 1e-14);
+      expectNear(lr[a]!, Math.log(p), 1e-14);
     });
     const q0 = [qx, 0.5, 0];
     // V(s0) = Σ π·(Q − β·ln(π/π̄)) with π̄ = (0.4, 0.4, 0.2).
@@ -219,7 +218,7 @@ describe('softPrefixValues by hand: two steps', () => {
       0.5 * (qx - beta * Math.log(0.5 / 0.4)) +
       0.25 * (0.5 - beta * Math.log(0.25 / 0.4)) +
       0.25 * (0 - beta * Math.log(0.25 / 0.2));
-    near(
+    expectNear(
       softPrefixValues(ids[0]!, pi[0]!, q0, 2, { beta, referenceLogProbs: ref })[0]!,
       want,
       1e-14,
@@ -290,7 +289,7 @@ describe('properties of the exact prefix values', () => {
         ids.forEach((own, c) => {
           const v = all[c]!;
           expect(v).toHaveLength(own.length + 1);
-          near(v[0]!, root, 1e-12);
+          expectNear(v[0]!, root, 1e-12);
           expect(v[own.length]).toBe(q[c]);
           for (let k = 0; k < own.length; k++) {
             // The labels that still write token k after own[<k], and what each is worth one token
@@ -305,7 +304,7 @@ describe('properties of the exact prefix values', () => {
               continue;
             }
             const next = members.reduce((s, a) => s + pi[a]! * all[a]![k + 1]!, 0) / mass;
-            near(v[k]!, next, 1e-12);
+            expectNear(v[k]!, next, 1e-12);
             // Grouped by the next token v: Σ_v π(v | w_<k)·W(v) with W(v) the mean of the same.
             const byToken = new Map<number, number[]>();
             for (const a of members)
@@ -316,7 +315,7 @@ describe('properties of the exact prefix values', () => {
               const w = group.reduce((s, a) => s + pi[a]! * all[a]![k + 1]!, 0) / m;
               grouped += (m / mass) * w;
             }
-            near(v[k]!, grouped, 1e-12);
+            expectNear(v[k]!, grouped, 1e-12);
           }
         });
       }),
@@ -352,8 +351,8 @@ describe('properties of the exact prefix values', () => {
           st.actions.forEach((act, a) => {
             const v = optimalPrefixValues(ids, star.q[s]!, a);
             const path = actionPath(bad.tries[s]!, a);
-            for (let k = 0; k < act.tokens.length; k++) near(v[k]!, bad.v[s]![path[k]!]!);
-            near(v[act.tokens.length]!, bad.q[s]![path[act.tokens.length]!]!);
+            for (let k = 0; k < act.tokens.length; k++) expectNear(v[k]!, bad.v[s]![path[k]!]!);
+            expectNear(v[act.tokens.length]!, bad.q[s]![path[act.tokens.length]!]!);
           });
         });
       }),
@@ -400,8 +399,9 @@ describe('soft prefix values against the token-level soft backups', () => {
               referenceLogProbs: perLabel[s],
             });
             const path = actionPath(table.tries[s]!, a);
-            for (let k = 0; k < act.tokens.length; k++) near(v[k]!, table.v[s]![path[k]!]!, 1e-8);
-            near(v[act.tokens.length]!, table.q[s]![path[act.tokens.length]!]!, 1e-8);
+            for (let k = 0; k < act.tokens.length; k++)
+              expectNear(v[k]!, table.v[s]![path[k]!]!, 1e-8);
+            expectNear(v[act.tokens.length]!, table.q[s]![path[act.tokens.length]!]!, 1e-8);
           });
         });
       }),
@@ -438,10 +438,11 @@ describe('soft prefix values against the token-level soft backups', () => {
               beta,
               referenceLogProbs: perLabel[s],
             });
-            near(v[0]!, ev.v[s]!, 1e-8);
+            expectNear(v[0]!, ev.v[s]!, 1e-8);
             const path = actionPath(tries[s]!, a);
-            for (let k = 0; k < act.tokens.length; k++) near(v[k]!, it.v[s]![path[k]!]!, 1e-8);
-            near(v[act.tokens.length]!, it.q[s]![path[act.tokens.length]!]!, 1e-8);
+            for (let k = 0; k < act.tokens.length; k++)
+              expectNear(v[k]!, it.v[s]![path[k]!]!, 1e-8);
+            expectNear(v[act.tokens.length]!, it.q[s]![path[act.tokens.length]!]!, 1e-8);
           });
         });
       }),

@@ -1,5 +1,6 @@
 // `softBad` against the tabular soft backups (`softBadQIteration`, `softActionQIteration`) on
 // random token MDPs.
+import { expectNear } from '@poad/dev-kit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { SoftTokenQTable, TokenMdp } from '../../src/index.js';
@@ -25,9 +26,6 @@ import {
 } from '../softBackup.js';
 
 const RUNS = { numRuns: 200 };
-
-const near = (a: number, b: number, tol = 1e-9) =>
-  expect(Math.abs(a - b), `${a} vs ${b}`).toBeLessThan(tol * Math.max(1, Math.abs(b)));
 
 /** π(w|n) of the soft-optimal policy for the token leading into each node of state s's trie. */
 function tokenProbs(table: SoftTokenQTable, s: number): Float64Array {
@@ -75,8 +73,8 @@ describe('softBad on the soft values of the tabular soft-BAD solution', () => {
               last += o.prob * y[n - 1]!;
               for (let j = 0; j < n; j++) advantage += o.prob * (y[j]! - seg.values[j]!);
             }
-            near(last, action.q[s]![a]!);
-            near(advantage, action.q[s]![a]! - action.v[s]!);
+            expectNear(last, action.q[s]![a]!);
+            expectNear(advantage, action.q[s]![a]! - action.v[s]!);
             // The soft-optimal action probability is the product of the token probabilities.
             let prob = 1;
             for (let j = 1; j <= n; j++) prob *= probs[path[j]!]!;
@@ -108,7 +106,7 @@ describe('softBad on the soft values of the tabular soft-BAD solution', () => {
               const p = probs[c]!;
               if (p > 0) oneStep += p * (table.q[s]![c]! - beta * (Math.log(p) - logRef[c]!));
             }
-            near(oneStep, table.v[s]![node]!);
+            expectNear(oneStep, table.v[s]![node]!);
             // The whole completion: π(a|n) = Π_{j>d} π(w^j|…), π̄(a|n) = Π_{j>d} π̄(w^j|…).
             let completions = 0;
             paths.forEach((path, a) => {
@@ -121,8 +119,8 @@ describe('softBad on the soft values of the tabular soft-BAD solution', () => {
               }
               if (p > 0) completions += p * (action.q[s]![a]! - beta * (Math.log(p) - logRefA));
             });
-            near(completions, table.v[s]![node]!);
-            if (node === 0) near(table.v[s]![0]!, action.v[s]!);
+            expectNear(completions, table.v[s]![node]!);
+            if (node === 0) expectNear(table.v[s]![0]!, action.v[s]!);
           });
         });
       }),
@@ -192,12 +190,12 @@ describe('softBad as the backup operator of a value iteration', () => {
         const it = iterateSoftBad(mdp, { gamma, beta, logReference });
         expect(it.converged).toBe(true);
         mdp.states.forEach((st, s) => {
-          near(it.v[s]![0]!, action.v[s]!);
+          expectNear(it.v[s]![0]!, action.v[s]!);
           st.actions.forEach((_, a) => {
-            near(it.q[s]![it.tries[s]!.actionNode[a]!]!, action.q[s]![a]!);
+            expectNear(it.q[s]![it.tries[s]!.actionNode[a]!]!, action.q[s]![a]!);
           });
           table.q[s]!.forEach((q, node) => {
-            if (node > 0) near(it.q[s]![node]!, q);
+            if (node > 0) expectNear(it.q[s]![node]!, q);
           });
         });
       }),
@@ -227,9 +225,9 @@ describe('softBad as the backup operator of a value iteration', () => {
         });
         expect(it.converged && evaluation.converged).toBe(true);
         mdp.states.forEach((st, s) => {
-          near(it.v[s]![0]!, evaluation.v[s]!);
+          expectNear(it.v[s]![0]!, evaluation.v[s]!);
           st.actions.forEach((_, a) => {
-            near(it.q[s]![tries[s]!.actionNode[a]!]!, evaluation.q[s]![a]!);
+            expectNear(it.q[s]![tries[s]!.actionNode[a]!]!, evaluation.q[s]![a]!);
           });
         });
       }),

@@ -1,5 +1,6 @@
 // `softPolicyEvaluation` against the optimal soft solver, an independent evaluation loop, and
 // its own fixed-point equations.
+import { expectNear } from '@poad/dev-kit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { TokenMdp } from '../../src/index.js';
@@ -8,8 +9,6 @@ import { betaArb, gammaArb, tokenMdpArb } from '../mdp.js';
 import { smallIdReference, softActionEvaluation } from '../softBackup.js';
 
 const RUNS = { numRuns: 200 };
-const near = (a: number, b: number, tol = 1e-9) =>
-  expect(Math.abs(a - b), `${a} vs ${b}`).toBeLessThan(tol * Math.max(1, Math.abs(b)));
 
 /** A random MDP with a random policy: `weights` give π(a|s) ∝ weight (some weights are 0). */
 const withPolicy = tokenMdpArb().chain((mdp) => {
@@ -48,9 +47,9 @@ describe('softPolicyEvaluation', () => {
         const ev = softPolicyEvaluation(mdp, { gamma, beta, policy: star, reference });
         expect(opt.converged && ev.converged).toBe(true);
         mdp.states.forEach((st, s) => {
-          near(ev.v[s]!, opt.v[s]!);
+          expectNear(ev.v[s]!, opt.v[s]!);
           st.actions.forEach((_, a) => {
-            near(ev.q[s]![a]!, opt.q[s]![a]!);
+            expectNear(ev.q[s]![a]!, opt.q[s]![a]!);
           });
         });
       }),
@@ -92,18 +91,18 @@ describe('softPolicyEvaluation', () => {
             logReference: (s, a) => Math.log(ref(s, a)),
           });
           mdp.states.forEach((st, s) => {
-            near(ev.v[s]!, loop.v[s]!);
+            expectNear(ev.v[s]!, loop.v[s]!);
             let v = 0;
             st.actions.forEach((act, a) => {
-              near(ev.q[s]![a]!, loop.q[s]![a]!);
+              expectNear(ev.q[s]![a]!, loop.q[s]![a]!);
               // Q(s, a) = r + γ·Σ P·V(s'), V(s) = Σ π·(Q − β·log(π/π̄))
               let next = 0;
               for (const o of act.next) next += o.prob * ev.v[o.state]!;
-              near(ev.q[s]![a]!, act.reward + gamma * next);
+              expectNear(ev.q[s]![a]!, act.reward + gamma * next);
               const p = policy(s, a);
               if (p > 0) v += p * (ev.q[s]![a]! - beta * Math.log(p / ref(s, a)));
             });
-            near(ev.v[s]!, v);
+            expectNear(ev.v[s]!, v);
           });
         },
       ),
