@@ -1,6 +1,7 @@
 // Exact token-prefix values of whole tasks (`tokenPrefixValues`, `optimalTokenPrefixValues`,
 // `softTokenPrefixValues`): hand-computed cases, properties on random MDPs and tokenisations,
 // and the edge cases of tokenisation.
+
 import {
   badQIteration,
   labelLogReference,
@@ -9,6 +10,7 @@ import {
   softPolicyEvaluation,
   trieNode,
 } from '@poad/bellman';
+import { expectNear } from '@poad/dev-kit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CreditArgumentError } from '../src/errors.js';
@@ -29,8 +31,6 @@ import { creditTokenMdp } from '../src/token-mdp.js';
 import { mdpWithPolicyArb } from './arbitraries.js';
 
 const RUNS = { numRuns: 150 };
-const near = (a: number, b: number, tol = 1e-9) =>
-  expect(Math.abs(a - b), `${a} vs ${b}`).toBeLessThan(tol * Math.max(1, Math.abs(b)));
 
 /** One token per word, the same id for the same word across the task. */
 function wordTokenizer(): LabelTokenIds {
@@ -126,21 +126,21 @@ describe('soft values of a two-step task by hand', () => {
   it('every prefix, the soft Q after the last token, and V_soft per state', () => {
     const soft = softTokenPrefixValues(mdp, pi, tokenIds, { beta: 0.5 });
     expect([soft.kind, soft.beta, soft.gamma]).toEqual(['soft', 0.5, 0.9]);
-    near(soft.v.s1!, v1, 1e-12);
-    near(soft.v.s0!, v0, 1e-12);
+    expectNear(soft.v.s1!, v1, 1e-12);
+    expectNear(soft.v.s0!, v0, 1e-12);
     const x = prefixValuesOf(soft, 's0', 'X', [1, 2]);
     expect(x).toHaveLength(3);
-    near(x[0]!, v0, 1e-12);
-    near(x[1]!, v01, 1e-12);
-    near(x[2]!, qx, 1e-12);
-    near(prefixValueOf(soft, 's0', 'Y', 1), v01, 1e-12);
+    expectNear(x[0]!, v0, 1e-12);
+    expectNear(x[1]!, v01, 1e-12);
+    expectNear(x[2]!, qx, 1e-12);
+    expectNear(prefixValueOf(soft, 's0', 'Y', 1), v01, 1e-12);
     expect(prefixValueOf(soft, 's0', 'Y', 2)).toBe(0.5);
     expect(Array.from(prefixValuesOf(soft, 's1', 'W').subarray(1))).toEqual([0, 0]);
     // β = 0: the plain values of π. After [1]: (0.5·Q_X + 0.25·0.5)/0.75 with Q_X = 0.9·0.8.
     const plain = softTokenPrefixValues(mdp, pi, tokenIds, { beta: 0 });
-    near(prefixValueOf(plain, 's0', 'X', 1), (0.5 * 0.72 + 0.125) / 0.75, 1e-12);
+    expectNear(prefixValueOf(plain, 's0', 'X', 1), (0.5 * 0.72 + 0.125) / 0.75, 1e-12);
     const hard = tokenPrefixValues(mdp, pi, tokenIds);
-    near(prefixValueOf(hard, 's0', 'X', 1), (0.5 * 0.72 + 0.125) / 0.75, 1e-14);
+    expectNear(prefixValueOf(hard, 's0', 'X', 1), (0.5 * 0.72 + 0.125) / 0.75, 1e-14);
   });
 
   it('a reference of our own reaches the KL through the label tree', () => {
@@ -159,7 +159,7 @@ describe('soft values of a two-step task by hand', () => {
       0.5 * (qx - 0.5 * Math.log(0.5 / 0.4)) +
       0.25 * (0.5 - 0.5 * Math.log(0.25 / 0.4)) +
       0.25 * (0 - 0.5 * Math.log(0.25 / 0.2));
-    near(soft.v.s0!, want, 1e-12);
+    expectNear(soft.v.s0!, want, 1e-12);
     const bad = (_s: string, labels: readonly string[]) => labels.map(() => [Math.log(0.3)]);
     expect(() => softTokenPrefixValues(mdp, pi, tokenIds, { beta: 0.5, reference: bad })).toThrow(
       /softTokenPrefixValues\(options.reference\): state "s0": .*`options.referenceLogProbs\[0\]` has length 1 but must have length 2: one log-prob per token of label 0/,
@@ -217,14 +217,14 @@ describe('properties on random tasks and tokenisations', () => {
             expect(values.v[st.id]).toBe(0);
             continue;
           }
-          near(values.v[st.id]!, exact.v[st.id]!, 1e-12);
+          expectNear(values.v[st.id]!, exact.v[st.id]!, 1e-12);
           const all = table.get(st.id)!;
           const probs = st.actions.map((a) => exact.policy[st.id]![a.label]!);
           st.actions.forEach((act, c) => {
             const own = all[c]!;
             const v = prefixValuesOf(values, st.id, act.label, own);
-            near(v[0]!, exact.v[st.id]!, 1e-12);
-            near(v[own.length]!, exact.q[st.id]![act.label]!, 1e-12);
+            expectNear(v[0]!, exact.v[st.id]!, 1e-12);
+            expectNear(v[own.length]!, exact.q[st.id]![act.label]!, 1e-12);
             for (let k = 0; k < own.length; k++) {
               const members = continuing(all, own, k).filter((a) => probs[a]! > 0);
               const mass = members.reduce((acc, a) => acc + probs[a]!, 0);
@@ -238,7 +238,7 @@ describe('properties on random tasks and tokenisations', () => {
                   acc + probs[a]! * prefixValueOf(values, st.id, st.actions[a]!.label, k + 1),
                 0,
               );
-              near(v[k]!, next / mass, 1e-12);
+              expectNear(v[k]!, next / mass, 1e-12);
             }
           });
         }
@@ -268,14 +268,14 @@ describe('properties on random tasks and tokenisations', () => {
           { gamma: mdp.gamma, tolerance: 1e-13 },
         );
         mdp.states.forEach((st, s) => {
-          near(values.v[st.id]!, star.v[st.id]!, 1e-12);
+          expectNear(values.v[st.id]!, star.v[st.id]!, 1e-12);
           st.actions.forEach((act, a) => {
             const own = table.get(st.id)![a]!;
             const v = prefixValuesOf(values, st.id, act.label);
             expect(v[own.length]).toBe(star.q[st.id]![act.label]);
             for (let k = 0; k <= own.length; k++) {
               const node = trieNode(bad.tries[s]!, own.slice(0, k));
-              near(v[k]!, k < own.length ? bad.v[s]![node]! : bad.q[s]![node]!, 1e-9);
+              expectNear(v[k]!, k < own.length ? bad.v[s]![node]! : bad.q[s]![node]!, 1e-9);
             }
           });
         });
@@ -306,14 +306,14 @@ describe('properties on random tasks and tokenisations', () => {
           tolerance: 1e-13,
         });
         mdp.states.forEach((st, s) => {
-          near(soft.v[st.id]!, ev.v[s]!, 1e-9);
+          expectNear(soft.v[st.id]!, ev.v[s]!, 1e-9);
           if (st.terminal) return;
           const all = table.get(st.id)!;
           const probs = probsOf(st.id);
           st.actions.forEach((act, c) => {
             const own = all[c]!;
             const v = prefixValuesOf(soft, st.id, act.label);
-            near(v[own.length]!, ev.q[s]![c]!, 1e-9);
+            expectNear(v[own.length]!, ev.q[s]![c]!, 1e-9);
             for (let k = 0; k < own.length; k++) {
               const members = continuing(all, own, k);
               const mass = members.reduce((acc, a) => acc + probs[a]!, 0);
@@ -333,7 +333,7 @@ describe('properties on random tasks and tokenisations', () => {
                 const after = prefixValueOf(soft, st.id, st.actions[first]!.label, k + 1);
                 backup += (m / mass) * (after - beta * Math.log(m / mass / (1 / next.size)));
               }
-              near(v[k]!, backup, 1e-9);
+              expectNear(v[k]!, backup, 1e-9);
             }
           });
         });
@@ -345,7 +345,7 @@ describe('properties on random tasks and tokenisations', () => {
             const b = prefixValuesOf(hard, st.id, act.label);
             a.forEach((x, k) => {
               if (Number.isNaN(b[k]!)) expect(x).toBeNaN();
-              else near(x, b[k]!, 1e-9);
+              else expectNear(x, b[k]!, 1e-9);
             });
           }
         }
@@ -393,7 +393,7 @@ describe('properties on random tasks and tokenisations', () => {
               const v = prefixValuesOf(soft, st.id, act.label);
               for (let k = 0; k <= own.length; k++) {
                 const node = trieNode(tree.tries[s]!, own.slice(0, k));
-                near(v[k]!, k < own.length ? tree.v[s]![node]! : tree.q[s]![node]!, 1e-8);
+                expectNear(v[k]!, k < own.length ? tree.v[s]![node]! : tree.q[s]![node]!, 1e-8);
               }
             });
           });
@@ -454,7 +454,7 @@ describe('tokenisation edge cases', () => {
     const exact = policyAdvantages('delayed', uniformPolicy);
     const row = prefixValuesOf(values, 'kitchen', 'grab the bread');
     expect(row).toHaveLength(2);
-    near(row[0]!, exact.v.kitchen!, 1e-12);
+    expectNear(row[0]!, exact.v.kitchen!, 1e-12);
     expect(row[1]).toBe(exact.q.kitchen!['grab the bread']);
   });
 
@@ -516,7 +516,7 @@ describe('tokenisation edge cases', () => {
       // Called once per running state, never for a terminal one.
       expect(calls).toEqual(mdp.states.filter((s) => !s.terminal).map((s) => s.id));
       const exact = policyAdvantages(task, uniformPolicy);
-      for (const st of mdp.states) near(values.v[st.id]!, exact.v[st.id]!, 1e-12);
+      for (const st of mdp.states) expectNear(values.v[st.id]!, exact.v[st.id]!, 1e-12);
     }
   });
 });

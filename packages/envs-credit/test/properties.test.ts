@@ -1,5 +1,7 @@
 // Properties of the exact values on random MDPs and on every credit task.
+
 import { actionQIteration, type TokenMdp } from '@poad/bellman';
+import { expectNear } from '@poad/dev-kit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { CreditMdp } from '../src/mdp.js';
@@ -11,11 +13,6 @@ import { creditTokenMdp } from '../src/token-mdp.js';
 import { creditMdpArb, mdpWithPolicyArb } from './arbitraries.js';
 
 const RUNS = { numRuns: 300 };
-
-const near = (got: number, want: number, tol = 1e-9) =>
-  expect(Math.abs(got - want), `${got} vs ${want}`).toBeLessThanOrEqual(
-    tol * Math.max(1, Math.abs(want)),
-  );
 
 /** The policy that takes the label of highest Q* in every state (the first of equals). */
 function greedyOptimal(mdp: CreditMdp): LabelPolicy {
@@ -58,8 +55,8 @@ describe('A^π on random MDPs', () => {
             for (const o of act.outcomes)
               backup += prob * o.prob * (o.reward + mdp.gamma * p.v[o.state]!);
           }
-          near(mean, 0, 1e-10);
-          near(p.v[st.id]!, st.terminal ? 0 : backup, 1e-10);
+          expectNear(mean, 0, 1e-10);
+          expectNear(p.v[st.id]!, st.terminal ? 0 : backup, 1e-10);
         }
       }),
       RUNS,
@@ -95,7 +92,7 @@ describe('A^π on random MDPs', () => {
         const iterated = actionQIteration(mixed, { gamma: mdp.gamma, tolerance: 1e-13 });
         expect(iterated.converged).toBe(true);
         stateIds.forEach((id, s) => {
-          near(p.v[id]!, iterated.v[s]!);
+          expectNear(p.v[id]!, iterated.v[s]!);
         });
       }),
       RUNS,
@@ -109,7 +106,7 @@ describe('A^π on random MDPs', () => {
         const greedy = policyAdvantages(mdp, greedyOptimal(mdp));
         const other = policyAdvantages(mdp, pi);
         for (const st of mdp.states) {
-          near(greedy.v[st.id]!, star.v[st.id]!);
+          expectNear(greedy.v[st.id]!, star.v[st.id]!);
           expect(other.v[st.id]!).toBeLessThanOrEqual(star.v[st.id]! + 1e-9);
           // Under the optimal policy no label has a positive advantage.
           for (const act of st.actions) {
@@ -140,9 +137,9 @@ describe('A^π on random MDPs', () => {
         const a = policyAdvantages(mdp, pi);
         const b = policyAdvantages(shaped, pi);
         for (const st of mdp.states) {
-          near(b.v[st.id]!, a.v[st.id]! - phi.get(st.id)!);
+          expectNear(b.v[st.id]!, a.v[st.id]! - phi.get(st.id)!);
           for (const act of st.actions) {
-            near(b.advantage[st.id]![act.label]!, a.advantage[st.id]![act.label]!);
+            expectNear(b.advantage[st.id]![act.label]!, a.advantage[st.id]![act.label]!);
           }
         }
       }),
@@ -162,9 +159,9 @@ describe('A^π on random MDPs', () => {
             pi,
           );
           for (const st of mdp.states) {
-            near(b.v[st.id]!, c * a.v[st.id]!);
+            expectNear(b.v[st.id]!, c * a.v[st.id]!);
             for (const act of st.actions) {
-              near(b.advantage[st.id]![act.label]!, c * a.advantage[st.id]![act.label]!);
+              expectNear(b.advantage[st.id]![act.label]!, c * a.advantage[st.id]![act.label]!);
             }
           }
         },
@@ -182,7 +179,7 @@ describe('A^π on random MDPs', () => {
         for (const st of mdp.states) {
           if (st.terminal) continue;
           const chosen = st.actions[pick % st.actions.length]!.label;
-          near(p.advantage[st.id]![chosen]!, 0, 1e-10);
+          expectNear(p.advantage[st.id]![chosen]!, 0, 1e-10);
         }
       }),
       RUNS,
@@ -199,12 +196,12 @@ describe('on every credit task', () => {
       const greedy = policyAdvantages(task, greedyOptimal(mdp));
       const uniform = policyAdvantages(task, uniformPolicy);
       for (const st of mdp.states) {
-        near(greedy.v[st.id]!, star.v[st.id]!, 1e-11);
+        expectNear(greedy.v[st.id]!, star.v[st.id]!, 1e-11);
         let mean = 0;
         for (const act of st.actions) {
           mean += uniform.policy[st.id]![act.label]! * uniform.advantage[st.id]![act.label]!;
         }
-        near(mean, 0, 1e-12);
+        expectNear(mean, 0, 1e-12);
       }
     },
   );
