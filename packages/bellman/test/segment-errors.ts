@@ -1,3 +1,4 @@
+import { expect, it } from 'vitest';
 import type { TokenSegment } from '../src/types.js';
 
 /** A valid two-action segment (2 and 1 tokens), the base every bad case below patches. */
@@ -29,3 +30,28 @@ export const BAD_SEGMENT_FIELDS: [string, Record<string, unknown>, ErrorConstruc
   ['missing values', { values: undefined }, TypeError, /segment\.values/],
   ['string reward', { rewards: ['1', 0] }, TypeError, /segment\.rewards\[0\]/],
 ];
+
+/** A refusal: [case, the call, error type, message]. */
+export type RefusalCase = [string, () => unknown, ErrorConstructor, RegExp];
+
+/**
+ * One test per case that its call throws an error of its type whose message matches, for `cases`
+ * and for every {@link BAD_SEGMENT_FIELDS} case, which `call` makes on the patched segment.
+ */
+export function itRefuses(
+  cases: readonly RefusalCase[],
+  call: (segment: TokenSegment) => unknown,
+): void {
+  const fields = BAD_SEGMENT_FIELDS.map(
+    ([name, patch, type, message]): RefusalCase => [
+      name,
+      () => call({ ...validSegment(), ...patch } as never),
+      type,
+      message,
+    ],
+  );
+  it.each([...cases, ...fields])('%s', (_name, fn, type, message) => {
+    expect(fn).toThrow(type);
+    expect(fn).toThrow(message);
+  });
+}
