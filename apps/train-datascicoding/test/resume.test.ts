@@ -24,6 +24,10 @@ const RUN = [
   '0',
   '--threads',
   '1',
+  // No perplexity passes: nothing here reads perplexity.json, and two passes over the code
+  // model's held-out programs take longer than the runs' iterations.
+  '--perplexity-lines',
+  '0',
 ];
 const CHECKPOINT_FILES = ['model/adapter_model.safetensors', 'trainer.safetensors', 'env.json'];
 const checkpoint = (run: string, file: string) =>
