@@ -23,7 +23,6 @@ import {
   type FailureReason,
   type IsolationMode,
   type IsolationRequest,
-  loadDataset,
   probeIsolation,
   SandboxUnavailableError,
 } from '../src/index.js';
@@ -37,6 +36,7 @@ import {
   PYTHON,
   processesMatching,
 } from './helpers.js';
+import { builtinDataset } from './shared-datasets.js';
 
 /**
  * Defines the hostile-program suite for one isolation mode: every program must end as a
@@ -85,7 +85,7 @@ export async function defineHostileSuite(mode: IsolationMode, forkServer = true)
     mkdirSync(join(home, '.ssh'), { recursive: true, mode: 0o700 });
     writeFileSync(secretFile, SECRET, { mode: 0o600 });
     process.env.POAD_SANDBOX_TEST_SECRET = ENV_SECRET;
-    dataset = await loadDataset('iris', PYTHON);
+    dataset = await builtinDataset('iris');
     server = createServer((socket) => {
       connections++;
       socket.destroy();
