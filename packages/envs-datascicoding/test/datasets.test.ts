@@ -28,25 +28,40 @@ const TABLE = [
   '7,green,4.0,False,yes',
 ].join('\n');
 
-describe('built-in datasets', () => {
-  it('loads iris with the splits train_test_split gives for seeds 0..4', async () => {
-    const data = await loadDataset('iris', PYTHON);
-    const expected = pythonJson<{
-      first: number[];
-      y: number[];
-      splits: Array<{ train: number[]; test: number[] }>;
-    }>(`
+/** What scikit-learn itself loads and splits, for the built-in datasets' tests. */
+interface Reference {
+  iris: { first: number[]; y: number[]; splits: Array<{ train: number[]; test: number[] }> };
+  /** train_test_split of 569 rows (breast_cancer's), seeds 0..4. */
+  odd: Array<{ train: number[]; test: number[] }>;
+}
+
+/**
+ * scikit-learn's answers for both tests, computed once in one interpreter, beside the first
+ * dataset's load.
+ */
+let reference: Promise<Reference> | undefined;
+const sklearnReference = (): Promise<Reference> =>
+  (reference ??= pythonJson<Reference>(`
 import json
 import numpy as np
 from sklearn.datasets import load_iris
 from sklearn.model_selection import train_test_split
+def splits(n):
+    out = []
+    for seed in range(5):
+        train, test = train_test_split(np.arange(n), test_size=0.5, shuffle=True, random_state=seed)
+        out.append({'train': train.tolist(), 'test': test.tolist()})
+    return out
 x, y = load_iris(return_X_y=True)
-splits = []
-for seed in range(5):
-    train, test = train_test_split(np.arange(len(y)), test_size=0.5, shuffle=True, random_state=seed)
-    splits.append({'train': train.tolist(), 'test': test.tolist()})
-print(json.dumps({'first': x[0].tolist(), 'y': y.tolist(), 'splits': splits}))
-`);
+print(json.dumps({'iris': {'first': x[0].tolist(), 'y': y.tolist(), 'splits': splits(len(y))}, 'odd': splits(569)}))
+`));
+
+describe('built-in datasets', () => {
+  it('loads iris with the splits train_test_split gives for seeds 0..4', async () => {
+    const [data, { iris: expected }] = await Promise.all([
+      loadDataset('iris', PYTHON),
+      sklearnReference(),
+    ]);
     expect([data.n, data.d]).toEqual([150, 4]);
     expect(data.classes).toEqual(['setosa', 'versicolor', 'virginica']);
     expect(Array.from(data.x.subarray(0, 4))).toEqual(expected.first);
@@ -56,17 +71,10 @@ print(json.dumps({'first': x[0].tolist(), 'y': y.tolist(), 'splits': splits}))
   }, 30_000);
 
   it('splits an odd number of rows like train_test_split (test half rounded up)', async () => {
-    const data = await loadDataset('breast_cancer', PYTHON);
-    const expected = pythonJson<Array<{ train: number[]; test: number[] }>>(`
-import json
-import numpy as np
-from sklearn.model_selection import train_test_split
-splits = []
-for seed in range(5):
-    train, test = train_test_split(np.arange(569), test_size=0.5, shuffle=True, random_state=seed)
-    splits.append({'train': train.tolist(), 'test': test.tolist()})
-print(json.dumps(splits))
-`);
+    const [data, { odd: expected }] = await Promise.all([
+      loadDataset('breast_cancer', PYTHON),
+      sklearnReference(),
+    ]);
     expect([data.n, data.d]).toEqual([569, 30]);
     expect(data.splits).toEqual(expected);
     expect(data.splits[0]?.test).toHaveLength(285);

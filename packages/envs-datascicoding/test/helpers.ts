@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { type IsolationProbe, SANDBOX_MARKER } from '../src/index.js';
 import { SERVER_MARKER } from '../src/sandbox-server.js';
@@ -126,11 +126,20 @@ export function ownSandboxProcesses(): string[] {
     .map((p) => `${p.pid}: ${p.cmdline}`);
 }
 
-/** Runs a Python snippet with the system interpreter and parses its JSON output. */
-export function pythonJson<T>(code: string, args: string[] = []): T {
-  const out = execFileSync(PYTHON, ['-I', '-c', code, ...args], {
-    encoding: 'utf8',
-    maxBuffer: 1 << 28,
+/**
+ * Runs a Python snippet with the system interpreter and parses its JSON output. Asynchronous, so
+ * that sandboxed runs started beside it go on while it computes.
+ */
+export function pythonJson<T>(code: string, args: string[] = []): Promise<T> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      PYTHON,
+      ['-I', '-c', code, ...args],
+      { encoding: 'utf8', maxBuffer: 1 << 28 },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`the Python snippet failed: ${stderr || error.message}`));
+        else resolve(JSON.parse(stdout) as T);
+      },
+    );
   });
-  return JSON.parse(out) as T;
 }

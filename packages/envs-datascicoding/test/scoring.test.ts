@@ -1,41 +1,52 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   assembleProgram,
   type BuiltinDatasetName,
+  type Dataset,
   EvaluationPool,
   evaluateProgram,
-  loadDataset,
 } from '../src/index.js';
 import { body, LOGISTIC, PYTHON, pythonJson } from './helpers.js';
+import { builtinDataset } from './shared-datasets.js';
 
 const runs = mkdtempSync(join(tmpdir(), 'poad-dsc-scoring-test-'));
 const pool = new EvaluationPool(2);
 afterAll(() => rmSync(runs, { recursive: true, force: true }));
 
-/** scikit-learn's own computation, written like the original environment's scorer. */
+/**
+ * scikit-learn's own computation, written like the original environment's scorer: for each
+ * (dataset, module) pair of its JSON argument, the AUCs of the five splits, their mean and std.
+ */
 const REFERENCE = `
 import json, sys
 import numpy as np
 from sklearn import datasets
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
-name, source = sys.argv[1], sys.argv[2]
-x, y = getattr(datasets, 'load_' + name)(return_X_y=True)
-namespace = {}
-exec(compile(source, 'solution.py', 'exec'), namespace)
-aucs = []
-for seed in range(5):
-    x_train, x_test, y_train, y_test = train_test_split(x, y, test_size=0.5, shuffle=True, random_state=seed)
-    proba = namespace['build_model'](x_train, y_train).predict_proba(x_test)
-    if proba.shape[1] > 2:
-        aucs.append(roc_auc_score(y_test, proba, multi_class='ovo'))
-    else:
-        aucs.append(roc_auc_score(y_test, proba[:, 1]))
-print(json.dumps({'aucs': aucs, 'mean': float(np.mean(aucs)), 'std': float(np.std(aucs))}))
+def score(name, source):
+    x, y = getattr(datasets, 'load_' + name)(return_X_y=True)
+    namespace = {}
+    exec(compile(source, 'solution.py', 'exec'), namespace)
+    aucs = []
+    for seed in range(5):
+        x_train, x_test, y_train, y_test = train_test_split(x, y, test_size=0.5, shuffle=True, random_state=seed)
+        proba = namespace['build_model'](x_train, y_train).predict_proba(x_test)
+        if proba.shape[1] > 2:
+            aucs.append(roc_auc_score(y_test, proba, multi_class='ovo'))
+        else:
+            aucs.append(roc_auc_score(y_test, proba[:, 1]))
+    return {'aucs': aucs, 'mean': float(np.mean(aucs)), 'std': float(np.std(aucs))}
+print(json.dumps([score(name, source) for name, source in json.loads(sys.argv[1])]))
 `;
+
+interface Reference {
+  aucs: number[];
+  mean: number;
+  std: number;
+}
 
 const cases: Array<{ dataset: BuiltinDatasetName; code: string; what: string }> = [
   { dataset: 'iris', code: LOGISTIC, what: 'three classes, one-vs-one' },
@@ -58,32 +69,47 @@ const cases: Array<{ dataset: BuiltinDatasetName; code: string; what: string }> 
   },
 ];
 
+// The datasets load at once; the reference scores of every case come from one interpreter,
+// computed while the cases' programs run in the sandbox.
+const data = new Map<BuiltinDatasetName, Dataset>();
+let references: Promise<Reference[]>;
+beforeAll(async () => {
+  const loaded = await Promise.all(cases.map(({ dataset }) => builtinDataset(dataset)));
+  for (const [i, { dataset }] of cases.entries()) data.set(dataset, loaded[i]!);
+  const sources = cases.map(({ dataset, code }, i) => [
+    dataset,
+    assembleProgram(code, loaded[i]!.n, loaded[i]!.d),
+  ]);
+  references = pythonJson<Reference[]>(REFERENCE, [JSON.stringify(sources)]);
+  // Awaited by the tests; a failure is reported there.
+  references.catch(() => {});
+}, 60_000);
+
 describe('scoring agrees with scikit-learn', () => {
-  for (const { dataset, code, what } of cases) {
+  cases.forEach(({ dataset, code, what }, i) => {
     it(`${dataset}: ${what}`, async () => {
-      const data = await loadDataset(dataset, PYTHON);
-      const source = assembleProgram(code, data.n, data.d);
-      const expected = pythonJson<{ aucs: number[]; mean: number; std: number }>(REFERENCE, [
-        dataset,
-        source,
-      ]);
-      const evaluation = await evaluateProgram(data, code, { python: PYTHON, pool, tmpDir: runs });
+      const evaluation = await evaluateProgram(data.get(dataset)!, code, {
+        python: PYTHON,
+        pool,
+        tmpDir: runs,
+      });
+      const expected = (await references)[i]!;
       expect(evaluation.error).toBeUndefined();
       expect(evaluation.ok).toBe(true);
       expect(evaluation.aucs).toHaveLength(5);
-      evaluation.aucs.forEach((auc, i) => {
-        expect(auc).toBeCloseTo(expected.aucs[i] as number, 12);
+      evaluation.aucs.forEach((auc, k) => {
+        expect(auc).toBeCloseTo(expected.aucs[k] as number, 12);
       });
       expect(evaluation.auc).toBeCloseTo(expected.mean, 12);
       expect(evaluation.std).toBeCloseTo(expected.std, 12);
       expect(readdirSync(runs)).toEqual([]);
     }, 60_000);
-  }
+  });
 });
 
 describe('failures', () => {
   it('names an unusable temporary directory', async () => {
-    const data = await loadDataset('iris', PYTHON);
+    const data = await builtinDataset('iris');
     const missing = join(runs, 'does-not-exist');
     await expect(
       evaluateProgram(data, LOGISTIC, { python: PYTHON, pool, tmpDir: missing }),
@@ -91,7 +117,7 @@ describe('failures', () => {
   });
 
   it('refuses banned constructs without running anything', async () => {
-    const data = await loadDataset('iris', PYTHON);
+    const data = await builtinDataset('iris');
     const code = body(
       'from sklearn.svm import SVC',
       'model = SVC(probability=True).fit(x_train, y_train)',
@@ -110,7 +136,7 @@ describe('failures', () => {
   });
 
   it('names syntax errors, models without predict_proba and exceptions', async () => {
-    const data = await loadDataset('iris', PYTHON);
+    const data = await builtinDataset('iris');
     const options = { python: PYTHON, pool, tmpDir: runs };
     const nanModel = body(
       'class Model:',
