@@ -9,7 +9,6 @@ import {
   type EvaluateOptions,
   EvaluationPool,
   evaluateProgram,
-  loadDataset,
   probeIsolation,
   SandboxUnavailableError,
 } from '../src/index.js';
@@ -24,6 +23,7 @@ import {
   processesMatching,
   waitUntil,
 } from './helpers.js';
+import { builtinDataset } from './shared-datasets.js';
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const scratch = mkdtempSync(join(tmpdir(), 'poad-dsc-fork-server-test-'));
@@ -41,12 +41,28 @@ function ownServer(name: string): EvaluateOptions {
   return { python: PYTHON, isolation: 'namespaces', tmpDir, pool: new EvaluationPool(1) };
 }
 
+/**
+ * Options for the tests that need a warm server of their own but not a new one: the first test's
+ * server, which has forked runs already (a new one where that test did not run first).
+ */
+let warm: EvaluateOptions | undefined;
+const warmServer = (): EvaluateOptions => {
+  warm ??= ownServer('warm');
+  return warm;
+};
+
 function serverPids(): number[] {
   return ownForkServers().map((line) => Number(line.split(':')[0]));
 }
 
+/** `data` as a JavaScript expression, for a script run in another process. */
+function datasetSource(data: Dataset): string {
+  const { x, y, ...plain } = data;
+  return `{ ...${JSON.stringify(plain)}, x: new Float64Array(${JSON.stringify(Array.from(x))}), y: new Int32Array(${JSON.stringify(Array.from(y))}) }`;
+}
+
 beforeAll(async () => {
-  dataset = await loadDataset('iris', PYTHON);
+  dataset = await builtinDataset('iris');
 }, 60_000);
 
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -54,6 +70,7 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 describe.runIf(support === 'namespaces')('fork server', () => {
   it('forks every run from one warm server, and each run gets only its own output', async () => {
     const options = ownServer('output');
+    warm = options;
     const before = serverPids();
     const quiet = await evaluateProgram(dataset, LOGISTIC, { ...options, forkServer: false });
     expect(serverPids()).toEqual(before);
@@ -128,7 +145,7 @@ describe.runIf(support === 'namespaces')('fork server', () => {
   }, 60_000);
 
   it('leaves no trace of one run in the shared pipes of the next', async () => {
-    const options = ownServer('pipes');
+    const options = warmServer();
     const spoiler = await evaluateProgram(
       dataset,
       body('import os', 'for fd in (1, 2, 3):', '    os.set_blocking(fd, False)', LOGISTIC),
@@ -145,7 +162,7 @@ describe.runIf(support === 'namespaces')('fork server', () => {
   }, 60_000);
 
   it('stops a run at its time limit and keeps the server for the next one', async () => {
-    const options = ownServer('timeout');
+    const options = warmServer();
     await evaluateProgram(dataset, LOGISTIC, options);
     const servers = serverPids();
     const stuck = await evaluateProgram(dataset, body('while True:', '    pass'), {
@@ -204,10 +221,11 @@ describe.runIf(support === 'namespaces')('fork server', () => {
     // once the idle server stopped by itself (30 s), so the server is alive then exactly when Node
     // does not wait for it; no clock is involved.
     const script = [
-      `import { evaluateProgram, loadDataset } from ${JSON.stringify(join(packageDir, 'src/index.ts'))};`,
+      `import { evaluateProgram } from ${JSON.stringify(join(packageDir, 'src/index.ts'))};`,
       `import { processesMatching } from ${JSON.stringify(join(packageDir, 'test/helpers.ts'))};`,
       `import { SERVER_MARKER } from ${JSON.stringify(join(packageDir, 'src/sandbox-server.ts'))};`,
-      `const dataset = await loadDataset('iris', ${JSON.stringify(PYTHON)});`,
+      // The test's own iris, written out: the child starts no loader (only what runs it).
+      `const dataset = ${datasetSource(dataset)};`,
       `const run = await evaluateProgram(dataset, ${JSON.stringify(LOGISTIC)}, { python: ${JSON.stringify(PYTHON)}, isolation: 'namespaces' });`,
       "const servers = () => processesMatching(SERVER_MARKER + '-' + process.pid + '-').length;",
       'const during = servers();',
