@@ -135,7 +135,8 @@ describe('DataSciCoding env', () => {
       createDataSciCodingEnv('iris', { ...options, pool: shared, cache: false }),
     );
     await Promise.all(envs.map((env) => env.reset()));
-    const slow = body('import time', 'time.sleep(1.5)', LOGISTIC);
+    // 0.5 s of waiting in each of the five fits: 2.5 s side by side, hundreds of 10 ms ticks.
+    const slow = body('import time', 'time.sleep(0.5)', LOGISTIC);
     let ticks = 0;
     let mostRunning = 0;
     const timer = setInterval(() => {

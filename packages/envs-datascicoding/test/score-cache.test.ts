@@ -19,13 +19,14 @@ import {
   scoreKey,
 } from '../src/index.js';
 import { body, LOGISTIC, PYTHON } from './helpers.js';
+import { builtinDataset } from './shared-datasets.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'poad-dsc-cache-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const pool = new EvaluationPool(2);
 let dataset: Dataset;
 beforeAll(async () => {
-  dataset = await loadDataset('iris', PYTHON);
+  dataset = await builtinDataset('iris');
 }, 60_000);
 
 const evaluation = (over: Partial<Evaluation> = {}): Evaluation => ({
@@ -160,13 +161,12 @@ describe('scoring through a cache', () => {
     expect(c.cached).toBe(true);
     expect(c.aucs).toEqual(a.aucs);
     expect(cache.size).toBe(1);
-    // Another rule, or other limits, is another score.
-    const old = await evaluateProgram(dataset, LOGISTIC, { ...options, scoring: 'os-seeded' });
+    // Another rule, or other limits, is another score (the two run side by side).
+    const [old, other] = await Promise.all([
+      evaluateProgram(dataset, LOGISTIC, { ...options, scoring: 'os-seeded' }),
+      evaluateProgram(dataset, LOGISTIC, { ...options, limits: { timeoutMs: 29_000 } }),
+    ]);
     expect(old.cached).toBeUndefined();
-    const other = await evaluateProgram(dataset, LOGISTIC, {
-      ...options,
-      limits: { timeoutMs: 29_000 },
-    });
     expect(other.cached).toBeUndefined();
   }, 60_000);
 
@@ -197,11 +197,12 @@ describe('scoring through a cache', () => {
 
   it('runs a program that timed out again next time', async () => {
     const cache = new MemoryScoreCache();
-    const options = { python: PYTHON, pool, cache, limits: { timeoutMs: 1500 } };
-    const loop = body('while True:', '    pass');
-    const first = await evaluateProgram(dataset, loop, options);
+    const options = { python: PYTHON, pool, cache, limits: { timeoutMs: 1000 } };
+    // It waits rather than computes: a timeout is a timeout, and the CPU stays free meanwhile.
+    const stuck = body('import time', 'time.sleep(60)');
+    const first = await evaluateProgram(dataset, stuck, options);
     expect(first.reason).toBe('timeout');
-    const second = await evaluateProgram(dataset, loop, options);
+    const second = await evaluateProgram(dataset, stuck, options);
     expect(second.reason).toBe('timeout');
     expect(second.cached).toBeUndefined();
     expect(cache.size).toBe(0);
