@@ -7,33 +7,12 @@
 
 export type { TokenizerFromJsonOptions } from './bpe-tokenizer.js';
 export { tokenizerFromJson } from './bpe-tokenizer.js';
-export type {
-  ApplyChatTemplateOptions,
-  ChatMessage,
-  ChatTemplateChoice,
-} from './chat-template.js';
-export {
-  applyChatTemplate,
-  ChatTemplate,
-  chatTemplateOf,
-  strftime,
-  TEMPLATE_SPECIAL_TOKENS,
-  templateSpecialTokens,
-} from './chat-template.js';
+export * from './chat-template.js';
 export type { DType, StoreDType } from './dtype.js';
 export { DTYPE_BYTES, DTYPES, isDType } from './dtype.js';
 export type { CheckpointErrorCode, HubErrorDetails } from './errors.js';
 export { CheckpointError, HubError, isCheckpointError, isHubError } from './errors.js';
-export {
-  bfloat16BitsToFloat32,
-  decodeBfloat16,
-  decodeFloat16,
-  encodeBfloat16,
-  encodeFloat16,
-  float16BitsToFloat32,
-  float32ToBfloat16Bits,
-  float32ToFloat16Bits,
-} from './half.js';
+export * from './half.js';
 export type { ModelId } from './hub-id.js';
 export { isCommitHash, isHubRepoId, isValidRevision, parseModelId } from './hub-id.js';
 export type { ModelFilePlan, WeightsPlan } from './hub-plan.js';
@@ -48,16 +27,7 @@ export {
 } from './hub-plan.js';
 export type { DownloadProgress } from './hub-progress.js';
 export { formatBytes } from './hub-progress.js';
-export type { Llama3RopeScaling, LlamaConfig } from './llama-config.js';
-export {
-  effectiveSlidingWindow,
-  hasQkNorm,
-  llamaBiasLayout,
-  parseLlamaConfig,
-  parseRopeScaling,
-  SUPPORTED_MODEL_TYPES,
-  SUPPORTED_ROPE_SCALING,
-} from './llama-config.js';
+export * from './llama-config.js';
 export type { ExpectedTensor } from './llama-tensors.js';
 export {
   expectedLlamaTensorNames,
