@@ -10,13 +10,7 @@ export { averageRanks, criticError, spearmanCorrelation } from './criticError.js
 export { gigpoAdvantages } from './gigpoAdvantages.js';
 export { grpoAdvantages } from './grpoAdvantages.js';
 // Exact values at every token prefix of a label, from the label-level policy and Q.
-export type { SoftPrefixOptions } from './prefixValues.js';
-export {
-  labelLogReference,
-  optimalPrefixValues,
-  prefixValues,
-  softPrefixValues,
-} from './prefixValues.js';
+export * from './prefixValues.js';
 export type { PresetOptions } from './presets.js';
 export { archer, makeTokenGae, ntpo, poad } from './presets.js';
 export { rlooAdvantages } from './rlooAdvantages.js';
@@ -30,40 +24,9 @@ export { ntpoDiscrepancy } from './tabular/ntpoDiscrepancy.js';
 export type { IterationOptions, IterationReport } from './tabular/options.js';
 export type { ActionPolicy, SoftEvaluationOptions } from './tabular/softPolicyEvaluation.js';
 export { softPolicyEvaluation } from './tabular/softPolicyEvaluation.js';
-export type {
-  ActionReference,
-  SoftOptions,
-  SoftTokenQTable,
-  TokenReference,
-} from './tabular/softQIteration.js';
-export {
-  productReference,
-  softActionQIteration,
-  softBadQIteration,
-  softTokenPolicy,
-} from './tabular/softQIteration.js';
+export * from './tabular/softQIteration.js';
 export type { TokenAction, TokenMdp, TokenMdpState, TokenTrie } from './tabular/tokenMdp.js';
 export { buildTokenTrie, TokenMdpError } from './tabular/tokenMdp.js';
-export type { TokenQOptions, TokenQTable } from './tabular/tokenQIteration.js';
-export {
-  badQIteration,
-  ntpoQIteration,
-  tokenQ,
-  tokenQIteration,
-  trieNode,
-} from './tabular/tokenQIteration.js';
+export * from './tabular/tokenQIteration.js';
 export { tokenGae } from './tokenGae.js';
-export type {
-  ActionGaeOptions,
-  ActionSegment,
-  BootstrapMode,
-  GaeResult,
-  GigpoOptions,
-  GigpoResult,
-  GigpoTrajectory,
-  GroupNormalisation,
-  GrpoOptions,
-  SoftBadOptions,
-  TokenGaeOptions,
-  TokenSegment,
-} from './types.js';
+export * from './types.js';
