@@ -18,36 +18,9 @@ export { registerGradients } from './gradients.js';
 export type { LogProbStats } from './log-prob-stats.js';
 export { logProbStats, targetLogProbs } from './log-prob-stats.js';
 // Frozen weights packed two 16-bit values per int32 (webgpu)
-export type { PackedDtype } from './packed.js';
-export {
-  PACKED_KERNELS,
-  packedGather,
-  packedMatMul,
-  packedWeightsSupported,
-  packWeight,
-  randomPackedNormal,
-  tiledMatMul,
-  unpackWeight,
-} from './packed.js';
+export * from './packed.js';
 // Frozen float32 products: TF.js's matmul or the tiled program, per shape as measured
-export type {
-  ProductChoice,
-  ProductPlan,
-  ProductTiming,
-  ProductWeight,
-  TuneOptions,
-} from './products.js';
-export {
-  DEFAULT_TUNE_ROWS,
-  describeProductPlan,
-  frozenProduct,
-  ProductPlanError,
-  parseProductPlan,
-  productProgramsFingerprint,
-  timeProduct,
-  tuneProducts,
-  usesTiled,
-} from './products.js';
+export * from './products.js';
 // Reading many tensors at once
 export { readTensors } from './read-tensors.js';
 export { registerSegmentSumKernel } from './segment-sum.js';
