@@ -13,21 +13,7 @@ export type { PolicyAdvantagesOptions, PolicyValues } from './policy.js';
 export { advantageOf, policyAdvantages } from './policy.js';
 export type { LabelPolicy } from './policy-input.js';
 export { uniformPolicy } from './policy-input.js';
-export type {
-  LabelTokenIds,
-  LabelTokenReference,
-  PrefixValueKind,
-  SoftTokenPrefixOptions,
-  TokenPrefixOptions,
-  TokenPrefixValues,
-} from './prefix-values.js';
-export {
-  optimalTokenPrefixValues,
-  prefixValueOf,
-  prefixValuesOf,
-  softTokenPrefixValues,
-  tokenPrefixValues,
-} from './prefix-values.js';
+export * from './prefix-values.js';
 export { CREDIT_PRESETS } from './presets.js';
 export { registerCreditEnvs } from './register.js';
 export { spearman } from './spearman.js';
