@@ -49,6 +49,13 @@ const comparing = (argv: string[], folder: string) =>
     stallMs: 180_000,
   });
 
+/**
+ * The training options of a tiny run: 2 envs × 2 steps, one epoch of one minibatch, and the model's
+ * perplexity measured on its first 2 held-out lines (every run writes perplexity.json all the same;
+ * all 200 lines would take longer than the rest of the run).
+ */
+const TINY_EXTRA = '--envs 2 --num-steps 2 --epochs 1 --num-minibatches 1 --perplexity-lines 2';
+
 /** Tiny runs (one iteration unless said, one evaluation episode); the last entry is --extra. */
 const tiny = (env: string, seeds = 1, iterations = 1) => [
   '--env',
@@ -61,12 +68,21 @@ const tiny = (env: string, seeds = 1, iterations = 1) => [
   String(iterations),
   '--eval-episodes',
   '1',
-  '--extra=--envs 2 --num-steps 4 --epochs 1 --num-minibatches 2',
+  `--extra=${TINY_EXTRA}`,
 ];
 
-/** POAD and NTPO on food-preparation, one seed, as two child processes (--jobs 2). */
+/**
+ * The environment of the comparisons trained here, whose tests are about how a comparison runs
+ * its runs (algorithms × seeds, child processes, signals, resume, reuse), not about an
+ * environment: the credit task delayed, whose evaluation episodes end within a few steps (an
+ * untrained policy plays VirtualHome's 50-step limit out, which takes longer than the rest of a
+ * tiny run). queue.test.ts's comparisons train on VirtualHome.
+ */
+const QUICK_ENV = 'credit/delayed';
+
+/** POAD and NTPO on QUICK_ENV, one seed, as two child processes (--jobs 2). */
 const poadNtpoInChildren = (base: string, iterations = 1) => [
-  ...tiny('virtualhome/food-preparation', 1, iterations),
+  ...tiny(QUICK_ENV, 1, iterations),
   '--algos',
   'poad,ntpo',
   '--jobs',
@@ -293,15 +309,7 @@ describe('npm run compare', () => {
   it('runs every algorithm × seed and writes report, summary and curves', async () => {
     captureStderr();
     const code = await comparing(
-      [
-        ...tiny('virtualhome/entertainment', 2),
-        '--algos',
-        'poad,twosome,etpo',
-        '--backend',
-        'wasm',
-        '--out',
-        out,
-      ],
+      [...tiny(QUICK_ENV, 2), '--algos', 'poad,twosome,etpo', '--backend', 'wasm', '--out', out],
       out,
     );
     expect(code).toBe(0);
@@ -385,15 +393,7 @@ describe('npm run compare', () => {
     const base = join(out, 'first-seed');
     captureStderr();
     const code = await comparing(
-      [
-        ...tiny('virtualhome/food-preparation', 1),
-        '--algos',
-        'poad',
-        '--first-seed',
-        '7',
-        '--out',
-        base,
-      ],
+      [...tiny(QUICK_ENV, 1), '--algos', 'poad', '--first-seed', '7', '--out', base],
       base,
     );
     expect(code).toBe(0);
@@ -417,7 +417,7 @@ describe('npm run compare', () => {
         '1',
         '--eval-episodes',
         '1',
-        '--extra=--envs 2 --num-steps 1 --epochs 1 --num-minibatches 1',
+        '--extra=--envs 2 --num-steps 1 --epochs 1 --num-minibatches 1 --perplexity-lines 2',
         '--out',
         base,
       ],
@@ -514,23 +514,33 @@ describe('npm run compare', () => {
       expect(existsSync(join(dir, 'report.md'))).toBe(false);
       // Moved elsewhere with its unfinished runs' latest checkpoints (as to another machine), the
       // comparison continues there; the folder it came from is left as it was.
-      expect(archiveComparison(dir, join(base, 'finished-only'))).toEqual({
+      // (An archive is one zip file: X.zip for a destination X.)
+      const finishedOnly = join(base, 'finished-only');
+      expect(archiveComparison(dir, finishedOnly)).toEqual({
+        file: `${finishedOnly}.zip`,
         finished: [],
         unfinished: [],
+        kept: [],
       });
-      const moved = join(out, 'signal-moved');
-      const archived = archiveComparison(dir, moved, { unfinished: true });
+      const archived = archiveComparison(dir, join(out, 'signal-moved'), { unfinished: true });
       expect(archived.finished).toEqual([]);
       expect(archived.unfinished.sort()).toEqual(['ntpo-s1', 'poad-s1']);
+      const members = openArchive(archived.file).names();
       for (const run of ['poad-s1', 'ntpo-s1']) {
         const { name } = JSON.parse(
           readFileSync(join(dir, run, 'checkpoints', 'latest.json'), 'utf8'),
         );
-        expect(readdirSync(join(moved, run, 'checkpoints')).sort()).toEqual([name, 'latest.json']);
-        expect(existsSync(join(moved, run, 'run.lock'))).toBe(false);
+        const inCheckpoints = members
+          .filter((m) => m.startsWith(`${run}/checkpoints/`))
+          .map((m) => m.slice(`${run}/checkpoints/`.length).split('/')[0]!);
+        expect([...new Set(inCheckpoints)].sort()).toEqual([name, 'latest.json']);
+        expect(members).not.toContain(`${run}/run.lock`);
       }
+      // The archive continues in a folder of its name under --out.
+      const movedOut = join(out, 'signal-moved-out');
+      const moved = join(movedOut, 'signal-moved');
       const msgs = captureStderr();
-      expect(await comparing(['--resume', moved], moved)).toBe(0);
+      expect(await comparing(['--resume', archived.file, '--out', movedOut], movedOut)).toBe(0);
       for (const run of ['poad-s1', 'ntpo-s1']) {
         expect(existsSync(join(dir, run, 'eval.json'))).toBe(false);
         // It went on from the checkpoint that came with it, not from the start.
@@ -557,7 +567,7 @@ describe('npm run compare', () => {
     const base = join(out, 'reuse');
     mkdirSync(base);
     const msgs = captureStderr();
-    const common = tiny('virtualhome/entertainment');
+    const common = tiny(QUICK_ENV);
     // An algorithm comparison: NTPO with γ_w unset, i.e. γ_w = γ = 0.95.
     expect(await comparing([...common, '--algos', 'ntpo', '--out', join(base, 'a')], base)).toBe(0);
     const a = join(base, 'a', readdirSync(join(base, 'a'))[0]!);
@@ -609,10 +619,7 @@ describe('npm run compare', () => {
     );
     // Another seed or learning rate is another run: nothing to reuse.
     msgs.length = 0;
-    const other = [
-      ...common.slice(0, -1),
-      '--extra=--envs 2 --num-steps 4 --epochs 1 --num-minibatches 2 --lr 1e-4',
-    ];
+    const other = [...common.slice(0, -1), `--extra=${TINY_EXTRA} --lr 1e-4`];
     expect(
       await comparing([...other, '--algos', 'ntpo', '--reuse', a, '--out', join(base, 'c')], base),
     ).toBe(0);
@@ -628,7 +635,7 @@ describe('npm run compare', () => {
     const d = join(base, 'd');
     expect(await compare(['--combine', `${a},${c},${arch}`, '--out', d])).toBe(0);
     const [combined] = readdirSync(d);
-    expect(combined).toMatch(/^combined-virtualhome-entertainment-/);
+    expect(combined).toMatch(/^combined-credit-delayed-/);
     const cd = join(d, combined!);
     expect(readdirSync(cd).sort()).toEqual([
       'combine.json',
@@ -640,7 +647,7 @@ describe('npm run compare', () => {
       'summary.json',
     ]);
     const both = JSON.parse(readFileSync(join(cd, 'summary.json'), 'utf8'));
-    const extra = '--envs 2 --num-steps 4 --epochs 1 --num-minibatches 2';
+    const extra = TINY_EXTRA;
     expect(both.summaries.map((x: GroupSummary) => x.label)).toEqual([
       `ntpo ${extra}`,
       `ntpo ${extra} --lr 1e-4`,
@@ -664,7 +671,7 @@ describe('npm run compare', () => {
       JSON.stringify({ argv: ['--env', 'virtualhome/food-preparation'] }),
     );
     await expect(compare(['--combine', `${a},${otherEnv}`, '--out', d])).rejects.toThrow(
-      /other-env compares on virtualhome\/food-preparation, the first folder on virtualhome\/entertainment/,
+      /other-env compares on virtualhome\/food-preparation, the first folder on credit\/delayed/,
     );
     await expect(compare(['--combine', a, '--resume', a])).rejects.toThrow(
       /cannot be used with --resume/,
@@ -673,7 +680,7 @@ describe('npm run compare', () => {
     const prior = join(base, 'prior.json');
     writeFileSync(prior, JSON.stringify({ summaries: [{ dataset: 'wine', samples: 1 }] }));
     await expect(compare(['--combine', a, '--prior', prior, '--out', d])).rejects.toThrow(
-      /--prior: only DataSciCoding comparisons .* on virtualhome\/entertainment/,
+      /--prior: only DataSciCoding comparisons .* on credit\/delayed/,
     );
     expect(readdirSync(d)).toHaveLength(1);
   }, 0);
