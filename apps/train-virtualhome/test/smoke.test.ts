@@ -1,6 +1,8 @@
 // The practitioner's command, run for real as a child process on the embedded default model:
 // --help, a 2-iteration run, --resume, Ctrl-C (saves and exits) and kill -9 (resume loses at
-// most one iteration).
+// most one iteration). The 2-iteration run measures the perplexity on all 200 held-out lines, as
+// a default run does; the other runs, which read no perplexity, measure it on a few lines or not
+// at all.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultModelPath as DEFAULT_MODEL } from '@poad/default-model';
@@ -76,7 +78,20 @@ describe('npm run train:virtualhome', () => {
   });
 
   it('--eval-every records greedy evaluations with their env steps and wall time', async () => {
-    const a = await h.run(h.args('ev', 2, ['--eval-episodes', '1', '--eval-every', '1']));
+    // On entertainment, whose final evaluation is one task (food-preparation's adds its six
+    // unseen variants); no perplexity passes.
+    const a = await h.run(
+      h.args('ev', 2, [
+        '--task',
+        'entertainment',
+        '--eval-episodes',
+        '1',
+        '--eval-every',
+        '1',
+        '--perplexity-lines',
+        '0',
+      ]),
+    );
     expect(a.code, a.out).toBe(0);
     const evals = h.json<Record<string, number>[]>('ev', 'greedy-evals.json');
     // After iteration 1 (the last iteration is covered by the final evaluation, eval.json).
@@ -90,7 +105,10 @@ describe('npm run train:virtualhome', () => {
 
   it('Ctrl-C saves a checkpoint and exits; kill -9 loses at most one iteration', async () => {
     const run = h.dir('int');
-    const p = h.spawn(h.args('int', 50).filter((a) => a !== '--quiet'));
+    // No perplexity passes (the resumed runs keep the run's setting).
+    const p = h.spawn(
+      h.args('int', 50, ['--perplexity-lines', '0']).filter((a) => a !== '--quiet'),
+    );
     await waitFor(join(run, 'checkpoints', 'iter-00000001', 'meta.json'));
     p.child.kill('SIGINT');
     const r = await p.done;
@@ -131,7 +149,14 @@ describe('npm run train:virtualhome', () => {
 
   it('Ctrl-C in the final evaluation ends it without eval.json; --resume evaluates again', async () => {
     const run = h.dir('final');
-    const p = h.spawn(h.args('final', 1, ['--eval-episodes', '3']).filter((a) => a !== '--quiet'));
+    // One episode per evaluation set: the final evaluation of food-preparation is still 14 sets
+    // (7 tasks, greedy and sampled), and a signal ends it after the set under way. The perplexity
+    // on 4 held-out lines: its `after` entry is the sign that the final evaluation starts.
+    const p = h.spawn(
+      h
+        .args('final', 1, ['--eval-episodes', '1', '--perplexity-lines', '4'])
+        .filter((a) => a !== '--quiet'),
+    );
     // perplexity.json gets its `after` entry just before the final evaluation starts.
     const perplexity = join(run, 'perplexity.json');
     await waitUntil(
