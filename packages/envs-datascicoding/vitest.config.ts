@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // The built-in datasets the files score programs on, loaded once for the run.
+    // A folder where the first file to load a built-in dataset leaves it for the others.
     globalSetup: ['test/global-setup.ts'],
     // Tests here start Node or Python processes or train tiny models: vitest's 5 s default
     // fails them on a loaded two-core machine. Their waits end at the events they wait for;

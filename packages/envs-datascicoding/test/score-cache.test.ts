@@ -19,14 +19,15 @@ import {
   scoreKey,
 } from '../src/index.js';
 import { body, LOGISTIC, PYTHON } from './helpers.js';
-import { builtinDataset } from './shared-datasets.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'poad-dsc-cache-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const pool = new EvaluationPool(2);
 let dataset: Dataset;
 beforeAll(async () => {
-  dataset = await builtinDataset('iris');
+  // Loaded through loadDataset's own cache (not the run's shared copy), which the environment
+  // test below loads iris from.
+  dataset = await loadDataset('iris', PYTHON);
 }, 60_000);
 
 const evaluation = (over: Partial<Evaluation> = {}): Evaluation => ({
