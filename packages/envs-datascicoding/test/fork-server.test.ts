@@ -42,8 +42,9 @@ function ownServer(name: string): EvaluateOptions {
 }
 
 /**
- * Options for the tests that need a warm server of their own but not a new one: the first test's
- * server, which has forked runs already (a new one where that test did not run first).
+ * Options for the tests that need a server of this file's own but not a new one: those of the
+ * first test, whose server has forked runs already (new ones where that test did not run first).
+ * Runs under another scoring rule start a server of their own there.
  */
 let warm: EvaluateOptions | undefined;
 const warmServer = (): EvaluateOptions => {
@@ -107,7 +108,7 @@ describe.runIf(support === 'namespaces')('fork server', () => {
   it('gives every run fresh namespaces, files and random state', async () => {
     // Random state: under os-seeded each run draws its own from the operating system; under
     // seeded-v1 (default) each starts from its program's seed, so the same program draws the same.
-    const options = { ...ownServer('fresh'), scoring: 'os-seeded' as const };
+    const options = { ...warmServer(), scoring: 'os-seeded' as const };
     // Only the first split prints and leaves marks; a later run must see none of them.
     const probe = body(
       'import os',
