@@ -231,7 +231,8 @@ const schema = {
     type: 'string',
     optional: true,
     placeholder: 'file',
-    description: 'prior.json of npm run prior (its programs for this dataset; gzipped prior.json.gz as results/ keeps them is read too)',
+    description:
+      'prior.json of npm run prior (its programs for this dataset; gzipped prior.json.gz as results/ keeps them is read too)',
   },
   last: {
     type: 'integer',
