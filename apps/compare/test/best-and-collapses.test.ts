@@ -79,11 +79,8 @@ describe('best checkpoints and collapses in the report', () => {
     expect(md).toMatch(/\| poad-s1 \| 2 \| 3 \|/);
   });
 
-  it('--checkpoint best takes the best checkpoints\' evaluations for the greedy figures', () => {
-    const runs = [
-      run('choice-s1', { best: { iteration: 2, success: 1 } }),
-      run('choice-s2', {}),
-    ];
+  it("--checkpoint best takes the best checkpoints' evaluations for the greedy figures", () => {
+    const runs = [run('choice-s1', { best: { iteration: 2, success: 1 } }), run('choice-s2', {})];
     const latest = summarise({ label: 'poad', runDirs: runs }, 'food-preparation', 1);
     const best = summarise({ label: 'poad', runDirs: runs }, 'food-preparation', 1, 'best');
     expect(latest.finalSuccess[0]).toBe(0);
