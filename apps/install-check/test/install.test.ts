@@ -103,25 +103,17 @@ describe('installed from tarballs into an empty project without network', () => 
     expect(envs).toMatch(
       /datascicoding\/iris +text, seeded resets +poad ntpo etpo grpo rloo gigpo/,
     );
+    // The command says what it did on stderr (its log); the shell joins it to stdout.
     const out = await runToolAsync(
-      'npx',
+      'sh',
       [
-        'poad',
-        'train',
-        '--env',
-        'virtualhome/food-preparation',
-        '--max-iterations',
-        '2',
-        '--eval-episodes',
-        '2',
-        '--run-name',
-        'cli-run',
-        '--quiet',
+        '-c',
+        'npx poad train --env virtualhome/food-preparation --max-iterations 2 --eval-episodes 2 --run-name cli-run --quiet 2>&1',
       ],
       project,
       900_000,
     );
-    expect(out).toContain('done: runs/cli-run');
+    expect(out).toContain(`done: ${join(project, 'runs', 'cli-run')}`);
     const rows = readFileSync(join(project, 'runs', 'cli-run', 'metrics.jsonl'), 'utf8');
     expect(
       rows

@@ -181,6 +181,8 @@ function consumerLock(
         'peerDependencies',
         'peerDependenciesMeta',
         'engines',
+        // npm ci links a package's commands from the lockfile's entry (`npx poad`).
+        'bin',
       ]),
     };
     for (const dep of neededDeps(manifest))
