@@ -117,8 +117,8 @@ describe('npm run train:virtualhome -- --backend webgpu', () => {
   ];
 
   describe('the other trainers, run in this process', () => {
-    // The wasm runs first, before this process opens a GPU device: once one is open, every run of
-    // the process records GPU columns (zeros on wasm), and a wasm run of its own process has none.
+    // The wasm references run first, before this process opens a GPU device; the last test runs
+    // wasm again after the GPU runs, which must not record GPU columns either.
     const wasm = new Map<string, CommandResult>();
     beforeAll(async () => {
       for (const [steps, algo] of trainers) {
@@ -169,6 +169,23 @@ describe('npm run train:virtualhome -- --backend webgpu', () => {
         }
       });
     }
+
+    it('a wasm run after the GPU runs of this process records no GPU columns', {
+      timeout: 600_000,
+    }, async () => {
+      const [steps, algo] = trainers[trainers.length - 1]!;
+      const after = await inProcess.run(
+        inProcess.args(`${algo[0]}-wasm-after`, 2, [...extra(steps, algo), '--backend', 'wasm']),
+      );
+      expect(after.code, after.out).toBe(0);
+      const rows = inProcess.rows(`${algo[0]}-wasm-after`);
+      expect(rows).toHaveLength(2);
+      // Its numbers are the wasm reference's, and it counted no GPU work of its own.
+      expect(rows.map((r) => r.entropy)).toEqual(
+        inProcess.rows(`${algo[0]}-wasm`).map((r) => r.entropy),
+      );
+      for (const r of rows) expect(r.gpuPrograms).toBeUndefined();
+    });
   });
 
   it('fails before any work, naming the missing piece, when no adapter is usable', async () => {

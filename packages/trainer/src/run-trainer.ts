@@ -9,6 +9,7 @@ import {
   setGpuPhase,
   withGpuPhase,
 } from '@poad/tfjs-kernels';
+import * as tf from '@tensorflow/tfjs-core';
 
 /** What one iteration of any trainer gives the training loop. */
 export interface RunIterationReport {
@@ -85,7 +86,10 @@ export function runTrainerOf<State, Report>(
 ): RunTrainer {
   return {
     async iterate() {
-      const before = gpuCounters();
+      // Counters exist once any WebGPU device opened in this process; only a run on webgpu reports
+      // them (a wasm run after a webgpu one in the same process has no GPU work of its own).
+      const onGpu = tf.getBackend() === 'webgpu';
+      const before = onGpu ? gpuCounters() : null;
       let done: RunIterationReport;
       try {
         done = report(await t.iterate());
@@ -93,7 +97,7 @@ export function runTrainerOf<State, Report>(
         // Work after the iteration (logging, evaluations) is not the trainer's.
         setGpuPhase('other');
       }
-      const after = gpuCounters();
+      const after = onGpu ? gpuCounters() : null;
       return before && after ? { ...done, gpu: gpuCountersSince(before, after) } : done;
     },
     getState: () => withGpuPhase('checkpoint', () => t.getState()),
