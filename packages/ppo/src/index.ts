@@ -27,6 +27,7 @@ export {
   packFlat,
   unpackFlat,
 } from './multi-tensor.js';
+export { NonFiniteStreak } from './non-finite-streak.js';
 export { toPadded } from './padding.js';
 export * from './policy.js';
 export type { PpoUpdateArgs } from './ppo-update.js';

@@ -1,10 +1,11 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { actionLevelLosses } from './action-losses.js';
 import { explainedVariance, type UpdateDiagnostics } from './diagnostics.js';
-import { NonFiniteUpdateError, PolicyContractError, PpoConfigError } from './errors.js';
+import { PolicyContractError, PpoConfigError } from './errors.js';
 import { gradNorm } from './grad-clip.js';
 import type { LoggedSums, LossFn, MinibatchLosses, PpoUpdateArgs } from './minibatch.js';
 import { deviceGate } from './multi-tensor.js';
+import { NonFiniteStreak } from './non-finite-streak.js';
 import { tokenLevelLosses } from './token-losses.js';
 
 export type { PpoUpdateArgs } from './minibatch.js';
@@ -448,12 +449,11 @@ class UpdateTotals {
   private tokensSeen = 0;
   private criticCount = 0;
   private actorCount = 0;
-  private nonFiniteSkips = 0;
+  private readonly streak: NonFiniteStreak;
 
-  constructor(
-    private streak: number,
-    private readonly maxNonFiniteSkips: number,
-  ) {}
+  constructor(streak: number, maxNonFiniteSkips: number) {
+    this.streak = new NonFiniteStreak(streak, maxNonFiniteSkips);
+  }
 
   /** Adds one minibatch's outcome; `where` names it in the error. */
   add(out: MinibatchOutcome, losses: MinibatchLosses, roles: MinibatchRoles, where: string): void {
@@ -479,15 +479,8 @@ class UpdateTotals {
       this.actorCount += 1;
     }
     this.minibatches += 1;
-    if (out.nonFinite.length === 0) {
-      this.streak = 0;
-      return;
-    }
-    this.nonFiniteSkips += 1;
-    this.streak += 1;
-    if (this.streak >= this.maxNonFiniteSkips) {
-      throw new NonFiniteUpdateError(this.streak, `${where}: ${out.nonFinite.join(', ')}`);
-    }
+    if (out.nonFinite.length === 0) this.streak.finite();
+    else this.streak.skipped(() => `${where}: ${out.nonFinite.join(', ')}`);
   }
 
   /** The update's diagnostics (explained variance of the rollout's returns by its old values). */
@@ -512,8 +505,8 @@ class UpdateTotals {
       criticGradNorm: sums.cNorm / criticCount,
       minibatches: this.minibatches,
       skippedMinibatches: this.skipped,
-      nonFiniteSkips: this.nonFiniteSkips,
-      nonFiniteStreak: this.streak,
+      nonFiniteSkips: this.streak.skips,
+      nonFiniteStreak: this.streak.length,
       actorSteps: this.actorSteps,
       seconds,
       tokensPerSec: this.tokensSeen / seconds,
