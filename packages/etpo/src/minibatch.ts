@@ -3,6 +3,7 @@ import {
   allowedTokenSets,
   explainedVariance,
   gradNorm,
+  NonFiniteStreak,
   type RolloutBuffer,
   type TokenBatch,
 } from '@poad/ppo';
@@ -229,8 +230,13 @@ export class EtpoTotals {
   private readonly observed: number[] = [];
   private minibatches = 0;
   private actorSteps = 0;
-  private nonFiniteSkips = 0;
   private tokensSeen = 0;
+  private readonly streak: NonFiniteStreak;
+
+  /** `streak`: the non-finite streak the previous update ended with; `limit`: `maxNonFiniteSkips`. */
+  constructor(streak: number, limit: number) {
+    this.streak = new NonFiniteStreak(streak, limit);
+  }
 
   /** Counts a minibatch of `tokens` tokens, whether it steps or not. */
   seen(tokens: number): void {
@@ -238,15 +244,19 @@ export class EtpoTotals {
     this.minibatches += 1;
   }
 
-  /** Counts a minibatch skipped for values that were not finite. */
-  skipped(): void {
-    this.nonFiniteSkips += 1;
+  /**
+   * Counts a minibatch skipped for values that were not finite; `detail` names it for the error.
+   * @throws NonFiniteUpdateError when that makes `maxNonFiniteSkips` in a row.
+   */
+  skipped(detail: () => string): void {
+    this.streak.skipped(detail);
   }
 
   /** Adds a minibatch that stepped: its values and its tokens' targets `y`. */
   add(v: MinibatchValues, y: readonly number[]): void {
     const { sums } = this;
     const tokens = y.length;
+    this.streak.finite();
     this.actorSteps += 1;
     sums.policy += v.policyLoss * tokens;
     sums.value += v.criticLoss * tokens;
@@ -262,7 +272,7 @@ export class EtpoTotals {
   }
 
   /** The update's diagnostics; `started` is when it began (`performance.now()`). */
-  diagnostics(nonFiniteStreak: number, started: number): EtpoUpdateDiagnostics {
+  diagnostics(started: number): EtpoUpdateDiagnostics {
     const { sums, actorSteps, tokensSeen } = this;
     const steps = Math.max(1, actorSteps);
     const perToken = (x: number) => (sums.tokens > 0 ? x / sums.tokens : Number.NaN);
@@ -276,8 +286,8 @@ export class EtpoTotals {
       actorGradNorm: sums.actorNorm / steps,
       criticGradNorm: sums.criticNorm / steps,
       minibatches: this.minibatches,
-      nonFiniteSkips: this.nonFiniteSkips,
-      nonFiniteStreak,
+      nonFiniteSkips: this.streak.skips,
+      nonFiniteStreak: this.streak.length,
       actorSteps,
       seconds,
       tokensPerSec: seconds > 0 ? tokensSeen / seconds : 0,

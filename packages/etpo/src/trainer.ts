@@ -4,7 +4,6 @@ import {
   type AdamState,
   adamFromConfig,
   continueRollout,
-  NonFiniteUpdateError,
   type RngState,
   type RolloutBuffer,
   type RolloutResult,
@@ -196,7 +195,7 @@ export class EtpoTrainer extends TrainerBase<{
     const { buffer } = rollout;
     const size = buffer.size;
     const mbSize = Math.max(1, Math.floor(size / config.numMinibatches));
-    const totals = new EtpoTotals();
+    const totals = new EtpoTotals(this.nonFiniteStreak, config.maxNonFiniteSkips);
     for (let epoch = 0; epoch < config.epochs; epoch++) {
       const perm = this.rng.permutation(size);
       for (let mb = 0; mb < config.numMinibatches && mb * mbSize < size; mb++) {
@@ -205,7 +204,7 @@ export class EtpoTrainer extends TrainerBase<{
         await this.minibatchStep(minibatch, totals, `epoch ${epoch + 1}, minibatch ${mb + 1}`);
       }
     }
-    return totals.diagnostics(this.nonFiniteStreak, started);
+    return totals.diagnostics(started);
   }
 
   /**
@@ -233,19 +232,13 @@ export class EtpoTrainer extends TrainerBase<{
           actor: this.actorOptimizer,
           config,
         });
-        this.nonFiniteStreak = 0;
-      } else {
-        totals.skipped();
-        this.nonFiniteStreak += 1;
       }
       disposeGradients(g);
       if (!finite) {
-        if (this.nonFiniteStreak >= config.maxNonFiniteSkips) {
-          throw new NonFiniteUpdateError(
-            this.nonFiniteStreak,
+        totals.skipped(
+          () =>
             `${where}: critic loss ${v.criticLoss}, critic gradient norm ${v.criticNorm}, policy loss ${v.policyLoss}, actor gradient norm ${v.actorNorm}`,
-          );
-        }
+        );
         return;
       }
       totals.add(v, minibatch.y);

@@ -344,3 +344,31 @@ describe('policyLoss and criticScale', () => {
     scaled.dispose();
   });
 });
+
+describe('non-finite minibatches', () => {
+  it('skip both steps, carry the streak across updates and stop at maxNonFiniteSkips', async () => {
+    const { policy, trainer } = setup(6, 4, { maxNonFiniteSkips: 6 });
+    await trainer.iterate();
+    // A NaN in the critic makes every minibatch's critic loss NaN: 2 epochs × 2 minibatches skip.
+    const [w] = policy.criticVariables;
+    const healthy = w!.clone();
+    w!.assign(tf.tidy(() => tf.add(healthy, tf.scalar(Number.NaN))));
+    const actor = policy.actorVariables.map(read);
+    const r = await trainer.iterate();
+    expect([r.update.nonFiniteSkips, r.update.nonFiniteStreak, r.update.actorSteps]).toEqual([
+      4, 4, 0,
+    ]);
+    expect(trainer.nonFiniteStreak).toBe(4);
+    expect(policy.actorVariables.map(read)).toEqual(actor);
+    await expect(trainer.iterate()).rejects.toThrow(
+      /^iteration 3: 6 consecutive minibatches .*epoch 1, minibatch 2: critic loss NaN/,
+    );
+    // The weights are as the last finite step left them, and a finite update ends the streak.
+    expect(policy.actorVariables.map(read)).toEqual(actor);
+    w!.assign(healthy);
+    const again = await trainer.iterate();
+    expect([again.update.nonFiniteSkips, again.update.nonFiniteStreak]).toEqual([0, 0]);
+    healthy.dispose();
+    policy.dispose();
+  });
+});
