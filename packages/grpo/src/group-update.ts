@@ -4,7 +4,7 @@ import {
   clipGradNorm,
   clipIndicator,
   maskedSum,
-  NonFiniteUpdateError,
+  NonFiniteStreak,
   padTokenRows,
   policyLoss,
   type RolloutBuffer,
@@ -250,13 +250,12 @@ class GroupTotals {
   private readonly sums = { pg: 0, entropy: 0, kl: 0, clipped: 0, ref: 0, tokens: 0, norm: 0 };
   private minibatches = 0;
   private steps = 0;
-  private skips = 0;
   private tokensSeen = 0;
+  private readonly streak: NonFiniteStreak;
 
-  constructor(
-    private streak: number,
-    private readonly maxNonFiniteSkips: number,
-  ) {}
+  constructor(streak: number, maxNonFiniteSkips: number) {
+    this.streak = new NonFiniteStreak(streak, maxNonFiniteSkips);
+  }
 
   /** Counts a minibatch of `tokens` real tokens, whether it steps or not. */
   seen(tokens: number): void {
@@ -267,20 +266,16 @@ class GroupTotals {
   /** Adds a minibatch that stepped (`finite`), or counts its skip; `epoch` names it in the error. */
   add(v: MinibatchValues, finite: boolean, tokens: number, epoch: number): void {
     if (!finite) {
-      this.skips += 1;
-      this.streak += 1;
-      if (this.streak >= this.maxNonFiniteSkips) {
-        throw new NonFiniteUpdateError(
-          this.streak,
+      this.streak.skipped(
+        () =>
           `epoch ${epoch + 1}, minibatch ${this.minibatches}: loss ${v.loss}, gradient norm ${v.norm}`,
-        );
-      }
+      );
       return;
     }
     const { sums } = this;
     const [pg, entropy, kl, clippedCount, ref] = v.sums;
     this.steps += 1;
-    this.streak = 0;
+    this.streak.finite();
     sums.pg += pg;
     sums.entropy += entropy;
     sums.kl += kl;
@@ -303,8 +298,8 @@ class GroupTotals {
       klToReference: withReference ? perToken(sums.ref) : Number.NaN,
       actorGradNorm: steps > 0 ? sums.norm / steps : Number.NaN,
       minibatches: this.minibatches,
-      nonFiniteSkips: this.skips,
-      nonFiniteStreak: this.streak,
+      nonFiniteSkips: this.streak.skips,
+      nonFiniteStreak: this.streak.length,
       actorSteps: steps,
       seconds,
       tokensPerSec: this.tokensSeen / seconds,

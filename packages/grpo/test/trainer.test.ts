@@ -205,3 +205,38 @@ describe('GroupTrainer on the key-token task', () => {
     expect(tf.memory().numTensors).toBe(before);
   });
 });
+
+describe('non-finite minibatches', () => {
+  it('skip their step, carry the streak across updates and stop at maxNonFiniteSkips', async () => {
+    const { policy, trainer } = setup('grpo', 8, { maxNonFiniteSkips: 6 });
+    await trainer.iterate();
+    // A NaN gradient through the log-probs (the loss stays finite): every minibatch skips.
+    let armed = false;
+    const nanGrad = tf.customGrad((x, _save) => ({
+      value: (x as tf.Tensor).clone(),
+      gradFunc: (dy: tf.Tensor) => tf.mul(dy, Number.NaN),
+    }));
+    const score = policy.scoreTokens.bind(policy);
+    policy.scoreTokens = (batch) => {
+      const s = score(batch);
+      if (!armed) return s;
+      return { logProbs: nanGrad(s.logProbs) as typeof s.logProbs, entropies: s.entropies };
+    };
+    const weights = () => policy.actorVariables.map((v) => Array.from(v.dataSync()));
+    const before = weights();
+    armed = true;
+    const r = await trainer.iterate();
+    expect([r.update.nonFiniteSkips, r.update.nonFiniteStreak, r.update.actorSteps]).toEqual([
+      4, 4, 0,
+    ]);
+    expect(weights()).toEqual(before);
+    await expect(trainer.iterate()).rejects.toThrow(
+      /^iteration 3: 6 consecutive minibatches .*epoch 1, minibatch 2: loss .*gradient norm NaN/,
+    );
+    expect(weights()).toEqual(before);
+    armed = false;
+    const again = await trainer.iterate();
+    expect([again.update.nonFiniteSkips, again.update.nonFiniteStreak]).toEqual([0, 0]);
+    expect(weights()).not.toEqual(before);
+  });
+});
