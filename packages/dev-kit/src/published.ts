@@ -6,10 +6,11 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  rmSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 
 const root = new URL('../../..', import.meta.url).pathname;
 
@@ -67,17 +68,50 @@ export function runToolAsync(
 }
 
 /**
- * Lints a built package as it would be published: `publint --strict` (package.json fields,
- * exports, files) and arethetypeswrong on its packed tarball (types resolve for ESM and CJS
- * consumers under node10, node16 and bundler resolution). Throws with the tools' output.
+ * Lints a package as it would be published: `publint --strict` (package.json fields, exports,
+ * files) and arethetypeswrong's strict profile (types resolve for ESM and CJS consumers under
+ * node10, node16 and bundler resolution), both on the packed tarball. `target` is a tarball
+ * (`.tgz`, e.g. from {@link packInto}) or a built package's folder, packed here first. The
+ * type check runs in this process, so checking many tarballs loads TypeScript once.
+ * @throws Error with publint's output or the list of type problems.
  */
-export async function checkPublished(pkgDir: string): Promise<{ publint: string; attw: string }> {
-  const publint = await runToolAsync(rootBin('publint'), ['--strict'], pkgDir);
-  if (!/No problems found|All good/i.test(publint)) {
-    throw new Error(`publint --strict reports problems in ${pkgDir}:\n${publint}`);
+export async function checkPublished(target: string): Promise<{ publint: string; attw: string }> {
+  if (!target.endsWith('.tgz')) {
+    const dest = mkdtempSync(join(tmpdir(), 'poad-published-'));
+    try {
+      const [tarball] = await packInto(dest, [target]);
+      return await checkPublished(tarball!);
+    } finally {
+      rmSync(dest, { recursive: true, force: true });
+    }
   }
-  const attw = await runToolAsync(rootBin('attw'), ['--pack', '.', '--format', 'ascii'], pkgDir);
-  return { publint, attw };
+  const publint = await runToolAsync(
+    rootBin('publint'),
+    ['run', target, '--strict'],
+    dirname(target),
+  );
+  if (!/No problems found|All good/i.test(publint)) {
+    throw new Error(`publint --strict reports problems in ${basename(target)}:\n${publint}`);
+  }
+  const problems = await typeProblems(target);
+  if (problems.length > 0) {
+    throw new Error(
+      `arethetypeswrong (strict profile) reports ${problems.length} problem(s) in ${basename(target)}:\n${problems.join('\n')}`,
+    );
+  }
+  return { publint, attw: 'No problems found' };
+}
+
+/**
+ * arethetypeswrong's problems in a tarball under its strict profile (no resolution or rule
+ * ignored, as `attw FILE` with its defaults), one line each; none for a package without types.
+ */
+async function typeProblems(tarball: string): Promise<string[]> {
+  const attw = await import('@arethetypeswrong/core');
+  const pkg = attw.createPackageFromTarballData(new Uint8Array(readFileSync(tarball)));
+  const analysis = await attw.checkPackage(pkg);
+  if (!analysis.types) return [];
+  return analysis.problems.map((p) => JSON.stringify(p));
 }
 
 /** The paths a package's tarball would hold (`npm pack --dry-run`). */
