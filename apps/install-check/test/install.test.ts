@@ -1,6 +1,6 @@
-// The public packages as a user gets them: each one lint-checked as published (publint --strict,
-// arethetypeswrong), then all packed, installed from the tarballs into an empty project with no
-// network, and the @poad/trainer README example (an environment in the project's own file)
+// The public packages as a user gets them: all packed, each tarball lint-checked as published
+// (publint --strict, arethetypeswrong), then installed from the tarballs into an empty project with
+// no network, and the @poad/trainer README example (an environment in the project's own file)
 // trained there on @poad/default-model. Needs every package's dist/ (turbo builds them first).
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,6 +30,18 @@ const publicDirs = readdirSync(packagesDir)
   .filter((dir) => existsSync(join(dir, 'package.json')) && !manifest(dir).private)
   .sort();
 
+// Every public package packed once, as npm publishes it; the checks and the install read these.
+const temp: string[] = [];
+let tarballs: string[] = [];
+beforeAll(async () => {
+  const dest = mkdtempSync(join(tmpdir(), 'poad-tarballs-'));
+  temp.push(dest);
+  tarballs = await packInto(dest, publicDirs);
+});
+afterAll(() => {
+  for (const dir of temp) rmSync(dir, { recursive: true, force: true });
+});
+
 describe('every public package', () => {
   it('is one this check builds first and states the Node versions it supports', () => {
     const names = publicDirs.map((d) => manifest(d).name);
@@ -42,28 +54,48 @@ describe('every public package', () => {
     for (const dir of publicDirs) expect(manifest(dir).engines?.node, dir).toMatch(/^>=\d+/);
   });
 
-  it.each(publicDirs.map((d) => [d.slice(packagesDir.length + 1), d]))(
+  it.each(publicDirs.map((d, i) => [d.slice(packagesDir.length + 1), i]))(
     '%s passes publint --strict and arethetypeswrong',
-    async (_name, dir) => {
-      await expect(checkPublished(dir)).resolves.toHaveProperty('attw');
+    async (_name, i) => {
+      await expect(checkPublished(tarballs[i]!)).resolves.toHaveProperty('attw');
     },
   );
+
+  it('the checks fail: publint on a type file in the wrong format, arethetypeswrong on an ES module a CommonJS consumer requires', async () => {
+    const bad = async (name: string, manifest: object, files: Record<string, string>) => {
+      const dir = mkdtempSync(join(tmpdir(), `poad-${name}-`));
+      temp.push(dir);
+      const json = { name, version: '1.0.0', files: Object.keys(files), ...manifest };
+      writeFileSync(join(dir, 'package.json'), JSON.stringify(json));
+      for (const [file, text] of Object.entries(files)) writeFileSync(join(dir, file), text);
+      return (await packInto(dir, [dir]))[0]!;
+    };
+    // CommonJS code whose `types` is an ES module.
+    const format = await bad(
+      'bad-format',
+      { main: './index.js', types: './index.d.ts' },
+      { 'index.js': 'module.exports = { x: 1 };\n', 'index.d.ts': 'export default 1;\n' },
+    );
+    await expect(checkPublished(format)).rejects.toThrow(/publint --strict reports problems/);
+    // Fine by publint, but an ES module only: `require` from CommonJS (node16) fails, which
+    // arethetypeswrong's strict profile counts.
+    const esmOnly = await bad(
+      'esm-only',
+      { type: 'module', exports: { '.': { types: './index.d.ts', default: './index.js' } } },
+      { 'index.js': 'export const x = 1;\n', 'index.d.ts': 'export declare const x: number;\n' },
+    );
+    await expect(checkPublished(esmOnly)).rejects.toThrow(
+      /reports 1 problem\(s\) in esm-only-1\.0\.0\.tgz:\n.*"kind":"CJSResolvesToESM".*"node16-cjs"/,
+    );
+  });
 });
 
 describe('installed from tarballs into an empty project without network', () => {
   let project = '';
-  const temp: string[] = [];
 
   beforeAll(async () => {
-    const dest = mkdtempSync(join(tmpdir(), 'poad-tarballs-'));
-    temp.push(dest);
-    project = await installOffline(await packInto(dest, publicDirs), {
-      prefix: 'poad-user-project-',
-    });
+    project = await installOffline(tarballs, { prefix: 'poad-user-project-' });
     temp.push(project);
-  });
-  afterAll(() => {
-    for (const dir of temp) rmSync(dir, { recursive: true, force: true });
   });
 
   it('trains the @poad/trainer README example on an environment defined in the project', async () => {
