@@ -6,6 +6,13 @@
 //                    each run's mean over its iterations) and of the critic's V^π RMSE, the
 //                    eligibility rule (RMSE no worse than setting 0's on every task) and the choice
 //                    of POAD-critic; settings not finished yet are listed as such.
+//   credit ROOT      part 2: ROOT/<task>/<arm>/ holds the comparison of one arm (seeds 41–50; the
+//                    arms of CREDIT_ARMS); per task the arms' means and POAD-critic against each
+//                    other arm on the two primary measures (exact permutation test, bootstrap 95%
+//                    interval, Holm over the task's 10 tests), then the descriptive columns.
+//   food ROOT        part 3: ROOT/poad-critic/ and ROOT/twosome/ hold the food-preparation
+//                    comparisons (seeds 41–70); seeds solved greedily (Fisher's exact test) and
+//                    final greedy return (permutation test), each with its bootstrap interval.
 // From the repository root:
 //   node --import tsx apps/compare/scripts/critic-study-tables.ts tuning results/critic-study/tuning
 import { join } from 'node:path';
@@ -19,7 +26,8 @@ import {
   readText,
   runsOf,
 } from '../src/archive-file.js';
-import { fixed } from '../src/report.js';
+import { fixed, SOLVED_AT, summariseRun } from '../src/report.js';
+import { compareGroups, type Difference, fisherExact, holm } from '../src/stats.js';
 
 /** The credit tasks of the study, in the protocol's order. */
 export const STUDY_TASKS = ['key-token', 'delayed', 'loop'] as const;
@@ -159,14 +167,205 @@ export function tuningTables(root: string): string[] {
   return lines;
 }
 
+/** The arms of part 2 in the protocol's order, POAD-critic first: folder and label. */
+export const CREDIT_ARMS: readonly { arm: string; label: string }[] = [
+  { arm: 'poad-critic', label: 'POAD-critic' },
+  { arm: 'poad-oracle', label: 'POAD-oracle' },
+  { arm: 'poad', label: 'POAD as today' },
+  { arm: 'grpo', label: 'GRPO' },
+  { arm: 'gigpo', label: 'GiGPO' },
+  { arm: 'twosome-labels', label: 'TWOSOME (label tree)' },
+];
+
+/** The figures of one run that the study's tables use. */
+export interface StudyRun {
+  name: string;
+  /** Mean over iterations of creditAccuracyDecidingTied (null: never measured). */
+  accuracy: number | null;
+  /** Env steps to 90% sampled success; a run that never got there counts as its budget + 1. */
+  stepsTo90: number;
+  /** Means over iterations of the critic's error against V^π (null: the run has no critic). */
+  rmse: number | null;
+  bias: number | null;
+  rho: number | null;
+  /** Final greedy success and return on the training task (null: not evaluated). */
+  greedySuccess: number | null;
+  greedyReturn: number | null;
+}
+
+/** A finished run's figures; `task` is its training task (eval.json's `<task>/greedy`). */
+export function studyRun(runDir: string, task: string): StudyRun {
+  const summary = summariseRun(runDir, task);
+  const budget = JSON.parse(readText(join(runDir, 'config.json'))).envSteps;
+  if (typeof budget !== 'number')
+    throw new Error(`${join(runDir, 'config.json')} has no envSteps: not a training run's folder`);
+  return {
+    name: summary.name,
+    accuracy: runMean(runDir, 'creditAccuracyDecidingTied'),
+    stepsTo90: summary.sampledSuccessAt[1] ?? budget + 1,
+    rmse: runMean(runDir, 'criticRmse'),
+    bias: runMean(runDir, 'criticBias'),
+    rho: runMean(runDir, 'criticSpearman'),
+    greedySuccess: summary.greedy?.successRate ?? null,
+    greedyReturn: summary.greedy?.meanReturn ?? null,
+  };
+}
+
+/** The finished runs of the comparison in `dir`, as {@link studyRun}s. */
+export function studyRuns(dir: string, task: string): StudyRun[] {
+  return finishedRuns(dir).map((r) => studyRun(r, task));
+}
+
+const SEED = 12_345;
+const numbers = (xs: readonly (number | null)[]) => xs.filter((x): x is number => x !== null);
+const meanText = (xs: readonly (number | null)[], digits: number) => {
+  const ok = numbers(xs);
+  return ok.length === 0 ? '–' : fixed(mean(ok), digits);
+};
+const diffText = (d: Difference, digits: number) =>
+  `${fixed(d.diff, digits)} [${fixed(d.low, digits)}, ${fixed(d.high, digits)}]`;
+
+/** One test of part 2: POAD-critic against `other` on `measure`. */
+export interface CreditTest {
+  other: string;
+  measure: 'accuracy' | 'stepsTo90';
+  difference: Difference | null;
+  holm: number | null;
+}
+
+/**
+ * Part 2's tests on one task: POAD-critic (the first arm) against each other arm on the credit
+ * accuracy at the deciding token and on env steps to 90% sampled success, Holm over the tests that
+ * could be made (a pair where a side has no value has none).
+ */
+export function creditTests(arms: readonly StudyRun[][]): CreditTest[] {
+  const [critic, ...others] = arms;
+  const tests: CreditTest[] = [];
+  for (const [k, other] of others.entries()) {
+    for (const measure of ['accuracy', 'stepsTo90'] as const) {
+      const a = numbers(critic!.map((r) => r[measure]));
+      const b = numbers(other.map((r) => r[measure]));
+      tests.push({
+        other: CREDIT_ARMS[k + 1]!.label,
+        measure,
+        difference: a.length && b.length ? compareGroups(a, b, { seed: SEED }) : null,
+        holm: null,
+      });
+    }
+  }
+  const made = tests.filter((t) => t.difference !== null);
+  const adjusted = holm(made.map((t) => t.difference!.p));
+  made.forEach((t, i) => {
+    t.holm = adjusted[i]!;
+  });
+  return tests;
+}
+
+/** Part 2's tables: per task the arms, then POAD-critic's tests. */
+export function creditTables(root: string): string[] {
+  const lines: string[] = [];
+  for (const task of STUDY_TASKS) {
+    const arms = CREDIT_ARMS.map(({ arm }) => studyRuns(join(root, task, arm), task));
+    lines.push(
+      `**${task}**`,
+      '',
+      '| arm | seeds | credit accuracy at the deciding token | env steps to 90% sampled success | critic V^π RMSE | bias | ρ | greedy success |',
+      '|---|---|---|---|---|---|---|---|',
+      ...arms.map(
+        (runs, i) =>
+          `| ${CREDIT_ARMS[i]!.label} | ${runs.length} | ${meanText(
+            runs.map((r) => r.accuracy),
+            3,
+          )} | ${meanText(
+            runs.map((r) => r.stepsTo90),
+            0,
+          )} | ${meanText(
+            runs.map((r) => r.rmse),
+            4,
+          )} | ${meanText(
+            runs.map((r) => r.bias),
+            4,
+          )} | ${meanText(
+            runs.map((r) => r.rho),
+            3,
+          )} | ${meanText(
+            runs.map((r) => r.greedySuccess),
+            2,
+          )} |`,
+      ),
+      '',
+    );
+    if (arms.some((runs) => runs.length < 10)) {
+      lines.push('Tests: not made yet (the protocol waits for 10 seeds in every arm).', '');
+      continue;
+    }
+    lines.push(
+      '| POAD-critic − | measure | difference [95% interval] | p (exact) | Holm |',
+      '|---|---|---|---|---|',
+      ...creditTests(arms).map((t) => {
+        const what =
+          t.measure === 'accuracy' ? 'credit accuracy at the deciding token' : 'env steps to 90%';
+        if (t.difference === null) return `| ${t.other} | ${what} | no values | – | – |`;
+        const d = t.difference;
+        return `| ${t.other} | ${what} | ${diffText(d, t.measure === 'accuracy' ? 3 : 0)} | ${fixed(d.p, 4)}${d.exact ? '' : ' (Monte Carlo)'} | ${fixed(t.holm!, 4)}${t.holm! < 0.05 ? ' **significant**' : ''} |`;
+      }),
+      '',
+    );
+  }
+  return lines;
+}
+
+/** Part 3: POAD-critic against TWOSOME on food-preparation, as the protocol reports it. */
+export function foodTables(root: string): string[] {
+  const task = 'food-preparation';
+  const [critic, twosome] = ['poad-critic', 'twosome'].map((arm) =>
+    studyRuns(join(root, arm), task),
+  ) as [StudyRun[], StudyRun[]];
+  const head = `POAD-critic: ${critic.length} of 30 seeds finished; TWOSOME: ${twosome.length} of 30.`;
+  if (critic.length < 30 || twosome.length < 30)
+    return [head, 'Tests: not made yet (the protocol waits for all 60 runs).'];
+  const solved = (runs: StudyRun[]) =>
+    runs.map((r) => ((r.greedySuccess ?? 0) >= SOLVED_AT ? 1 : 0));
+  const [sa, sb] = [solved(critic), solved(twosome)];
+  const count = (xs: number[]) => ({ successes: xs.reduce((a, b) => a + b, 0), of: xs.length });
+  const fisher = fisherExact(count(sa), count(sb));
+  const shares = compareGroups(sa, sb, { seed: SEED });
+  const returns = compareGroups(
+    critic.map((r) => r.greedyReturn ?? 0),
+    twosome.map((r) => r.greedyReturn ?? 0),
+    { seed: SEED },
+  );
+  return [
+    head,
+    '',
+    '| | POAD-critic | TWOSOME | POAD-critic − TWOSOME |',
+    '|---|---|---|---|',
+    `| seeds solved greedily (final greedy success ≥ ${100 * SOLVED_AT}%) — **primary** | ${count(sa).successes} of 30 | ${count(sb).successes} of 30 | share ${diffText(shares, 3)}; Fisher's exact test p = ${fixed(fisher, 4)}${fisher < 0.05 ? ' **significant**' : ''} |`,
+    `| final greedy return (mean over seeds) — secondary | ${meanText(
+      critic.map((r) => r.greedyReturn),
+      3,
+    )} | ${meanText(
+      twosome.map((r) => r.greedyReturn),
+      3,
+    )} | ${diffText(returns, 3)}, p = ${fixed(returns.p, 4)}${returns.exact ? '' : ' (Monte Carlo)'} |`,
+  ];
+}
+
+const TABLES: Record<string, (root: string) => string[]> = {
+  tuning: tuningTables,
+  credit: creditTables,
+  food: foodTables,
+};
+
 function main(argv: readonly string[]): number {
   const [what, root] = argv;
-  if (what === 'tuning' && root) {
-    process.stdout.write(`${tuningTables(root).join('\n')}\n`);
+  const tables = what === undefined ? undefined : TABLES[what];
+  if (tables && root) {
+    process.stdout.write(`${tables(root).join('\n')}\n`);
     return 0;
   }
   process.stderr.write(
-    'usage: node --import tsx apps/compare/scripts/critic-study-tables.ts tuning ROOT\n',
+    'usage: node --import tsx apps/compare/scripts/critic-study-tables.ts tuning|credit|food ROOT\n',
   );
   return 2;
 }

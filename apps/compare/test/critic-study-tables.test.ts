@@ -1,6 +1,16 @@
-// The critic study's tuning rule, as its protocol fixes it, on cells made up for the test.
+// The critic study's tuning rule and the tests of its parts 2 and 3, as its protocol fixes them,
+// on cells and runs made up for the test.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { chooseCritic, type TuningCell } from '../scripts/critic-study-tables.js';
+import {
+  chooseCritic,
+  creditTests,
+  type StudyRun,
+  studyRun,
+  type TuningCell,
+} from '../scripts/critic-study-tables.js';
 
 const cell = (accuracy: number, rmse: number): TuningCell => ({ seeds: 5, accuracy, rmse });
 /** 16 settings × 3 tasks, every one like setting 0 unless changed. */
@@ -54,5 +64,83 @@ describe('the tuning rule', () => {
       ),
     );
     expect(chooseCritic(worse)).toEqual({ chosen: 0, eligible: [0] });
+  });
+});
+
+describe('the runs of parts 2 and 3', () => {
+  /** A made-up finished credit run: success 0 for `slow` iterations, then 1; 128 steps each. */
+  function run(dir: string, name: string, slow: number, accuracy: number[]): string {
+    const runDir = join(dir, name);
+    mkdirSync(runDir, { recursive: true });
+    const rows = accuracy.map((a, i) => ({
+      iteration: i + 1,
+      envSteps: 128 * (i + 1),
+      successRate: i < slow ? 0 : 1,
+      episodeReturn: i < slow ? 0 : 1,
+      creditAccuracyDecidingTied: a,
+      criticRmse: 0.1 * (i + 1),
+    }));
+    writeFileSync(join(runDir, 'metrics.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n'));
+    writeFileSync(join(runDir, 'config.json'), JSON.stringify({ envSteps: 128 * accuracy.length }));
+    writeFileSync(
+      join(runDir, 'eval.json'),
+      JSON.stringify({
+        results: { 'key-token/greedy': { successRate: 0.95, meanReturn: 0.9 } },
+      }),
+    );
+    return runDir;
+  }
+
+  it('reads the accuracy, the critic error and the steps to 90% (budget + 1 when never reached)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'critic-study-'));
+    try {
+      // Success from iteration 3: the 5-iteration running mean first reaches 0.9 at iteration 7
+      // (iterations 3–7 all 1; at 6 it is 0.8), i.e. after 7 × 128 steps.
+      const fast = studyRun(run(dir, 'fast', 2, Array(16).fill(0.5)), 'key-token');
+      expect(fast.accuracy).toBeCloseTo(0.5, 12);
+      expect(fast.rmse).toBeCloseTo(0.85, 12);
+      expect(fast.bias).toBeNull();
+      expect(fast.greedySuccess).toBe(0.95);
+      const never = studyRun(run(dir, 'never', 16, [0.2, 0.4, 0.6, 0.8, 1]), 'key-token');
+      expect(never.stepsTo90).toBe(5 * 128 + 1);
+      expect(never.accuracy).toBeCloseTo(0.6, 12);
+      expect(fast.stepsTo90).toBe(7 * 128);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('tests POAD-critic against every other arm on both measures, exactly, Holm over the task', () => {
+    const arm = (accuracy: number, steps: number): StudyRun[] =>
+      Array.from({ length: 10 }, (_, i) => ({
+        name: `s${41 + i}`,
+        accuracy: accuracy + 0.01 * i,
+        stepsTo90: steps + 10 * i,
+        rmse: null,
+        bias: null,
+        rho: null,
+        greedySuccess: 1,
+        greedyReturn: 1,
+      }));
+    const tests = creditTests([
+      arm(0.9, 1000),
+      arm(0.9, 1000),
+      arm(0.5, 1000),
+      arm(0.9, 3000),
+      arm(0.1, 4097),
+      arm(0.9, 1000),
+    ]);
+    expect(tests).toHaveLength(10);
+    const poad = tests.find((t) => t.other === 'POAD as today' && t.measure === 'accuracy')!;
+    expect(poad.difference!.diff).toBeCloseTo(0.4, 12);
+    expect(poad.difference!.exact).toBe(true);
+    // Completely separated groups of 10: 2 of 184,756 splits are as extreme.
+    expect(poad.difference!.p).toBeCloseTo(2 / 184_756, 12);
+    const grpo = tests.find((t) => t.other === 'GRPO' && t.measure === 'stepsTo90')!;
+    expect(grpo.difference!.diff).toBeCloseTo(-2000, 9);
+    const same = tests.find((t) => t.other === 'POAD-oracle' && t.measure === 'accuracy')!;
+    expect(same.difference!.p).toBe(1);
+    // Holm over the 10: the smallest p times 10.
+    expect(Math.min(...tests.map((t) => t.holm!))).toBeCloseTo((2 / 184_756) * 10, 12);
   });
 });
