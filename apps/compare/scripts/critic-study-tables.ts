@@ -10,6 +10,7 @@
 //                    arms of CREDIT_ARMS); per task the arms' means and POAD-critic against each
 //                    other arm on the two primary measures (exact permutation test, bootstrap 95%
 //                    interval, Holm over the task's 10 tests), then the descriptive columns.
+//   choose ROOT      the flags of POAD-critic (ROOT as for tuning), exit code 3 until it is chosen.
 //   food ROOT        part 3: ROOT/poad-critic/ and ROOT/twosome/ hold the food-preparation
 //                    comparisons (seeds 41–70); seeds solved greedily (Fisher's exact test) and
 //                    final greedy return (permutation test), each with its bootstrap interval.
@@ -359,13 +360,24 @@ const TABLES: Record<string, (root: string) => string[]> = {
 
 function main(argv: readonly string[]): number {
   const [what, root] = argv;
+  if (what === 'choose' && root) {
+    const choice = chooseCritic(tuningCells(root));
+    if (choice === null) {
+      process.stderr.write(
+        `POAD-critic is not chosen yet: the rule waits for all 16 settings × 3 tasks × 5 seeds in ${root}\n`,
+      );
+      return 3;
+    }
+    process.stdout.write(`${TUNING_SETTINGS[choice.chosen]!.flags}\n`);
+    return 0;
+  }
   const tables = what === undefined ? undefined : TABLES[what];
   if (tables && root) {
     process.stdout.write(`${tables(root).join('\n')}\n`);
     return 0;
   }
   process.stderr.write(
-    'usage: node --import tsx apps/compare/scripts/critic-study-tables.ts tuning|credit|food ROOT\n',
+    'usage: node --import tsx apps/compare/scripts/critic-study-tables.ts tuning|credit|food|choose ROOT\n',
   );
   return 2;
 }
