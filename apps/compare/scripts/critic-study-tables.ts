@@ -27,7 +27,7 @@ import {
   readText,
   runsOf,
 } from '../src/archive-file.js';
-import { fixed, SOLVED_AT, summariseRun } from '../src/report.js';
+import { differenceText, fixed, SOLVED_AT, summariseRun } from '../src/report.js';
 import { compareGroups, type Difference, fisherExact, holm } from '../src/stats.js';
 
 /** The credit tasks of the study, in the protocol's order. */
@@ -223,8 +223,6 @@ const meanText = (xs: readonly (number | null)[], digits: number) => {
   const ok = numbers(xs);
   return ok.length === 0 ? '–' : fixed(mean(ok), digits);
 };
-const diffText = (d: Difference, digits: number) =>
-  `${fixed(d.diff, digits)} [${fixed(d.low, digits)}, ${fixed(d.high, digits)}]`;
 
 /** One test of part 2: POAD-critic against `other` on `measure`. */
 export interface CreditTest {
@@ -308,7 +306,7 @@ export function creditTables(root: string): string[] {
           t.measure === 'accuracy' ? 'credit accuracy at the deciding token' : 'env steps to 90%';
         if (t.difference === null) return `| ${t.other} | ${what} | no values | – | – |`;
         const d = t.difference;
-        return `| ${t.other} | ${what} | ${diffText(d, t.measure === 'accuracy' ? 3 : 0)} | ${fixed(d.p, 4)}${d.exact ? '' : ' (Monte Carlo)'} | ${fixed(t.holm!, 4)}${t.holm! < 0.05 ? ' **significant**' : ''} |`;
+        return `| ${t.other} | ${what} | ${differenceText(d, t.measure === 'accuracy' ? 3 : 0)} | ${fixed(d.p, 4)}${d.exact ? '' : ' (Monte Carlo)'} | ${fixed(t.holm!, 4)}${t.holm! < 0.05 ? ' **significant**' : ''} |`;
       }),
       '',
     );
@@ -329,7 +327,8 @@ export function foodTables(root: string): string[] {
     runs.map((r) => ((r.greedySuccess ?? 0) >= SOLVED_AT ? 1 : 0));
   const [sa, sb] = [solved(critic), solved(twosome)];
   const count = (xs: number[]) => ({ successes: xs.reduce((a, b) => a + b, 0), of: xs.length });
-  const fisher = fisherExact(count(sa), count(sb));
+  const [ca, cb] = [count(sa), count(sb)];
+  const fisher = fisherExact(ca, cb);
   const shares = compareGroups(sa, sb, { seed: SEED });
   const returns = compareGroups(
     critic.map((r) => r.greedyReturn ?? 0),
@@ -341,14 +340,14 @@ export function foodTables(root: string): string[] {
     '',
     '| | POAD-critic | TWOSOME | POAD-critic − TWOSOME |',
     '|---|---|---|---|',
-    `| seeds solved greedily (final greedy success ≥ ${100 * SOLVED_AT}%) — **primary** | ${count(sa).successes} of 30 | ${count(sb).successes} of 30 | share ${diffText(shares, 3)}; Fisher's exact test p = ${fixed(fisher, 4)}${fisher < 0.05 ? ' **significant**' : ''} |`,
+    `| seeds solved greedily (final greedy success ≥ ${100 * SOLVED_AT}%) — **primary** | ${ca.successes} of 30 | ${cb.successes} of 30 | share ${differenceText(shares, 3)}; Fisher's exact test p = ${fixed(fisher, 4)}${fisher < 0.05 ? ' **significant**' : ''} |`,
     `| final greedy return (mean over seeds) — secondary | ${meanText(
       critic.map((r) => r.greedyReturn),
       3,
     )} | ${meanText(
       twosome.map((r) => r.greedyReturn),
       3,
-    )} | ${diffText(returns, 3)}, p = ${fixed(returns.p, 4)}${returns.exact ? '' : ' (Monte Carlo)'} |`,
+    )} | ${differenceText(returns, 3)}, p = ${fixed(returns.p, 4)}${returns.exact ? '' : ' (Monte Carlo)'} |`,
   ];
 }
 

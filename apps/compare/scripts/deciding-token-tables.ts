@@ -17,7 +17,7 @@ import {
   readJson,
   readText,
 } from '../src/archive-file.js';
-import { fixed, type GroupSummary, summariseRun } from '../src/report.js';
+import { differenceText, fixed, type GroupSummary, summariseRun } from '../src/report.js';
 import { compareGroups } from '../src/stats.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -94,7 +94,7 @@ for (const arg of process.argv.slice(2)) {
       .runs.map((r) => r.creditAccuracy)
       .filter((x): x is number => x !== null);
     const d = compareGroups(deciding, other, { seed: 12_345 });
-    return `${fixed(d.diff, 3)} [${fixed(d.low, 3)}, ${fixed(d.high, 3)}], ${fixed(d.p, 4)}`;
+    return `${differenceText(d, 3)}, ${fixed(d.p, 4)}`;
   };
   out.push(
     `| ${task} | ${repeated.length}/${names.length} | ${fixed(mean(first), 3)} ± ${fixed(std(first), 3)} | ${fixed(mean(deciding), 3)} ± ${fixed(std(deciding), 3)} | ${fixed(mean(paired), 3)} [${fixed(Math.min(...paired), 3)}, ${fixed(Math.max(...paired), 3)}], ${fixed(signFlip(paired), 4)} | ${against('twosome')} | ${against('grpo')} | ${against('gigpo')} |`,

@@ -21,7 +21,14 @@
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type Comparison, dataExists, openComparison, readJson } from '../src/archive-file.js';
-import { fixed, type GroupSummary, readRows, SOLVED_AT, solvedSeeds } from '../src/report.js';
+import {
+  differenceText,
+  fixed,
+  type GroupSummary,
+  readRows,
+  SOLVED_AT,
+  solvedSeeds,
+} from '../src/report.js';
 import {
   compareGroups,
   detectableDifference,
@@ -32,8 +39,6 @@ import {
 
 const SEED = 12_345;
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-const diffText = (d: { diff: number; low: number; high: number }, digits: number) =>
-  `${fixed(d.diff, digits)} [${fixed(d.low, digits)}, ${fixed(d.high, digits)}]`;
 
 interface Summary {
   summaries: GroupSummary[];
@@ -80,7 +85,7 @@ export function poadTwosome(dir: string): string[] {
   const [hFisher, hReturn] = holm([fisher, ret.p]);
   const out = [
     `Seeds solved greedily (final greedy success ≥ ${100 * SOLVED_AT}%): POAD ${a.successes}/${a.of}, TWOSOME ${b.successes}/${b.of}; Fisher's exact test p = ${fixed(fisher, 4)} (Holm over the two tests ${fixed(hFisher!, 4)}) — primary, ${fisher < 0.05 ? 'significant' : 'not significant'} at 5%.`,
-    `Final greedy return, POAD − TWOSOME: ${diffText(ret, 3)}, p = ${fixed(ret.p, 4)} (${ret.exact ? 'exact' : 'Monte Carlo'}; Holm ${fixed(hReturn!, 4)}) — secondary.`,
+    `Final greedy return, POAD − TWOSOME: ${differenceText(ret, 3)}, p = ${fixed(ret.p, 4)} (${ret.exact ? 'exact' : 'Monte Carlo'}; Holm ${fixed(hReturn!, 4)}) — secondary.`,
     `Power of the primary test at these sizes: ${fixed(100 * fisherPower(a.of, b.of, 0.3, 0.7), 0)}% for 0.3 against 0.7; 80% power for a difference of ${fixed(detectableDifference(a.of, b.of) ?? Number.NaN, 2)} around 0.5.`,
   ];
   // Generalisation: per seed, the mean greedy success over the variants it was not trained on.
@@ -94,7 +99,7 @@ export function poadTwosome(dir: string): string[] {
   if (ua.every(Number.isFinite) && ub.every(Number.isFinite)) {
     const g = compareGroups(ua, ub, { seed: SEED });
     out.push(
-      `Mean greedy success over the unseen variants, per seed: POAD ${fixed(100 * mean(ua), 1)}%, TWOSOME ${fixed(100 * mean(ub), 1)}%; POAD − TWOSOME ${diffText(g, 3)}, p = ${fixed(g.p, 4)} (${g.exact ? 'exact' : 'Monte Carlo'}; exploratory).`,
+      `Mean greedy success over the unseen variants, per seed: POAD ${fixed(100 * mean(ua), 1)}%, TWOSOME ${fixed(100 * mean(ub), 1)}%; POAD − TWOSOME ${differenceText(g, 3)}, p = ${fixed(g.p, 4)} (${g.exact ? 'exact' : 'Monte Carlo'}; exploratory).`,
     );
     const tasks = Object.keys(poad.generalisation);
     out.push(
@@ -239,7 +244,7 @@ export function heldOut(files: readonly string[]): string[] {
   const curve = (s: { bestOfK: number[] }) =>
     ks.map((k) => (s.bestOfK[k - 1] === undefined ? '–' : fixed(s.bestOfK[k - 1]!, 3)));
   return [
-    `${dataset}: mean held-out ROC AUC of the programs that ran, POAD ${fixed(mean(runs.map((r) => r.meanAuc)), 4)} (${runs.length} seeds), prior ${fixed(mean(priors.map((p) => p.meanAuc)), 4)} (${priors.length} seeds); POAD − prior ${diffText(d, 4)}, p = ${fixed(d.p, 4)} (${d.exact ? 'exact' : 'Monte Carlo'}). Pass (≥ 0.01 with the interval above 0): ${pass ? 'yes' : 'no'}.`,
+    `${dataset}: mean held-out ROC AUC of the programs that ran, POAD ${fixed(mean(runs.map((r) => r.meanAuc)), 4)} (${runs.length} seeds), prior ${fixed(mean(priors.map((p) => p.meanAuc)), 4)} (${priors.length} seeds); POAD − prior ${differenceText(d, 4)}, p = ${fixed(d.p, 4)} (${d.exact ? 'exact' : 'Monte Carlo'}). Pass (≥ 0.01 with the interval above 0): ${pass ? 'yes' : 'no'}.`,
     '',
     `| source | ran | mean held-out AUC (ran) | ${ks.map((k) => `best of ${k}`).join(' | ')} |`,
     `|---|---|---|${ks.map(() => '---').join('|')}|`,
@@ -267,7 +272,7 @@ export function heldOutExploratory(files: readonly string[]): string[] {
     '|---|---|---|---|---|---|',
     ...measures.map(([name, of]) => {
       const d = compareGroups(runs.map(of), priors.map(of), { seed: SEED });
-      return `| ${dataset} | ${name} | ${fixed(mean(runs.map(of)), 3)} | ${fixed(mean(priors.map(of)), 3)} | ${diffText(d, 3)} | ${fixed(d.p, 3)} (${d.exact ? 'exact' : 'Monte Carlo'}) |`;
+      return `| ${dataset} | ${name} | ${fixed(mean(runs.map(of)), 3)} | ${fixed(mean(priors.map(of)), 3)} | ${differenceText(d, 3)} | ${fixed(d.p, 3)} (${d.exact ? 'exact' : 'Monte Carlo'}) |`;
     }),
   ];
 }

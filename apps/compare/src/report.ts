@@ -66,6 +66,14 @@ export function fixed(x: number, digits: number): string {
   return /^-[0.]+$/.test(s) ? s.slice(1) : `−${s.slice(1)}`;
 }
 
+/** A difference with its interval, `diff [low, high]`, each to `digits` decimals. */
+export function differenceText(
+  d: Pick<Difference, 'diff' | 'low' | 'high'>,
+  digits: number,
+): string {
+  return `${fixed(d.diff, digits)} [${fixed(d.low, digits)}, ${fixed(d.high, digits)}]`;
+}
+
 /** Mean (0 for none) and population standard deviation, as the report's ± figures use them. */
 export const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 export const std = (xs: number[]) => Math.sqrt(mean(xs.map((x) => (x - mean(xs)) ** 2)));
@@ -782,7 +790,7 @@ function differencesMarkdown(pairs: readonly PairDifference[]): string[] {
   const cell = (d: Difference | null | undefined, adjusted: number | undefined, digits: number) =>
     !d
       ? '–'
-      : `${fixed(d.diff, digits)} [${fixed(d.low, digits)}, ${fixed(d.high, digits)}], ${pText(d.p, d.exact ? 'exact' : 'Monte Carlo', adjusted)}`;
+      : `${differenceText(d, digits)}, ${pText(d.p, d.exact ? 'exact' : 'Monte Carlo', adjusted)}`;
   const solvedCell = (p: PairDifference) =>
     p.solved
       ? `${p.solved.a.successes}/${p.solved.a.of} vs ${p.solved.b.successes}/${p.solved.b.of}, ${pText(p.solved.p, 'Fisher', p.solved.holm)}`
