@@ -37,25 +37,9 @@ if [[ "$(git -C "$tree" rev-parse HEAD)" != "$protocol"* ]]; then
 fi
 runs=$tree/runs/critic-study
 tasks=(key-token delayed loop)
-# Part 1's settings, by number (docs/results.md's table; critic-study-tables.ts TUNING_SETTINGS).
-settings=(
-  ""
-  "--critic-lr 1e-2"
-  "--critic-lr 2.5e-2"
-  "--critic-epochs 5"
-  "--critic-features layers"
-  "--critic-features actor"
-  "--critic-features actor --critic-grad-to-actor"
-  "--critic-adapter lora"
-  "--target-critic-every 4"
-  "--target-critic-every 1 --target-critic-tau 0.05"
-  "--critic-warmup 5"
-  "--no-value-clip"
-  "--critic-adapter lora --critic-lr 1e-2 --critic-epochs 5"
-  "--critic-features layers --critic-lr 1e-2 --critic-warmup 5"
-  "--critic-features actor --critic-grad-to-actor --no-value-clip"
-  "--critic-adapter lora --target-critic-every 4 --critic-warmup 5"
-)
+# Part 1's settings' flags, by number: critic-study-tables.ts TUNING_SETTINGS (docs/results.md's table).
+mapfile -t settings < <(cd "$here" && node --import tsx apps/compare/scripts/critic-study-tables.ts settings)
+[ "${#settings[@]}" -gt 0 ] || { echo "error: critic-study-tables.ts settings printed no settings" >&2; exit 1; }
 
 # Every comparison, in the order the lanes take them.
 cells=()

@@ -11,6 +11,7 @@
 //                    other arm on the two primary measures (exact permutation test, bootstrap 95%
 //                    interval, Holm over the task's 10 tests), then the descriptive columns.
 //   choose ROOT      the flags of POAD-critic (ROOT as for tuning), exit code 3 until it is chosen.
+//   settings         the tuning settings' flags, one line each, in their order (setting 0: empty).
 //   food ROOT        part 3: ROOT/poad-critic/ and ROOT/twosome/ hold the food-preparation
 //                    comparisons (seeds 41–70); seeds solved greedily (Fisher's exact test) and
 //                    final greedy return (permutation test), each with its bootstrap interval.
@@ -359,6 +360,10 @@ const TABLES: Record<string, (root: string) => string[]> = {
 
 function main(argv: readonly string[]): number {
   const [what, root] = argv;
+  if (what === 'settings') {
+    process.stdout.write(`${TUNING_SETTINGS.map((x) => x.flags).join('\n')}\n`);
+    return 0;
+  }
   if (what === 'choose' && root) {
     const choice = chooseCritic(tuningCells(root));
     if (choice === null) {
@@ -376,7 +381,7 @@ function main(argv: readonly string[]): number {
     return 0;
   }
   process.stderr.write(
-    'usage: node --import tsx apps/compare/scripts/critic-study-tables.ts tuning|credit|food|choose ROOT\n',
+    'usage: node --import tsx apps/compare/scripts/critic-study-tables.ts tuning|credit|food|choose ROOT | settings\n',
   );
   return 2;
 }
