@@ -17,6 +17,16 @@ import {
 const pkgDir = new URL('..', import.meta.url).pathname;
 const MODEL_FILES = ['config.json', 'model.safetensors', 'tokenizer.json', 'training.json'];
 const temp: string[] = [];
+/** The package's tarball, packed once (it holds the models) for the install and the lint. */
+let tarball: Promise<string> | undefined;
+const packed = (): Promise<string> => {
+  tarball ??= (async () => {
+    const dest = mkdtempSync(join(tmpdir(), 'poad-default-model-pack-'));
+    temp.push(dest);
+    return (await packInto(dest, [pkgDir]))[0]!;
+  })();
+  return tarball;
+};
 afterAll(() => {
   for (const dir of temp) rmSync(dir, { recursive: true, force: true });
 });
@@ -95,9 +105,7 @@ describe('@poad/default-model', () => {
   });
 
   it('resolves the installed files from ESM and CommonJS', async () => {
-    const dest = mkdtempSync(join(tmpdir(), 'poad-default-model-pack-'));
-    temp.push(dest);
-    const project = await installOffline(await packInto(dest, [pkgDir]));
+    const project = await installOffline([await packed()]);
     temp.push(project);
     const check = `const fs = require('node:fs'); const path = require('node:path');\nconst ok = fs.existsSync(path.join(m.defaultModelPath, 'model.safetensors')) && fs.existsSync(path.join(m.defaultCodeModelPath, 'model.safetensors'));\nconsole.log(JSON.stringify({ ok, inside: m.defaultModelPath.startsWith(process.cwd()), lines: m.heldOutLines().length, samples: m.heldOutSamples(m.defaultCodeModelPath, 3).length }));\n`;
     const esm = `import * as m from '@poad/default-model';\nimport { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\n${check}`;
@@ -115,6 +123,6 @@ describe('@poad/default-model', () => {
   });
 
   it('passes publint --strict and arethetypeswrong', async () => {
-    await expect(checkPublished(pkgDir)).resolves.toHaveProperty('attw');
+    await expect(checkPublished(await packed())).resolves.toHaveProperty('attw');
   });
 });

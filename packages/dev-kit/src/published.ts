@@ -6,7 +6,6 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
-  rmSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -70,20 +69,16 @@ export function runToolAsync(
 /**
  * Lints a package as it would be published: `publint --strict` (package.json fields, exports,
  * files) and arethetypeswrong's strict profile (types resolve for ESM and CJS consumers under
- * node10, node16 and bundler resolution), both on the packed tarball. `target` is a tarball
- * (`.tgz`, e.g. from {@link packInto}) or a built package's folder, packed here first. The
- * type check runs in this process, so checking many tarballs loads TypeScript once.
+ * node10, node16 and bundler resolution), both on its packed tarball (`.tgz`, from
+ * {@link packInto}). The type check runs in this process, so checking many tarballs loads
+ * TypeScript once.
  * @throws Error with publint's output or the list of type problems.
  */
 export async function checkPublished(target: string): Promise<{ publint: string; attw: string }> {
   if (!target.endsWith('.tgz')) {
-    const dest = mkdtempSync(join(tmpdir(), 'poad-published-'));
-    try {
-      const [tarball] = await packInto(dest, [target]);
-      return await checkPublished(tarball!);
-    } finally {
-      rmSync(dest, { recursive: true, force: true });
-    }
+    throw new Error(
+      `checkPublished: ${target} is not a tarball; pack the package with packInto first`,
+    );
   }
   const publint = await runToolAsync(
     rootBin('publint'),

@@ -21,6 +21,8 @@ const pkgDir = new URL('..', import.meta.url).pathname;
 /** @poad/config, which the package depends on (its errors extend config's UserError). */
 const configDir = new URL('../../config', import.meta.url).pathname;
 let project = '';
+/** The package's own tarball, as npm publishes it. */
+let tarball = '';
 const temp: string[] = [];
 
 beforeAll(async () => {
@@ -30,9 +32,9 @@ beforeAll(async () => {
     );
   const dest = mkdtempSync(join(tmpdir(), 'poad-hf-files-pack-'));
   temp.push(dest);
-  project = await installOffline(await packInto(dest, [pkgDir, configDir]), {
-    prefix: 'poad-hf-files-user-',
-  });
+  const tarballs = await packInto(dest, [pkgDir, configDir]);
+  tarball = tarballs[0]!;
+  project = await installOffline(tarballs, { prefix: 'poad-hf-files-user-' });
   temp.push(project);
 }, 300_000);
 afterAll(() => {
@@ -126,6 +128,6 @@ describe('@poad/hf-files as published', () => {
   });
 
   it('passes publint --strict and arethetypeswrong', async () => {
-    await expect(checkPublished(pkgDir)).resolves.toHaveProperty('attw');
+    await expect(checkPublished(tarball)).resolves.toHaveProperty('attw');
   });
 });
