@@ -99,6 +99,10 @@ export interface TuningCell {
   seeds: number;
   accuracy: number | null;
   rmse: number | null;
+  /** Descriptive, not in the rule: the critic's Spearman ρ with V^π (mean over seeds). */
+  rho?: number | null;
+  /** Descriptive, not in the rule: seeds whose final greedy success is at least 90%. */
+  solved?: number;
 }
 
 /** The tuning's cells, by setting number and task. */
@@ -108,11 +112,15 @@ export function tuningCells(root: string): TuningCell[][] {
       const runs = finishedRuns(join(root, task, `setting-${i}`));
       const acc = runs.map((r) => runMean(r, 'creditAccuracyDecidingTied'));
       const rmse = runs.map((r) => runMean(r, 'criticRmse'));
+      const rho = runs.map((r) => runMean(r, 'criticSpearman'));
       const ok = (xs: (number | null)[]) => xs.filter((x): x is number => x !== null);
       return {
         seeds: runs.length,
         accuracy: ok(acc).length ? mean(ok(acc)) : null,
         rmse: ok(rmse).length ? mean(ok(rmse)) : null,
+        rho: ok(rho).length ? mean(ok(rho)) : null,
+        solved: runs.filter((r) => (summariseRun(r, task).greedy?.successRate ?? 0) >= SOLVED_AT)
+          .length,
       };
     }),
   );
@@ -160,6 +168,7 @@ export function tuningTables(root: string): string[] {
     ),
   ];
   const choice = chooseCritic(cells);
+  lines.push('', ...ruleTable(cells, choice?.eligible ?? null));
   lines.push(
     '',
     choice === null
@@ -167,6 +176,30 @@ export function tuningTables(root: string): string[] {
       : `Eligible (RMSE no worse than today's on every task): ${choice.eligible.join(', ')}. POAD-critic: setting ${choice.chosen}, ${TUNING_SETTINGS[choice.chosen]!.label} (\`${TUNING_SETTINGS[choice.chosen]!.flags || 'no flags'}\`).`,
   );
   return lines;
+}
+
+/**
+ * The rule's own columns per setting (mean accuracy over the tasks, RMSE against setting 0's on
+ * each, eligible or not) beside two descriptive ones that the rule does not use: the critic's ρ
+ * with V^π and the seeds whose greedy policy solved the task.
+ */
+export function ruleTable(cells: readonly TuningCell[][], eligible: number[] | null): string[] {
+  const base = cells[0]!;
+  const complete = (row: readonly TuningCell[]) =>
+    row.every((c) => c.seeds === 5 && c.accuracy !== null && c.rmse !== null);
+  const rows = cells.map((row, i) => {
+    if (!complete(row) || !complete(base)) return `| ${i} | – | – | – | – | – | – | – |`;
+    const ratios = row.map((c, t) => fixed(c.rmse! / base[t]!.rmse!, 2));
+    const rho = row.map((c) => (c.rho === null || c.rho === undefined ? '–' : fixed(c.rho, 2)));
+    const solved = row.map((c) => `${c.solved ?? '–'}`);
+    const ok = eligible === null ? '–' : eligible.includes(i) ? 'yes' : 'no';
+    return `| ${i} | ${fixed(mean(row.map((c) => c.accuracy!)), 3)} | ${ratios.join(' | ')} | ${ok} | ${rho.join(' / ')} | ${solved.join(' / ')} |`;
+  });
+  return [
+    "| # | mean accuracy over the tasks | RMSE ÷ today's: key-token | delayed | loop | eligible | critic ρ with V^π (k / d / l) | seeds solved greedily of 5 (k / d / l) |",
+    '|---|---|---|---|---|---|---|---|',
+    ...rows,
+  ];
 }
 
 /** The arms of part 2 in the protocol's order, POAD-critic first: folder and label. */

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import {
   chooseCritic,
   creditTests,
+  ruleTable,
   type StudyRun,
   studyRun,
   type TuningCell,
@@ -64,6 +65,28 @@ describe('the tuning rule', () => {
       ),
     );
     expect(chooseCritic(worse)).toEqual({ chosen: 0, eligible: [0] });
+  });
+});
+
+describe("the rule's table", () => {
+  it("prints each setting's mean accuracy, RMSE against today's per task, and eligibility", () => {
+    const c = cells({
+      2: [
+        { ...cell(0.9, 0.1), rho: 0.8, solved: 5 },
+        { ...cell(0.3, 0.6), rho: null, solved: 2 },
+        { ...cell(0.6, 0.05), rho: 0.7, solved: 4 },
+      ],
+    });
+    const lines = ruleTable(c, chooseCritic(c)!.eligible);
+    expect(lines).toHaveLength(2 + 16);
+    // (0.9 + 0.3 + 0.6) / 3 = 0.6; 0.1 / 0.2, 0.6 / 0.3, 0.05 / 0.1.
+    expect(lines[2 + 2]).toBe(
+      '| 2 | 0.600 | 0.50 | 2.00 | 0.50 | no | 0.80 / – / 0.70 | 5 / 2 / 4 |',
+    );
+    expect(lines[2 + 0]).toContain('| 1.00 | 1.00 | 1.00 | yes |');
+    const partial = cells({});
+    partial[5]![0] = { seeds: 4, accuracy: 0.5, rmse: 0.2 };
+    expect(ruleTable(partial, null)[2 + 5]).toBe('| 5 | – | – | – | – | – | – | – |');
   });
 });
 
