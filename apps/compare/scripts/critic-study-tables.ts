@@ -15,6 +15,9 @@
 //   food ROOT        part 3: ROOT/poad-critic/ and ROOT/twosome/ hold the food-preparation
 //                    comparisons (seeds 41–70); seeds solved greedily (Fisher's exact test) and
 //                    final greedy return (permutation test), each with its bootstrap interval.
+//   signal ROOT      exploratory, not in the protocol: per comparison with a critic (ROOT as for
+//                    tuning or credit), the spread of the exact A^π over the chosen actions against
+//                    the spread of the error of the advantage at the deciding token.
 // From the repository root:
 //   node --import tsx apps/compare/scripts/critic-study-tables.ts tuning results/critic-study/tuning
 import { join } from 'node:path';
@@ -385,10 +388,66 @@ export function foodTables(root: string): string[] {
   ];
 }
 
+/**
+ * Exploratory (defined after the tuning's results were seen, not part of the protocol): how large
+ * the error of a critic arm's advantage at the deciding token is against the spread of the exact
+ * advantages it must order. Per iteration of a run's credit.jsonl: `spread`, the standard deviation
+ * of A^π over the iteration's chosen actions, and `error`, the standard deviation of the advantage
+ * at the deciding token minus A^π (a constant offset changes no ranking, so it is left out); each
+ * the mean over iterations. Null: the run keeps no per-token values (an arm without a critic) or
+ * no iteration has two steps.
+ */
+export function signalOfRun(runDir: string): { spread: number; error: number } | null {
+  const file = join(runDir, 'credit.jsonl');
+  if (!dataExists(file)) return null;
+  const sd = (xs: readonly number[]) => {
+    const m = mean(xs);
+    return Math.sqrt(mean(xs.map((x) => (x - m) ** 2)));
+  };
+  const spread: number[] = [];
+  const error: number[] = [];
+  for (const line of readText(file).split('\n').filter(Boolean)) {
+    const steps = (JSON.parse(line) as { steps?: Record<string, unknown> }).steps;
+    const exact = steps?.exact as number[] | undefined;
+    const deciding = steps?.decidingAdvantage as number[] | undefined;
+    if (!steps?.value || !exact || !deciding || exact.length < 2) continue;
+    spread.push(sd(exact));
+    error.push(sd(exact.map((a, i) => deciding[i]! - a)));
+  }
+  return spread.length ? { spread: mean(spread), error: mean(error) } : null;
+}
+
+/** The exploratory table of {@link signalOfRun} over a tuning root or a part-2 root. */
+export function signalTables(root: string): string[] {
+  const cells = [
+    ...TUNING_SETTINGS.map((x, i) => ({ dir: `setting-${i}`, label: `${i}: ${x.label}` })),
+    ...CREDIT_ARMS.map((x) => ({ dir: x.arm, label: x.label })),
+  ];
+  const lines = [
+    '| task | comparison | seeds | spread of A^π (sd over the chosen actions) | sd of the error of the advantage at the deciding token | error ÷ spread | accuracy |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  for (const task of STUDY_TASKS) {
+    for (const { dir, label } of cells) {
+      const runs = finishedRuns(join(root, task, dir));
+      const figures = runs.map(signalOfRun).filter((x) => x !== null);
+      if (figures.length === 0) continue;
+      const spread = mean(figures.map((f) => f.spread));
+      const error = mean(figures.map((f) => f.error));
+      const accuracy = numbers(runs.map((r) => runMean(r, 'creditAccuracyDecidingTied')));
+      lines.push(
+        `| ${task} | ${label} | ${figures.length} | ${fixed(spread, 4)} | ${fixed(error, 4)} | ${fixed(error / spread, 2)} | ${accuracy.length ? fixed(mean(accuracy), 3) : '–'} |`,
+      );
+    }
+  }
+  return lines;
+}
+
 const TABLES: Record<string, (root: string) => string[]> = {
   tuning: tuningTables,
   credit: creditTables,
   food: foodTables,
+  signal: signalTables,
 };
 
 function main(argv: readonly string[]): number {
@@ -414,7 +473,7 @@ function main(argv: readonly string[]): number {
     return 0;
   }
   process.stderr.write(
-    'usage: node --import tsx apps/compare/scripts/critic-study-tables.ts tuning|credit|food|choose ROOT | settings\n',
+    'usage: node --import tsx apps/compare/scripts/critic-study-tables.ts tuning|credit|food|signal|choose ROOT | settings\n',
   );
   return 2;
 }

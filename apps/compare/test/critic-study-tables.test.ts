@@ -9,6 +9,7 @@ import {
   creditTests,
   ruleTable,
   type StudyRun,
+  signalOfRun,
   studyRun,
   type TuningCell,
 } from '../scripts/critic-study-tables.js';
@@ -87,6 +88,35 @@ describe("the rule's table", () => {
     const partial = cells({});
     partial[5]![0] = { seeds: 4, accuracy: 0.5, rmse: 0.2 };
     expect(ruleTable(partial, null)[2 + 5]).toBe('| 5 | – | – | – | – | – | – | – |');
+  });
+});
+
+describe('the exploratory signal of a critic arm', () => {
+  it('compares the spread of the error at the deciding token with the spread of A^π', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'critic-signal-'));
+    try {
+      const row = (exact: number[], deciding: number[], value = true) =>
+        JSON.stringify({
+          steps: { exact, decidingAdvantage: deciding, ...(value ? { value: [[0]] } : {}) },
+        });
+      writeFileSync(
+        join(dir, 'credit.jsonl'),
+        [
+          // Spread 1 (A^π = ±1); error +0.5 on both: a constant offset, no error.
+          row([1, -1], [1.5, -0.5]),
+          // Spread 1; errors −1 and +1: sd 1, the ranking reversed.
+          row([1, -1], [0, 0]),
+          // One step, and a row without a critic's values: skipped.
+          row([1], [2]),
+          row([1, -1], [5, 5], false),
+        ].join('\n'),
+      );
+      expect(signalOfRun(dir)).toEqual({ spread: 1, error: 0.5 });
+      writeFileSync(join(dir, 'credit.jsonl'), row([1, -1], [0, 0], false));
+      expect(signalOfRun(dir)).toBeNull();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
