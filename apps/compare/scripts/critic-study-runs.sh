@@ -19,9 +19,9 @@
 #   part2/<task>/<arm>          part 2, one arm, seeds 41–50
 #   part3/<arm>                 part 3, food-preparation, seeds 41–70
 # Two lanes take them in that order, each the next one no lane has taken, so that neither core
-# waits while a comparison's odd seed trains alone. The arms that do not depend on the tuning come
-# first; POAD-critic's comparisons wait until the tuning's rule has chosen its flags
-# (critic-study-tables.ts choose).
+# waits while a comparison's odd seed trains alone. A POAD-critic comparison waits until the
+# tuning's rule has chosen its flags (critic-study-tables.ts choose); part 1 comes first, so it
+# waits only where part 1's runs are not all in.
 set -euo pipefail
 # The whole script is one block, read before any of it runs: editing the file while it runs (for
 # hours) cannot change what it does.
@@ -47,11 +47,9 @@ for i in "${!settings[@]}"; do
   for task in "${tasks[@]}"; do cells+=("tuning/$task/setting-$i"); done
 done
 for task in "${tasks[@]}"; do
-  for arm in poad-oracle poad grpo gigpo twosome-labels; do cells+=("part2/$task/$arm"); done
+  for arm in poad-oracle poad grpo gigpo twosome-labels poad-critic; do cells+=("part2/$task/$arm"); done
 done
-cells+=(part3/twosome)
-for task in "${tasks[@]}"; do cells+=("part2/$task/poad-critic"); done
-cells+=(part3/poad-critic)
+cells+=(part3/twosome part3/poad-critic)
 
 # compare writes a comparison into a new folder compare-<env>-<time> of its --out; the study keeps
 # it at the cell's own path, DIR/comparison.
