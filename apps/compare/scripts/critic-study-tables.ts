@@ -18,6 +18,9 @@
 //   signal ROOT      exploratory, not in the protocol: per comparison with a critic (ROOT as for
 //                    tuning or credit), the spread of the exact A^π over the chosen actions against
 //                    the spread of the error of the advantage at the deciding token.
+//   etpo ROOT        descriptive: ROOT/<task>/ holds ETPO's comparison on the task (seeds 41–45);
+//                    its soft critic's error against the exact soft values, read against their
+//                    spread, beside its credit accuracy and greedy success.
 // From the repository root:
 //   node --import tsx apps/compare/scripts/critic-study-tables.ts tuning results/critic-study/tuning
 import { join } from 'node:path';
@@ -443,11 +446,74 @@ export function signalTables(root: string): string[] {
   return lines;
 }
 
+/**
+ * The standard deviation of the exact values over each iteration's token prefixes (credit.jsonl's
+ * `steps.exactValue`), the mean over iterations: the scale a critic's RMSE is read against. Null:
+ * the run keeps no exact values.
+ */
+export function exactValueSpread(runDir: string): number | null {
+  const file = join(runDir, 'credit.jsonl');
+  if (!dataExists(file)) return null;
+  const spreads: number[] = [];
+  for (const line of readText(file).split('\n').filter(Boolean)) {
+    const rows = (JSON.parse(line) as { steps?: { exactValue?: number[][] } }).steps?.exactValue;
+    const values = (rows ?? []).flat().filter((v) => Number.isFinite(v));
+    if (values.length < 2) continue;
+    const m = mean(values);
+    spreads.push(Math.sqrt(mean(values.map((v) => (v - m) ** 2))));
+  }
+  return spreads.length ? mean(spreads) : null;
+}
+
+/** ETPO's soft critic on the credit tasks (descriptive): ROOT/<task> holds its comparison. */
+export function etpoTables(root: string): string[] {
+  const sdText = (xs: readonly (number | null)[], digits: number) => {
+    const ok = numbers(xs);
+    if (ok.length === 0) return '–';
+    const m = mean(ok);
+    return `${fixed(m, digits)} ± ${fixed(Math.sqrt(mean(ok.map((x) => (x - m) ** 2))), digits)}`;
+  };
+  const lines = [
+    '| task | seeds | soft critic RMSE | bias | ρ | sd of the exact soft values | RMSE ÷ sd | credit accuracy at the deciding token | seeds solved greedily |',
+    '|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const task of STUDY_TASKS) {
+    const dirs = finishedRuns(join(root, task));
+    if (dirs.length === 0) {
+      lines.push(`| ${task} | 0 | not run yet | | | | | | |`);
+      continue;
+    }
+    const runs = dirs.map((r) => studyRun(r, task));
+    const spreads = dirs.map(exactValueSpread);
+    const ratios = runs.map((r, i) =>
+      r.rmse === null || spreads[i] === null ? null : r.rmse / spreads[i]!,
+    );
+    const solved = runs.filter((r) => (r.greedySuccess ?? 0) >= SOLVED_AT).length;
+    lines.push(
+      `| ${task} | ${runs.length} | ${sdText(
+        runs.map((r) => r.rmse),
+        3,
+      )} | ${sdText(
+        runs.map((r) => r.bias),
+        3,
+      )} | ${sdText(
+        runs.map((r) => r.rho),
+        2,
+      )} | ${sdText(spreads, 3)} | ${sdText(ratios, 1)} | ${sdText(
+        runs.map((r) => r.accuracy),
+        3,
+      )} | ${solved} of ${runs.length} |`,
+    );
+  }
+  return lines;
+}
+
 const TABLES: Record<string, (root: string) => string[]> = {
   tuning: tuningTables,
   credit: creditTables,
   food: foodTables,
   signal: signalTables,
+  etpo: etpoTables,
 };
 
 function main(argv: readonly string[]): number {
@@ -473,7 +539,7 @@ function main(argv: readonly string[]): number {
     return 0;
   }
   process.stderr.write(
-    'usage: node --import tsx apps/compare/scripts/critic-study-tables.ts tuning|credit|food|signal|choose ROOT | settings\n',
+    'usage: node --import tsx apps/compare/scripts/critic-study-tables.ts tuning|credit|food|signal|etpo|choose ROOT | settings\n',
   );
   return 2;
 }

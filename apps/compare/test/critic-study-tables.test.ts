@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import {
   chooseCritic,
   creditTests,
+  exactValueSpread,
   ruleTable,
   type StudyRun,
   signalOfRun,
@@ -117,6 +118,38 @@ describe('the exploratory signal of a critic arm', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("the exact values' spread (ETPO's table)", () => {
+  it('pools every token prefix of an iteration, then averages the iterations', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'critic-spread-'));
+    try {
+      writeFileSync(
+        join(dir, 'credit.jsonl'),
+        [
+          // Prefixes 1, 3 (one action) and 1, 3 (another): sd 1.
+          {
+            steps: {
+              exactValue: [
+                [1, 3],
+                [1, 3],
+              ],
+            },
+          },
+          // 0, 0, 6: mean 2, sd √8.
+          { steps: { exactValue: [[0], [0, 6]] } },
+          // A single prefix: no spread, skipped.
+          { steps: { exactValue: [[5]] } },
+        ]
+          .map((r) => JSON.stringify(r))
+          .join('\n'),
+      );
+      expect(exactValueSpread(dir)).toBeCloseTo((1 + Math.sqrt(8)) / 2, 12);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(exactValueSpread(join(tmpdir(), 'no-such-run'))).toBeNull();
   });
 });
 
