@@ -34,7 +34,7 @@ import {
   readText,
   runsOf,
 } from '../src/archive-file.js';
-import { differenceText, fixed, SOLVED_AT, summariseRun } from '../src/report.js';
+import { differenceText, fixed, SOLVED_AT, std, summariseRun } from '../src/report.js';
 import { compareGroups, type Difference, fisherExact, holm } from '../src/stats.js';
 
 /** The credit tasks of the study, in the protocol's order. */
@@ -391,6 +391,16 @@ export function foodTables(root: string): string[] {
   ];
 }
 
+/** The `steps` of each iteration of a run's credit.jsonl ([] without one). */
+function creditSteps(runDir: string): Record<string, unknown>[] {
+  const file = join(runDir, 'credit.jsonl');
+  if (!dataExists(file)) return [];
+  return readText(file)
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => (JSON.parse(line) as { steps?: Record<string, unknown> }).steps ?? {});
+}
+
 /**
  * Exploratory (defined after the tuning's results were seen, not part of the protocol): how large
  * the error of a critic arm's advantage at the deciding token is against the spread of the exact
@@ -401,21 +411,14 @@ export function foodTables(root: string): string[] {
  * no iteration has two steps.
  */
 export function signalOfRun(runDir: string): { spread: number; error: number } | null {
-  const file = join(runDir, 'credit.jsonl');
-  if (!dataExists(file)) return null;
-  const sd = (xs: readonly number[]) => {
-    const m = mean(xs);
-    return Math.sqrt(mean(xs.map((x) => (x - m) ** 2)));
-  };
   const spread: number[] = [];
   const error: number[] = [];
-  for (const line of readText(file).split('\n').filter(Boolean)) {
-    const steps = (JSON.parse(line) as { steps?: Record<string, unknown> }).steps;
+  for (const steps of creditSteps(runDir)) {
     const exact = steps?.exact as number[] | undefined;
     const deciding = steps?.decidingAdvantage as number[] | undefined;
     if (!steps?.value || !exact || !deciding || exact.length < 2) continue;
-    spread.push(sd(exact));
-    error.push(sd(exact.map((a, i) => deciding[i]! - a)));
+    spread.push(std(exact));
+    error.push(std(exact.map((a, i) => deciding[i]! - a)));
   }
   return spread.length ? { spread: mean(spread), error: mean(error) } : null;
 }
@@ -452,15 +455,11 @@ export function signalTables(root: string): string[] {
  * the run keeps no exact values.
  */
 export function exactValueSpread(runDir: string): number | null {
-  const file = join(runDir, 'credit.jsonl');
-  if (!dataExists(file)) return null;
   const spreads: number[] = [];
-  for (const line of readText(file).split('\n').filter(Boolean)) {
-    const rows = (JSON.parse(line) as { steps?: { exactValue?: number[][] } }).steps?.exactValue;
+  for (const steps of creditSteps(runDir)) {
+    const rows = steps.exactValue as number[][] | undefined;
     const values = (rows ?? []).flat().filter((v) => Number.isFinite(v));
-    if (values.length < 2) continue;
-    const m = mean(values);
-    spreads.push(Math.sqrt(mean(values.map((v) => (v - m) ** 2))));
+    if (values.length >= 2) spreads.push(std(values));
   }
   return spreads.length ? mean(spreads) : null;
 }
@@ -470,8 +469,7 @@ export function etpoTables(root: string): string[] {
   const sdText = (xs: readonly (number | null)[], digits: number) => {
     const ok = numbers(xs);
     if (ok.length === 0) return '–';
-    const m = mean(ok);
-    return `${fixed(m, digits)} ± ${fixed(Math.sqrt(mean(ok.map((x) => (x - m) ** 2))), digits)}`;
+    return `${fixed(mean(ok), digits)} ± ${fixed(std(ok), digits)}`;
   };
   const lines = [
     '| task | seeds | soft critic RMSE | bias | ρ | sd of the exact soft values | RMSE ÷ sd | credit accuracy at the deciding token | seeds solved greedily |',

@@ -76,7 +76,10 @@ export function differenceText(
 
 /** Mean (0 for none) and population standard deviation, as the report's ± figures use them. */
 export const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-export const std = (xs: number[]) => Math.sqrt(mean(xs.map((x) => (x - mean(xs)) ** 2)));
+export const std = (xs: number[]) => {
+  const m = mean(xs);
+  return Math.sqrt(mean(xs.map((x) => (x - m) ** 2)));
+};
 
 interface Row {
   envSteps: number;
